@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# `npm test`: sets up on a fresh machine everything the tests need, then runs every suite.
+#  - redis-server and nginx from Debian's packages (integration suites)
+#  - node_modules from the lockfile (npm ci), which brings the pinned Node 24
+#  - the Kubernetes test binaries, built once into a cache outside the clone (hack/tools.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v redis-server >/dev/null || need_apt+=(redis-server)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need_apt+=(nginx-light)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "test: installing ${need_apt[*]} from Debian's packages"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "test: npm ci"
+  npm ci --no-audit --no-fund
+fi
+
+if [ -x hack/tools.sh ]; then
+  bash hack/tools.sh ensure
+fi
+
+export PATH="$PWD/node_modules/.bin:$PATH"
+node --version
+tsc --noEmit
+eslint . --max-warnings 0
+vitest run "$@"

@@ -1,0 +1,83 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createConnection, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A real redis-server on a free loopback port, for tests. Start it, stop it, start it again on the same port. */
+export interface RedisServer {
+  url: string;
+  port: number;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: "127.0.0.1" });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+export async function startRedis(): Promise<RedisServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "kubecrew-redis-"));
+  let child: ChildProcess | undefined;
+
+  const server: RedisServer = {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async start() {
+      if (child) return;
+      child = spawn(
+        "redis-server",
+        ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+        { stdio: "ignore" },
+      );
+      const exited = new Promise<never>((_, reject) =>
+        child!.once("exit", (code) => reject(new Error(`redis-server exited with ${code}; is it installed?`))),
+      );
+      exited.catch(() => undefined);
+      for (let i = 0; i < 100; i++) {
+        if (await Promise.race([canConnect(port), exited])) return;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`redis-server did not listen on ${port}`);
+    },
+    async stop() {
+      const running = child;
+      child = undefined;
+      if (!running || running.exitCode !== null) return;
+      await new Promise<void>((resolve) => {
+        running.once("exit", () => resolve());
+        running.kill("SIGKILL");
+      });
+    },
+  };
+  await server.start();
+  const stop = server.stop.bind(server);
+  server.stop = async () => {
+    await stop();
+  };
+  process.once("exit", () => {
+    child?.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return server;
+}
