@@ -1,0 +1,69 @@
+import { z } from "zod";
+import { jsonObject } from "./json.ts";
+
+/** Bodies of the crew API, wire-compatible with CrewAI AMP's deployed-crew API. */
+
+export const inputsResponse = z.object({ inputs: z.array(z.string()) }).meta({ id: "InputsResponse" });
+
+export const kickoffRequest = z
+  .object({
+    inputs: jsonObject.default({}).describe("Values for the crew's inputs: strings, numbers, booleans, objects or arrays"),
+    meta: jsonObject.optional().describe("Free-form data echoed to webhooks"),
+    taskWebhookUrl: z.string().url().optional(),
+    stepWebhookUrl: z.string().url().optional(),
+    crewWebhookUrl: z.string().url().optional(),
+  })
+  .meta({ id: "KickoffRequest" });
+export type KickoffRequest = z.infer<typeof kickoffRequest>;
+
+export const kickoffResponse = z.object({ kickoff_id: z.uuid() }).meta({ id: "KickoffResponse" });
+
+export const runningStatus = z
+  .object({
+    status: z.literal("running"),
+    state: z.literal("RUNNING"),
+    current_task: z.string(),
+    progress: z.object({ completed_tasks: z.number().int(), total_tasks: z.number().int() }),
+  })
+  .meta({ id: "RunningStatus" });
+
+export const taskOutput = z.object({
+  task_id: z.string().describe("The task's name"),
+  output: z.string(),
+  agent: z.string(),
+  execution_time: z.number().describe("Seconds"),
+});
+
+export const completedStatus = z
+  .object({
+    status: z.literal("completed"),
+    state: z.literal("SUCCESS"),
+    result: z.object({ output: z.string(), tasks: z.array(taskOutput) }),
+    execution_time: z.number().describe("Seconds"),
+  })
+  .meta({ id: "CompletedStatus" });
+
+export const errorStatus = z
+  .object({
+    status: z.literal("error"),
+    state: z.literal("FAILED"),
+    error: z.string(),
+    execution_time: z.number().describe("Seconds"),
+  })
+  .meta({ id: "ErrorStatus" });
+
+export const statusResponse = z.union([runningStatus, completedStatus, errorStatus]).meta({ id: "StatusResponse" });
+export type StatusResponse = z.infer<typeof statusResponse>;
+
+export const errorBody = z
+  .object({
+    error: z.string(),
+    message: z.string(),
+    details: z.unknown().optional(),
+  })
+  .meta({ id: "Error" });
+export type ErrorBody = z.infer<typeof errorBody>;
+
+export const stopResponse = z
+  .object({ kickoff_id: z.uuid(), status: z.literal("stopping") })
+  .meta({ id: "StopResponse" });

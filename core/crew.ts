@@ -1,0 +1,176 @@
+import { z } from "zod";
+import { jsonValue } from "./json.ts";
+
+/** Names used as Kubernetes-friendly identifiers: agent keys, task names, input names (CrewAI placeholder rules). */
+export const placeholderName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, "must match [A-Za-z_][A-Za-z0-9_-]*");
+
+/** A DNS-1123 label: crew and resource names. */
+export const resourceName = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label (lowercase letters, digits, '-')");
+
+export const crewInput = z.object({
+  name: placeholderName.describe("Placeholder name, used as {name} in task and agent texts"),
+  description: z.string().optional().describe("What the input means, shown to API users"),
+  required: z.boolean().default(true).describe("A kickoff without this input (and without a default) is rejected with 422"),
+  default: jsonValue.optional().describe("Value used when a kickoff omits the input"),
+});
+export type CrewInput = z.infer<typeof crewInput>;
+
+export const secretKeyRef = z.object({
+  name: z.string().min(1).describe("Secret name, in the crew's namespace"),
+  key: z.string().min(1).describe("Key in the Secret"),
+});
+export type SecretKeyRef = z.infer<typeof secretKeyRef>;
+
+export const llmProviders = ["openai", "anthropic", "openai-compatible", "mock"] as const;
+export const llmProvider = z.enum(llmProviders);
+export type LlmProvider = z.infer<typeof llmProvider>;
+
+export const llmConfig = z.object({
+  provider: llmProvider.describe(
+    "openai, anthropic, openai-compatible (any OpenAI-compatible base URL: Ollama, vLLM, LiteLLM) or mock (a deterministic test provider)",
+  ),
+  model: z.string().min(1).describe("Model name as the provider knows it"),
+  baseURL: z.string().url().optional().describe("API base URL; required for openai-compatible"),
+  apiKeySecretRef: secretKeyRef.optional().describe("Secret holding the API key (Kubernetes mode)"),
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/)
+    .optional()
+    .describe("Environment variable holding the API key (embedded mode); defaults to the provider's usual variable"),
+  temperature: z.number().min(0).max(2).optional(),
+  maxOutputTokens: z.number().int().positive().optional(),
+});
+export type LlmConfig = z.infer<typeof llmConfig>;
+
+export const agent = z.object({
+  name: placeholderName.describe("Key that tasks use to name their agent"),
+  role: z.string().min(1),
+  goal: z.string().min(1),
+  backstory: z.string().default(""),
+  llm: llmConfig.optional().describe("The agent's model; defaults to the crew's llm"),
+  tools: z.array(z.string()).default([]).describe("Tool names the agent may use"),
+});
+export type Agent = z.infer<typeof agent>;
+
+export const task = z.object({
+  name: placeholderName.describe("Task name; reported as task_id"),
+  description: z.string().min(1),
+  expectedOutput: z.string().min(1),
+  agent: placeholderName.describe("Name of the agent that carries the task out"),
+  context: z
+    .array(placeholderName)
+    .optional()
+    .describe("Names of earlier tasks whose outputs are given as context; all earlier tasks when omitted"),
+});
+export type Task = z.infer<typeof task>;
+
+export const resourceRequirements = z.object({
+  requests: z.record(z.string(), z.string()).optional(),
+  limits: z.record(z.string(), z.string()).optional(),
+});
+
+export const runnerSettings = z.object({
+  image: z.string().optional().describe("Runner image; defaults to the controller's configured image"),
+  serviceAccountName: z.string().optional().describe("Service account of the task pods; defaults to the runner account"),
+  resources: resourceRequirements.optional(),
+  taskTimeoutSeconds: z.number().int().positive().default(600).describe("Per task (the Job's activeDeadlineSeconds)"),
+  executionTimeoutSeconds: z.number().int().positive().default(3600).describe("Whole execution"),
+  retries: z.number().int().min(0).max(10).default(1).describe("Retries of a failed task (the Job's backoffLimit)"),
+});
+export type RunnerSettings = z.infer<typeof runnerSettings>;
+
+const crewSpecShape = z.object({
+  description: z.string().optional(),
+  inputs: z.array(crewInput).default([]),
+  llm: llmConfig.optional().describe("Default model for agents without their own"),
+  agents: z.array(agent).min(1),
+  tasks: z.array(task).min(1),
+  process: z.literal("sequential").default("sequential"),
+  runner: runnerSettings.default(() => runnerSettings.parse({})),
+});
+
+/** The consistency rules CEL enforces in the CRD, checked here for the embedded mode and the API. */
+export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] {
+  const problems: string[] = [];
+  const agents = new Set(spec.agents.map((a) => a.name));
+  const seenTasks = new Set<string>();
+  const duplicateOf = (names: string[]) => names.filter((n, i) => names.indexOf(n) !== i);
+  for (const name of new Set(duplicateOf(spec.agents.map((a) => a.name)))) problems.push(`duplicate agent name "${name}"`);
+  for (const name of new Set(duplicateOf(spec.tasks.map((t) => t.name)))) problems.push(`duplicate task name "${name}"`);
+  for (const name of new Set(duplicateOf(spec.inputs.map((i) => i.name)))) problems.push(`duplicate input name "${name}"`);
+  for (const t of spec.tasks) {
+    if (!agents.has(t.agent)) problems.push(`task "${t.name}" names agent "${t.agent}", which is not defined`);
+    for (const c of t.context ?? []) {
+      if (!seenTasks.has(c)) problems.push(`task "${t.name}" takes context from "${c}", which is not an earlier task`);
+    }
+    seenTasks.add(t.name);
+  }
+  for (const a of spec.agents) {
+    if (!a.llm && !spec.llm) continue;
+    const llm = a.llm ?? spec.llm!;
+    if (llm.provider === "openai-compatible" && !llm.baseURL) {
+      problems.push(`agent "${a.name}": provider openai-compatible needs a baseURL`);
+    }
+  }
+  return problems;
+}
+
+export const crewSpec = crewSpecShape.superRefine((spec, ctx) => {
+  for (const message of crewSpecProblems(spec)) ctx.addIssue({ code: "custom", message });
+});
+export type CrewSpec = z.infer<typeof crewSpec>;
+
+export const objectMeta = z.object({
+  name: z.string().min(1),
+  namespace: z.string().optional(),
+  uid: z.string().optional(),
+  generation: z.number().optional(),
+  resourceVersion: z.string().optional(),
+  creationTimestamp: z.string().optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+});
+
+export const condition = z.object({
+  type: z.string(),
+  status: z.enum(["True", "False", "Unknown"]),
+  reason: z.string().regex(/^[A-Z][A-Za-z0-9]*$/, "CamelCase"),
+  message: z.string().default(""),
+  lastTransitionTime: z.string(),
+  observedGeneration: z.number().int().optional(),
+});
+export type Condition = z.infer<typeof condition>;
+
+export const crewStatus = z.object({
+  observedGeneration: z.number().int().optional(),
+  conditions: z.array(condition).optional(),
+  inputs: z.array(z.string()).optional().describe("Every input the crew needs: declared ones and discovered placeholders"),
+  taskCount: z.number().int().optional(),
+});
+export type CrewStatus = z.infer<typeof crewStatus>;
+
+export const API_VERSION = "kubecrew.io/v1alpha1";
+export const API_GROUP = "kubecrew.io";
+
+export const crew = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal("Crew"),
+  metadata: objectMeta,
+  spec: crewSpec,
+  status: crewStatus.optional(),
+});
+export type Crew = z.infer<typeof crew>;
+
+/** The agent a task runs with, with the crew's default model filled in. */
+export function agentFor(spec: CrewSpec, taskName: string): Agent {
+  const t = spec.tasks.find((x) => x.name === taskName);
+  const a = t && spec.agents.find((x) => x.name === t.agent);
+  if (!t || !a) throw new Error(`task "${taskName}" has no agent`);
+  return { ...a, llm: a.llm ?? spec.llm };
+}

@@ -1,0 +1,435 @@
+import { agentFor, type CrewSpec } from "./crew.ts";
+import { setCondition } from "./conditions.ts";
+import { isFinished, type ExecutionSpec, type ExecutionStatus, type TaskState } from "./execution.ts";
+import { interpolate } from "./inputs.ts";
+import type { JsonObject } from "./json.ts";
+import type { TaskAssignment } from "./task-assignment.ts";
+import type { TaskResultSpec } from "./task-result.ts";
+
+/**
+ * The whole state machine of a CrewExecution, as one pure function. The Kubernetes controller and the embedded
+ * default both observe the world, call decide(), and carry out the actions; nothing here does I/O or reads a clock.
+ */
+
+/** What the world shows of one task: its run (a Job, or a local child process) and what its runner reported. */
+export interface ObservedTask {
+  run?: {
+    state: "running" | "succeeded" | "failed";
+    /** "DeadlineExceeded" when the task ran out of time; other reasons are informative. */
+    reason?: string;
+    message?: string;
+    startTime?: string;
+  };
+  /** Results reported by the runner, one per attempt. */
+  results: TaskResultSpec[];
+}
+
+export interface DecideInput {
+  execution: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    generation?: number;
+    spec: ExecutionSpec;
+    status?: ExecutionStatus;
+  };
+  /** The live crew, or undefined when it does not exist; once started, the execution's own snapshot is used. */
+  crew: CrewSpec | undefined;
+  /** Observed tasks by task name. */
+  observed: Record<string, ObservedTask>;
+  now: Date;
+}
+
+export type Action =
+  | { type: "startTask"; index: number; taskName: string; assignment: TaskAssignment }
+  | { type: "stopTask"; index: number; taskName: string }
+  | { type: "setStatus"; status: ExecutionStatus }
+  | { type: "event"; eventType: "Normal" | "Warning"; reason: EventReason; message: string }
+  | { type: "webhook"; kind: "task" | "crew"; url: string; payload: JsonObject };
+
+export type EventReason =
+  | "TaskStarted"
+  | "TaskSucceeded"
+  | "TaskFailed"
+  | "ExecutionSucceeded"
+  | "ExecutionFailed"
+  | "ExecutionStopped";
+
+export interface Decision {
+  actions: Action[];
+  /** Look again after this many seconds even if nothing changes (the next deadline). */
+  requeueAfterSeconds?: number;
+}
+
+const seconds = (from: string, to: Date) => Math.max(0, (to.getTime() - Date.parse(from)) / 1000);
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+export function successfulResult(task: ObservedTask | undefined): TaskResultSpec | undefined {
+  return task?.results.find((r) => r.output !== undefined && r.error === undefined);
+}
+
+function lastFailure(task: ObservedTask | undefined): TaskResultSpec | undefined {
+  return task?.results
+    .filter((r) => r.error !== undefined)
+    .sort((a, b) => a.attempt - b.attempt)
+    .at(-1);
+}
+
+type TaskVerdict =
+  | { state: "succeeded"; result: TaskResultSpec }
+  | { state: "failed"; message: string; reason: "TaskFailed" | "TaskTimedOut"; stop: boolean }
+  | { state: "running"; startTime: string }
+  | { state: "absent" };
+
+function judgeTask(spec: CrewSpec, name: string, task: ObservedTask | undefined, known: TaskState | undefined, now: Date): TaskVerdict {
+  const success = successfulResult(task);
+  if (success) return { state: "succeeded", result: success };
+  const run = task?.run;
+  const timeout = spec.runner.taskTimeoutSeconds;
+  if (run?.state === "failed") {
+    if (run.reason === "DeadlineExceeded") {
+      return { state: "failed", reason: "TaskTimedOut", stop: false, message: `Task "${name}" timed out after ${timeout}s` };
+    }
+    const why = lastFailure(task)?.error ?? run.message ?? "its run failed without a message";
+    return { state: "failed", reason: "TaskFailed", stop: false, message: `Task "${name}" failed: ${why}` };
+  }
+  // A run that ended well but whose result is not visible yet (a cache lagging) counts as running, deadline and all.
+  if (run) {
+    const startTime = known?.startTime ?? run.startTime ?? now.toISOString();
+    if (seconds(startTime, now) >= timeout) {
+      return { state: "failed", reason: "TaskTimedOut", stop: true, message: `Task "${name}" timed out after ${timeout}s` };
+    }
+    return { state: "running", startTime };
+  }
+  return { state: "absent" };
+}
+
+export function buildAssignment(input: DecideInput, spec: CrewSpec, index: number): TaskAssignment {
+  const task = spec.tasks[index]!;
+  const inputs = input.execution.spec.inputs;
+  const agent = agentFor(spec, task.name);
+  const earlier = spec.tasks.slice(0, index).map((t) => t.name);
+  const contextNames = task.context ?? earlier;
+  return {
+    execution: {
+      id: input.execution.name,
+      crew: input.execution.spec.crewRef.name,
+      ...(input.execution.namespace ? { namespace: input.execution.namespace } : {}),
+      ...(input.execution.uid ? { uid: input.execution.uid } : {}),
+    },
+    task: {
+      index,
+      name: task.name,
+      description: interpolate(task.description, inputs),
+      expectedOutput: interpolate(task.expectedOutput, inputs),
+    },
+    agent: {
+      ...agent,
+      role: interpolate(agent.role, inputs),
+      goal: interpolate(agent.goal, inputs),
+      backstory: interpolate(agent.backstory, inputs),
+    },
+    context: contextNames.map((name) => ({ task: name, output: successfulResult(input.observed[name])?.output ?? "" })),
+    inputs,
+  };
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
+}
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => [k, sortKeys(v)]),
+    );
+  }
+  return value;
+}
+
+export function decide(input: DecideInput): Decision {
+  const { execution, now } = input;
+  const previous = execution.status ?? {};
+  const nowIso = now.toISOString();
+  if (isFinished(previous.phase)) return { actions: stopStrayRuns(input) };
+
+  const spec = previous.crewSpec ?? input.crew;
+  if (!spec) {
+    const message = `Crew "${execution.spec.crewRef.name}" not found`;
+    return finish(input, undefined, { phase: "Failed", reason: "CrewNotFound", message, tasks: [] }, []);
+  }
+
+  const actions: Action[] = [];
+  const startTime = previous.startTime ?? nowIso;
+  const tasks: TaskState[] = spec.tasks.map((t) => ({
+    name: t.name,
+    agent: agentFor(spec, t.name).role,
+    phase: "Pending",
+  }));
+
+  if (execution.spec.stop) {
+    const running = runningIndexes(input, spec);
+    for (const index of running) actions.push({ type: "stopTask", index, taskName: spec.tasks[index]!.name });
+    const marked = markDoneTasks(input, spec, tasks, previous, now, running, "Stopped");
+    return finish(input, spec, { phase: "Stopped", reason: "Stopped", message: "Execution stopped", tasks: marked }, actions, startTime);
+  }
+
+  const executionDeadline = Date.parse(startTime) + spec.runner.executionTimeoutSeconds * 1000;
+  if (now.getTime() >= executionDeadline) {
+    const running = runningIndexes(input, spec);
+    for (const index of running) actions.push({ type: "stopTask", index, taskName: spec.tasks[index]!.name });
+    const current = spec.tasks.find((t) => !successfulResult(input.observed[t.name]))?.name;
+    const message =
+      `Execution timed out after ${spec.runner.executionTimeoutSeconds}s` + (current ? ` while running task "${current}"` : "");
+    const marked = markDoneTasks(input, spec, tasks, previous, now, running, "Failed");
+    return finish(input, spec, { phase: "Failed", reason: "ExecutionTimedOut", message, tasks: marked }, actions, startTime);
+  }
+
+  let deadline = executionDeadline;
+  for (const [index, task] of spec.tasks.entries()) {
+    const known = previous.tasks?.find((t) => t.name === task.name);
+    const state = tasks[index]!;
+    const verdict = judgeTask(spec, task.name, input.observed[task.name], known, now);
+    if (verdict.state === "succeeded") {
+      const taskStart = known?.startTime ?? input.observed[task.name]?.run?.startTime ?? nowIso;
+      Object.assign(state, {
+        phase: "Succeeded",
+        agent: verdict.result.agent,
+        startTime: taskStart,
+        completionTime: known?.phase === "Succeeded" ? known.completionTime : nowIso,
+        executionTime: round(verdict.result.executionTime),
+      });
+      continue;
+    }
+    if (verdict.state === "failed") {
+      if (verdict.stop) actions.push({ type: "stopTask", index, taskName: task.name });
+      Object.assign(state, {
+        phase: "Failed",
+        startTime: known?.startTime ?? input.observed[task.name]?.run?.startTime ?? nowIso,
+        completionTime: known?.phase === "Failed" ? known.completionTime : nowIso,
+        message: verdict.message,
+      });
+      return finish(input, spec, { phase: "Failed", reason: verdict.reason, message: verdict.message, tasks }, actions, startTime);
+    }
+    if (verdict.state === "absent") {
+      actions.push({ type: "startTask", index, taskName: task.name, assignment: buildAssignment(input, spec, index) });
+    }
+    const taskStart = verdict.state === "running" ? verdict.startTime : nowIso;
+    Object.assign(state, { phase: "Running", startTime: taskStart });
+    deadline = Math.min(deadline, Date.parse(taskStart) + spec.runner.taskTimeoutSeconds * 1000);
+    const completed = index;
+    const status: ExecutionStatus = {
+      ...previous,
+      phase: "Running",
+      crewSpec: spec,
+      currentTask: task.name,
+      progress: { completedTasks: completed, totalTasks: spec.tasks.length },
+      progressText: `${completed}/${spec.tasks.length}`,
+      tasks,
+      startTime,
+      observedGeneration: execution.generation,
+      conditions: setCondition(
+        previous.conditions,
+        {
+          type: "Succeeded",
+          status: "Unknown",
+          reason: "Running",
+          message: `Running task "${task.name}" (${completed + 1}/${spec.tasks.length})`,
+          observedGeneration: execution.generation,
+        },
+        nowIso,
+      ),
+    };
+    actions.push(...transitionEvents(input, spec, previous, status));
+    if (!sameJson(status, previous)) actions.unshift({ type: "setStatus", status });
+    return { actions, requeueAfterSeconds: Math.max(0.1, round((deadline - now.getTime()) / 1000)) };
+  }
+
+  const last = spec.tasks.at(-1)!.name;
+  const output = successfulResult(input.observed[last])?.output ?? "";
+  return finish(
+    input,
+    spec,
+    { phase: "Succeeded", reason: "Succeeded", message: `All ${spec.tasks.length} tasks succeeded`, tasks, output },
+    actions,
+    startTime,
+  );
+}
+
+function runningIndexes(input: DecideInput, spec: CrewSpec): number[] {
+  return spec.tasks.flatMap((t, i) => (input.observed[t.name]?.run?.state === "running" ? [i] : []));
+}
+
+/** After a stop or an execution timeout: succeeded tasks stay succeeded, running ones take the final phase. */
+function markDoneTasks(
+  input: DecideInput,
+  spec: CrewSpec,
+  tasks: TaskState[],
+  previous: ExecutionStatus,
+  now: Date,
+  running: number[],
+  phase: "Stopped" | "Failed",
+): TaskState[] {
+  return tasks.map((state, index) => {
+    const known = previous.tasks?.find((t) => t.name === state.name);
+    const result = successfulResult(input.observed[state.name]);
+    if (result) {
+      return {
+        ...state,
+        phase: "Succeeded",
+        agent: result.agent,
+        startTime: known?.startTime ?? now.toISOString(),
+        completionTime: known?.completionTime ?? now.toISOString(),
+        executionTime: round(result.executionTime),
+      };
+    }
+    if (running.includes(index) || known?.phase === "Running") {
+      return { ...state, phase, startTime: known?.startTime ?? now.toISOString(), completionTime: now.toISOString() };
+    }
+    void spec;
+    return state;
+  });
+}
+
+function finish(
+  input: DecideInput,
+  spec: CrewSpec | undefined,
+  end: {
+    phase: "Succeeded" | "Failed" | "Stopped";
+    reason: string;
+    message: string;
+    tasks: TaskState[];
+    output?: string;
+  },
+  actions: Action[],
+  startTime = input.now.toISOString(),
+): Decision {
+  const { execution, now } = input;
+  const previous = execution.status ?? {};
+  const nowIso = now.toISOString();
+  const completed = end.tasks.filter((t) => t.phase === "Succeeded").length;
+  const status: ExecutionStatus = {
+    ...previous,
+    phase: end.phase,
+    ...(spec ? { crewSpec: spec } : {}),
+    currentTask: undefined,
+    progress: { completedTasks: completed, totalTasks: end.tasks.length },
+    progressText: `${completed}/${end.tasks.length}`,
+    tasks: end.tasks,
+    startTime,
+    completionTime: nowIso,
+    executionTime: round(seconds(startTime, now)),
+    error: end.phase === "Succeeded" ? undefined : end.message,
+    observedGeneration: execution.generation,
+    conditions: setCondition(
+      previous.conditions,
+      {
+        type: "Succeeded",
+        status: end.phase === "Succeeded" ? "True" : "False",
+        reason: end.reason,
+        message: end.message,
+        observedGeneration: execution.generation,
+      },
+      nowIso,
+    ),
+  };
+  delete status.currentTask;
+  if (end.phase === "Succeeded") delete status.error;
+  const events = spec ? transitionEvents(input, spec, previous, status) : [];
+  events.push(executionEvent(end.phase, end.message));
+  const crewHook = execution.spec.webhooks?.crew;
+  const hooks: Action[] = crewHook
+    ? [
+        {
+          type: "webhook",
+          kind: "crew",
+          url: crewHook,
+          payload: crewWebhookPayload(input, spec, status, end.output),
+        },
+      ]
+    : [];
+  return { actions: [{ type: "setStatus", status }, ...actions, ...events, ...hooks] };
+}
+
+function executionEvent(phase: "Succeeded" | "Failed" | "Stopped", message: string): Action {
+  if (phase === "Succeeded") return { type: "event", eventType: "Normal", reason: "ExecutionSucceeded", message };
+  if (phase === "Stopped") return { type: "event", eventType: "Warning", reason: "ExecutionStopped", message };
+  return { type: "event", eventType: "Warning", reason: "ExecutionFailed", message };
+}
+
+/** Events and task webhooks for every task whose phase changed since the last written status. */
+function transitionEvents(input: DecideInput, spec: CrewSpec, previous: ExecutionStatus, next: ExecutionStatus): Action[] {
+  const actions: Action[] = [];
+  const total = spec.tasks.length;
+  for (const [index, state] of (next.tasks ?? []).entries()) {
+    const before = previous.tasks?.find((t) => t.name === state.name)?.phase ?? "Pending";
+    if (before === state.phase) continue;
+    const position = `${index + 1}/${total}`;
+    if (state.phase === "Running") {
+      actions.push({ type: "event", eventType: "Normal", reason: "TaskStarted", message: `Task "${state.name}" (${position}) started` });
+    }
+    if (state.phase === "Succeeded") {
+      if (before === "Pending") {
+        actions.push({ type: "event", eventType: "Normal", reason: "TaskStarted", message: `Task "${state.name}" (${position}) started` });
+      }
+      actions.push({
+        type: "event",
+        eventType: "Normal",
+        reason: "TaskSucceeded",
+        message: `Task "${state.name}" (${position}) succeeded in ${state.executionTime ?? 0}s`,
+      });
+      const hook = input.execution.spec.webhooks?.task;
+      if (hook) actions.push({ type: "webhook", kind: "task", url: hook, payload: taskWebhookPayload(input, spec, index) });
+    }
+    if (state.phase === "Failed") {
+      actions.push({ type: "event", eventType: "Warning", reason: "TaskFailed", message: state.message ?? `Task "${state.name}" failed` });
+    }
+  }
+  return actions;
+}
+
+function taskWebhookPayload(input: DecideInput, spec: CrewSpec, index: number): JsonObject {
+  const assignment = buildAssignment(input, spec, index);
+  const result = successfulResult(input.observed[assignment.task.name]);
+  return {
+    kickoff_id: input.execution.name,
+    task_id: assignment.task.name,
+    name: assignment.task.name,
+    description: assignment.task.description,
+    expected_output: assignment.task.expectedOutput,
+    agent: assignment.agent.role,
+    output: result?.output ?? "",
+    execution_time: round(result?.executionTime ?? 0),
+    meta: input.execution.spec.meta ?? null,
+  };
+}
+
+function crewWebhookPayload(input: DecideInput, spec: CrewSpec | undefined, status: ExecutionStatus, output?: string): JsonObject {
+  const usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+  for (const task of spec?.tasks ?? []) {
+    for (const r of input.observed[task.name]?.results ?? []) {
+      usage.input_tokens += r.tokenUsage?.inputTokens ?? 0;
+      usage.output_tokens += r.tokenUsage?.outputTokens ?? 0;
+      usage.total_tokens += r.tokenUsage?.totalTokens ?? 0;
+    }
+  }
+  return {
+    kickoff_id: input.execution.name,
+    status: status.phase === "Succeeded" ? "completed" : "error",
+    result: output ?? null,
+    error: status.error ?? null,
+    execution_time: status.executionTime ?? 0,
+    token_usage: usage,
+    meta: input.execution.spec.meta ?? null,
+  };
+}
+
+/** A finished execution may still see a run that has not ended (a stop raced a start): stop it. */
+function stopStrayRuns(input: DecideInput): Action[] {
+  const spec = input.execution.status?.crewSpec;
+  if (!spec) return [];
+  return runningIndexes(input, spec).map((index) => ({ type: "stopTask", index, taskName: spec.tasks[index]!.name }));
+}

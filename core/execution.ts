@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { API_VERSION, condition, crewSpec, objectMeta } from "./crew.ts";
+import { jsonObject } from "./json.ts";
+
+export const executionPhases = ["Pending", "Running", "Succeeded", "Failed", "Stopped"] as const;
+export const executionPhase = z.enum(executionPhases);
+export type ExecutionPhase = z.infer<typeof executionPhase>;
+
+export const taskPhases = ["Pending", "Running", "Succeeded", "Failed", "Stopped"] as const;
+export const taskPhase = z.enum(taskPhases);
+export type TaskPhase = z.infer<typeof taskPhase>;
+
+export const requester = z.object({
+  kind: z.enum(["org", "user"]).describe("Kind of token that started the execution"),
+  subject: z.string().describe("The token's subject (the user, or the org token's id)"),
+});
+export type Requester = z.infer<typeof requester>;
+
+export const webhooks = z.object({
+  task: z.string().url().optional().describe("POSTed after each task"),
+  step: z.string().url().optional().describe("POSTed after each agent step (accepted; delivered when the runner reports steps)"),
+  crew: z.string().url().optional().describe("POSTed when the execution completes or fails"),
+});
+
+export const executionSpec = z.object({
+  crewRef: z.object({ name: z.string().min(1) }),
+  inputs: jsonObject.default({}),
+  meta: jsonObject.optional(),
+  webhooks: webhooks.optional(),
+  requestedBy: requester.optional(),
+  stop: z.boolean().default(false).describe("Set to true to stop the execution"),
+});
+export type ExecutionSpec = z.infer<typeof executionSpec>;
+
+export const taskState = z.object({
+  name: z.string(),
+  agent: z.string().optional(),
+  phase: taskPhase,
+  startTime: z.string().optional(),
+  completionTime: z.string().optional(),
+  executionTime: z.number().optional().describe("Seconds"),
+  message: z.string().optional(),
+});
+export type TaskState = z.infer<typeof taskState>;
+
+export const executionStatus = z.object({
+  phase: executionPhase.optional(),
+  currentTask: z.string().optional(),
+  progress: z.object({ completedTasks: z.number().int(), totalTasks: z.number().int() }).optional(),
+  progressText: z.string().optional().describe("completed/total, for kubectl"),
+  tasks: z.array(taskState).optional(),
+  startTime: z.string().optional(),
+  completionTime: z.string().optional(),
+  executionTime: z.number().optional().describe("Seconds"),
+  error: z.string().optional(),
+  conditions: z.array(condition).optional(),
+  observedGeneration: z.number().int().optional(),
+  crewSpec: crewSpec.optional().describe("The crew as it was when the execution started"),
+});
+export type ExecutionStatus = z.infer<typeof executionStatus>;
+
+export const crewExecution = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal("CrewExecution"),
+  metadata: objectMeta,
+  spec: executionSpec,
+  status: executionStatus.optional(),
+});
+export type CrewExecution = z.infer<typeof crewExecution>;
+
+export function isFinished(phase: ExecutionPhase | undefined): boolean {
+  return phase === "Succeeded" || phase === "Failed" || phase === "Stopped";
+}

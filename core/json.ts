@@ -1,0 +1,11 @@
+import { z } from "zod";
+
+/** Any JSON value: input values, meta and webhook payloads are free-form JSON. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+export const jsonValue: z.ZodType<Json> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValue), z.record(z.string(), jsonValue)]),
+);
+
+export const jsonObject = z.record(z.string(), jsonValue);
+export type JsonObject = z.infer<typeof jsonObject>;

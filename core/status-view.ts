@@ -1,0 +1,44 @@
+import type { StatusResponse } from "./api-bodies.ts";
+import type { ExecutionStatus } from "./execution.ts";
+import type { TaskResultSpec } from "./task-result.ts";
+import { successfulResult } from "./decide.ts";
+
+/** What `GET /status/{id}` answers for an execution: one of the three CrewAI shapes, each with `state`. */
+export function statusResponse(
+  status: ExecutionStatus | undefined,
+  resultsByTask: Record<string, TaskResultSpec[]>,
+  firstTaskName: string,
+  totalTasks: number,
+): StatusResponse {
+  const phase = status?.phase ?? "Pending";
+  const executionTime = status?.executionTime ?? 0;
+  if (phase === "Succeeded") {
+    const tasks = (status?.tasks ?? []).map((t) => {
+      const result = successfulResult({ results: resultsByTask[t.name] ?? [] });
+      return {
+        task_id: t.name,
+        output: result?.output ?? "",
+        agent: result?.agent ?? t.agent ?? "",
+        execution_time: result?.executionTime ?? t.executionTime ?? 0,
+      };
+    });
+    return {
+      status: "completed",
+      state: "SUCCESS",
+      result: { output: tasks.at(-1)?.output ?? "", tasks },
+      execution_time: executionTime,
+    };
+  }
+  if (phase === "Failed" || phase === "Stopped") {
+    return { status: "error", state: "FAILED", error: status?.error ?? "Execution failed", execution_time: executionTime };
+  }
+  return {
+    status: "running",
+    state: "RUNNING",
+    current_task: status?.currentTask ?? firstTaskName,
+    progress: {
+      completed_tasks: status?.progress?.completedTasks ?? 0,
+      total_tasks: status?.progress?.totalTasks ?? totalTasks,
+    },
+  };
+}

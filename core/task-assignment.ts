@@ -1,0 +1,50 @@
+import { z } from "zod";
+import { agent } from "./crew.ts";
+import { jsonObject } from "./json.ts";
+
+/**
+ * Everything one runner needs to carry out one task, with every placeholder already interpolated.
+ * The controller writes it into the task's ConfigMap; the embedded mode hands it to a child process.
+ */
+export const taskAssignment = z.object({
+  execution: z.object({
+    id: z.string().describe("The kickoff_id (the CrewExecution's name)"),
+    crew: z.string(),
+    namespace: z.string().optional(),
+    uid: z.string().optional().describe("CrewExecution uid, for the result's ownerReference"),
+  }),
+  task: z.object({
+    index: z.number().int().min(0),
+    name: z.string(),
+    description: z.string(),
+    expectedOutput: z.string(),
+  }),
+  agent: agent,
+  context: z.array(z.object({ task: z.string(), output: z.string() })).default([]),
+  inputs: jsonObject.default({}),
+});
+export type TaskAssignment = z.infer<typeof taskAssignment>;
+
+export const tokenUsage = z.object({
+  inputTokens: z.number().int().min(0).default(0),
+  outputTokens: z.number().int().min(0).default(0),
+  totalTokens: z.number().int().min(0).default(0),
+});
+export type TokenUsage = z.infer<typeof tokenUsage>;
+
+/** Largest task output kept whole; a larger one fails the task instead of being cut. */
+export const MAX_TASK_OUTPUT_BYTES = 1024 * 1024;
+
+/** What a runner reports for one task: an output, or the error that ended it. */
+export const taskOutcome = z.object({
+  taskName: z.string(),
+  taskIndex: z.number().int().min(0),
+  agent: z.string().describe("The agent's role, as CrewAI reports it"),
+  output: z.string().optional(),
+  error: z.string().optional(),
+  executionTime: z.number().min(0).describe("Seconds"),
+  tokenUsage: tokenUsage.default({ inputTokens: 0, outputTokens: 0, totalTokens: 0 }),
+  model: z.string().optional(),
+  attempt: z.number().int().min(1).default(1),
+});
+export type TaskOutcome = z.infer<typeof taskOutcome>;

@@ -1,0 +1,26 @@
+import { z } from "zod";
+import { API_VERSION, objectMeta } from "./crew.ts";
+import { tokenUsage } from "./task-assignment.ts";
+
+/** One task's output, written by the runner (through the Kubernetes API in cluster mode), owned by its execution. */
+export const taskResultSpec = z.object({
+  executionRef: z.object({ name: z.string() }),
+  taskName: z.string(),
+  taskIndex: z.number().int().min(0),
+  agent: z.string().describe("The agent's role"),
+  output: z.string().optional().describe("The task's whole output (at most 1 MiB)"),
+  error: z.string().optional().describe("Why the attempt failed"),
+  attempt: z.number().int().min(1).default(1),
+  executionTime: z.number().min(0).describe("Seconds"),
+  tokenUsage: tokenUsage.optional(),
+  model: z.string().optional(),
+});
+export type TaskResultSpec = z.infer<typeof taskResultSpec>;
+
+export const crewTaskResult = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal("CrewTaskResult"),
+  metadata: objectMeta,
+  spec: taskResultSpec,
+});
+export type CrewTaskResult = z.infer<typeof crewTaskResult>;
