@@ -1,0 +1,86 @@
+import { z } from "zod";
+import { ConfigError } from "./config-error.ts";
+import { resolveProviderSettings, type ProviderSettings } from "./provider-settings.ts";
+
+export { ConfigError };
+
+/** Everything the integrations service needs, parsed once from the environment. */
+export interface IntegrationsConfig {
+  host: string;
+  port: number;
+  /** Where browsers reach this service, e.g. https://app.example.com/oauthsvc; redirect URIs are built from it. */
+  publicUrl: URL;
+  redisUrl: string;
+  /** Redis key prefix, so several deployments (or test suites) can share one Redis. */
+  redisKeyPrefix: string;
+  cookieSecret: string;
+  encryptionKey: Buffer;
+  internalApiKey: string;
+  /** Hosts (host or host:port) a sign-in may return the browser to; the public URL's host is always allowed. */
+  allowedReturnHosts: string[];
+  /** An access token expiring within this many seconds is refreshed before it is handed out. */
+  refreshAheadSeconds: number;
+  connectSessionTtlSeconds: number;
+  logLevel: string;
+  providers: Map<string, ProviderSettings>;
+}
+
+type Env = Record<string, string | undefined>;
+
+const hex64 = /^[0-9a-fA-F]{64}$/;
+
+const envSchema = z.object({
+  INTEGRATIONS_HOST: z.string().min(1).default("0.0.0.0"),
+  INTEGRATIONS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  OAUTH_PUBLIC_URL: z.url({ protocol: /^https?$/, error: "must be an absolute http(s) URL, e.g. https://app.example.com/oauthsvc" }),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" }).default("redis://127.0.0.1:6379"),
+  OAUTH_REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]*$/).default("kubecrew:integrations:"),
+  OAUTH_COOKIE_SECRET: z.string({ error: "is required" }).min(32, "must be at least 32 characters"),
+  OAUTH_DB_ENCRYPTION_KEY: z
+    .string({ error: "is required (64 hexadecimal characters; generate one with `openssl rand -hex 32`)" })
+    .regex(hex64, "must be exactly 64 hexadecimal characters (generate one with `openssl rand -hex 32`)"),
+  OAUTH_INTERNAL_API_KEY: z.string({ error: "is required" }).min(32, "must be at least 32 characters"),
+  OAUTH_ALLOWED_RETURN_HOSTS: z.string().default(""),
+  OAUTH_REFRESH_AHEAD_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
+  OAUTH_CONNECT_SESSION_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(600),
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+});
+
+function hostList(raw: string): string[] {
+  return raw
+    .split(",")
+    .map((host) => host.trim().toLowerCase())
+    .filter(Boolean);
+}
+
+/** Parses the environment; a bad value throws a ConfigError whose message is one line naming the variable. */
+export function loadConfig(env: Env): IntegrationsConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0] ?? "environment");
+    // Zod's "expected string, received undefined" says nothing useful to an operator.
+    const message = env[name] === undefined ? issue.message.replace(/^Invalid input.*$/, "is required") : issue.message;
+    throw new ConfigError(`${name} ${message}`);
+  }
+  const e = parsed.data;
+  const publicUrl = new URL(e.OAUTH_PUBLIC_URL.replace(/\/+$/, ""));
+  if (publicUrl.search || publicUrl.hash) throw new ConfigError("OAUTH_PUBLIC_URL must not carry a query or fragment");
+  return {
+    host: e.INTEGRATIONS_HOST,
+    port: e.INTEGRATIONS_PORT ?? e.PORT ?? 8787,
+    publicUrl,
+    redisUrl: e.REDIS_URL,
+    redisKeyPrefix: e.OAUTH_REDIS_KEY_PREFIX,
+    cookieSecret: e.OAUTH_COOKIE_SECRET,
+    encryptionKey: Buffer.from(e.OAUTH_DB_ENCRYPTION_KEY, "hex"),
+    internalApiKey: e.OAUTH_INTERNAL_API_KEY,
+    allowedReturnHosts: [...new Set([publicUrl.host.toLowerCase(), ...hostList(e.OAUTH_ALLOWED_RETURN_HOSTS)])],
+    refreshAheadSeconds: e.OAUTH_REFRESH_AHEAD_SECONDS,
+    connectSessionTtlSeconds: e.OAUTH_CONNECT_SESSION_TTL_SECONDS,
+    logLevel: e.LOG_LEVEL,
+    providers: resolveProviderSettings(env),
+  };
+}
+
