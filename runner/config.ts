@@ -1,0 +1,49 @@
+import { z } from "zod";
+import type { Env } from "./llm.ts";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.ts";
+
+const count = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+
+/** The runner's environment variables; API keys are looked up by name later (an agent may name its own variable). */
+const runnerEnv = z.object({
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  KUBECREW_LLM_MAX_RETRIES: count(DEFAULT_RETRY_POLICY.maxRetries).pipe(z.number().max(20)),
+  KUBECREW_LLM_RETRY_INITIAL_DELAY_MS: count(DEFAULT_RETRY_POLICY.initialDelayMs),
+  KUBECREW_LLM_RETRY_MAX_DELAY_MS: count(DEFAULT_RETRY_POLICY.maxDelayMs),
+  KUBECREW_LLM_MAX_RETRY_AFTER_SECONDS: count(DEFAULT_RETRY_POLICY.maxRetryAfterMs / 1000),
+  KUBECREW_LLM_TIMEOUT_SECONDS: count(DEFAULT_RETRY_POLICY.attemptTimeoutMs / 1000).pipe(z.number().min(1)),
+  KUBECREW_TASK_ATTEMPT: z.coerce.number().int().min(1).default(1),
+});
+
+export interface RunnerConfig {
+  logLevel: string;
+  retry: RetryPolicy;
+  attempt: number;
+  /** A snapshot of the environment, for API key lookup. */
+  env: Env;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export function runnerConfigFromEnv(env: Env): RunnerConfig {
+  const parsed = runnerEnv.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`Invalid environment variable ${String(issue.path[0])}: ${issue.message}`);
+  }
+  const c = parsed.data;
+  return {
+    logLevel: c.LOG_LEVEL,
+    retry: {
+      maxRetries: c.KUBECREW_LLM_MAX_RETRIES,
+      initialDelayMs: c.KUBECREW_LLM_RETRY_INITIAL_DELAY_MS,
+      maxDelayMs: c.KUBECREW_LLM_RETRY_MAX_DELAY_MS,
+      maxRetryAfterMs: c.KUBECREW_LLM_MAX_RETRY_AFTER_SECONDS * 1000,
+      attemptTimeoutMs: c.KUBECREW_LLM_TIMEOUT_SECONDS * 1000,
+    },
+    attempt: c.KUBECREW_TASK_ATTEMPT,
+    env: { ...env },
+  };
+}

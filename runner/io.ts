@@ -1,0 +1,76 @@
+import { randomBytes } from "node:crypto";
+import { open, readFile, rename, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { taskAssignment, taskOutcome, type TaskAssignment, type TaskOutcome } from "../core/task-assignment.ts";
+
+/**
+ * Where a runner gets its task and where it reports the outcome. The embedded mode uses files; in a Job pod the
+ * assignment comes from the task's ConfigMap and the outcome goes into a CrewTaskResult.
+ */
+export interface TaskIO {
+  readAssignment(): Promise<TaskAssignment>;
+  reportOutcome(outcome: TaskOutcome): Promise<void>;
+}
+
+/** The problem with an assignment that cannot be read or does not match the schema. */
+export class AssignmentError extends Error {
+  override name = "AssignmentError";
+}
+
+export function parseAssignment(text: string, source: string): TaskAssignment {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new AssignmentError(`Assignment ${source} is not JSON: ${(error as Error).message}`);
+  }
+  const parsed = taskAssignment.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    throw new AssignmentError(`Assignment ${source} is invalid: ${problems}`);
+  }
+  return parsed.data;
+}
+
+/** Writes `text` to `path` so that a reader sees either the old file or the whole new one, never a part. */
+export async function writeFileAtomically(path: string, text: string): Promise<void> {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const file = await open(temp, "w", 0o600);
+  try {
+    await file.writeFile(text, "utf8");
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** The assignment from a JSON file, the outcome as a JSON file (written atomically). */
+export class FileTaskIO implements TaskIO {
+  readonly assignmentPath: string;
+  readonly outcomePath: string;
+
+  constructor(paths: { assignment: string; outcome: string }) {
+    this.assignmentPath = paths.assignment;
+    this.outcomePath = paths.outcome;
+  }
+
+  async readAssignment(): Promise<TaskAssignment> {
+    let text: string;
+    try {
+      text = await readFile(this.assignmentPath, "utf8");
+    } catch (error) {
+      throw new AssignmentError(`Cannot read assignment ${this.assignmentPath}: ${(error as Error).message}`);
+    }
+    return parseAssignment(text, this.assignmentPath);
+  }
+
+  async reportOutcome(outcome: TaskOutcome): Promise<void> {
+    await writeFileAtomically(this.outcomePath, JSON.stringify(taskOutcome.parse(outcome)) + "\n");
+  }
+}

@@ -1,0 +1,79 @@
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import type { LlmConfig, LlmProvider } from "../core/crew.ts";
+import { createMockLanguageModel, type LanguageModelV3 } from "./mock-model.ts";
+
+/** The process environment as the runner's config module hands it over (API keys are looked up by name). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Where the controller puts the key of the agent's `apiKeySecretRef` (a secretKeyRef env var of the task pod). */
+export const KUBECREW_LLM_API_KEY = "KUBECREW_LLM_API_KEY";
+
+/** The variable each provider's key is read from when the agent names none. */
+export const DEFAULT_API_KEY_ENV: Record<LlmProvider, string | undefined> = {
+  openai: "OPENAI_API_KEY",
+  anthropic: "ANTHROPIC_API_KEY",
+  "openai-compatible": "LLM_API_KEY",
+  mock: undefined,
+};
+
+/** A configuration problem (missing key or base URL): retrying cannot help. */
+export class LlmConfigError extends Error {
+  override name = "LlmConfigError";
+}
+
+/**
+ * The variables searched for the API key, in order: KUBECREW_LLM_API_KEY (the pod's Secret), the agent's
+ * `apiKeyEnv`, then the provider's usual variable. Empty values count as unset.
+ */
+export function apiKeyVariables(llm: LlmConfig): string[] {
+  const names = [KUBECREW_LLM_API_KEY, llm.apiKeyEnv, DEFAULT_API_KEY_ENV[llm.provider]];
+  return [...new Set(names.filter((n): n is string => !!n))];
+}
+
+export function apiKeyFor(llm: LlmConfig, env: Env): string | undefined {
+  if (llm.provider === "mock") return undefined;
+  for (const name of apiKeyVariables(llm)) {
+    const value = env[name]?.trim();
+    if (value) return value;
+  }
+  return undefined;
+}
+
+function requiredKey(llm: LlmConfig, env: Env): string {
+  const key = apiKeyFor(llm, env);
+  if (!key) {
+    throw new LlmConfigError(
+      `No API key for the ${llm.provider} provider: set one of ${apiKeyVariables(llm).join(", ")}`,
+    );
+  }
+  return key;
+}
+
+/** The AI SDK model an agent's LlmConfig names. Throws LlmConfigError when the configuration cannot work. */
+export function languageModelFor(llm: LlmConfig, env: Env): LanguageModelV3 {
+  switch (llm.provider) {
+    case "openai":
+      // Chat Completions rather than the Responses API: every OpenAI-style base URL (proxies, Azure-style gateways) has it.
+      return createOpenAI({ apiKey: requiredKey(llm, env), baseURL: llm.baseURL }).chat(llm.model);
+    case "anthropic":
+      return createAnthropic({ apiKey: requiredKey(llm, env), baseURL: llm.baseURL })(llm.model);
+    case "openai-compatible":
+      if (!llm.baseURL) throw new LlmConfigError("The openai-compatible provider needs a baseURL");
+      // Local servers (Ollama, vLLM) often need no key: without one, no Authorization header is sent.
+      return createOpenAICompatible({
+        name: "openai-compatible",
+        baseURL: llm.baseURL,
+        apiKey: apiKeyFor(llm, env),
+        includeUsage: true,
+      }).chatModel(llm.model);
+    case "mock":
+      return createMockLanguageModel(llm.model);
+  }
+}
+
+/** How the model is named in outcomes and logs: `provider/model`. */
+export function modelLabel(llm: LlmConfig): string {
+  return `${llm.provider}/${llm.model}`;
+}

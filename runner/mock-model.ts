@@ -1,0 +1,159 @@
+/**
+ * The `mock` LLM provider: a TEST provider, like LiteLLM's `mock_response`. It never calls a model; it answers
+ * deterministically with a clearly labelled text, so crews run offline (the embedded default without a configured
+ * LLM, CI, controller tests) through exactly the code path a real provider takes: it is a real AI SDK language model
+ * (specification v3), called by `generateText`.
+ *
+ * The answer: `[mock llm] Answer to task "<task>" ...` with a short digest of the prompt (sha256, 12 hex digits), the
+ * prompt's word count and the first line of the task. Token usage counts words: input = words of the prompt,
+ * output = words of the answer.
+ *
+ * The model name selects behaviour for tests; parts joined by `+` combine (e.g. `sleep-500+fail`):
+ * - `fail`          → the call throws `mock llm: failure requested` (not retried: it is not a transient error)
+ * - `sleep-<ms>`    → waits <ms> milliseconds before answering (an abort, e.g. the request timeout, cuts it short)
+ * - `size-<bytes>`  → the answer is exactly <bytes> bytes long (ASCII), e.g. `size-204800` → 200 KiB
+ * - `echo`          → the answer is the whole prompt (system, then user message), to check what an agent received
+ * Any other name (`mock`, `default`, ...) gives the plain labelled answer.
+ */
+import { createHash } from "node:crypto";
+import type { LanguageModel } from "ai";
+
+/** The provider specification version ai@6 calls natively. */
+export type LanguageModelV3 = Extract<LanguageModel, { specificationVersion: "v3" }>;
+type CallOptions = Parameters<LanguageModelV3["doGenerate"]>[0];
+type GenerateResult = Awaited<ReturnType<LanguageModelV3["doGenerate"]>>;
+type StreamResult = Awaited<ReturnType<LanguageModelV3["doStream"]>>;
+type StreamPart = StreamResult["stream"] extends ReadableStream<infer P> ? P : never;
+
+export const MOCK_PROVIDER_ID = "mock";
+export const MOCK_FAILURE_MESSAGE = "mock llm: failure requested";
+
+/** Per-call options the runner passes as `providerOptions.mock`, so the answer can name its task. */
+export interface MockProviderOptions {
+  task?: string;
+}
+
+export interface MockBehaviour {
+  sleepMs: number;
+  fail: boolean;
+  sizeBytes: number | undefined;
+  echo: boolean;
+}
+
+export function mockBehaviour(modelId: string): MockBehaviour {
+  const behaviour: MockBehaviour = { sleepMs: 0, fail: false, sizeBytes: undefined, echo: false };
+  for (const part of modelId.split("+")) {
+    const sleep = /^sleep-(\d+)$/.exec(part);
+    const size = /^size-(\d+)$/.exec(part);
+    if (part === "fail") behaviour.fail = true;
+    else if (part === "echo") behaviour.echo = true;
+    else if (sleep) behaviour.sleepMs = Number(sleep[1]);
+    else if (size) behaviour.sizeBytes = Number(size[1]);
+  }
+  return behaviour;
+}
+
+export function countWords(text: string): number {
+  return text.match(/\S+/g)?.length ?? 0;
+}
+
+function promptText(prompt: CallOptions["prompt"]): string {
+  return prompt
+    .map((message) =>
+      typeof message.content === "string"
+        ? message.content
+        : message.content.map((part) => (part.type === "text" ? part.text : "")).join(""),
+    )
+    .join("\n\n");
+}
+
+function lastUserText(prompt: CallOptions["prompt"]): string {
+  const user = prompt.findLast((m) => m.role === "user");
+  if (!user || typeof user.content === "string") return "";
+  return user.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function exactly(bytes: number, head: string): string {
+  if (head.length >= bytes) return head.slice(0, bytes);
+  const filler = "lorem ipsum dolor sit amet ";
+  return (head + filler.repeat(Math.ceil((bytes - head.length) / filler.length))).slice(0, bytes);
+}
+
+/** The text the mock model answers with; deterministic in the model name, the prompt and the task name. */
+export function mockAnswer(modelId: string, prompt: CallOptions["prompt"], task: string | undefined): string {
+  const behaviour = mockBehaviour(modelId);
+  const text = promptText(prompt);
+  if (behaviour.echo) return text;
+  const label = task ? `task "${task}"` : "an unnamed task";
+  const digest = createHash("sha256").update(text).digest("hex").slice(0, 12);
+  const taskLine = (lastUserText(prompt).split("\n")[0] ?? "").replace(/^Current Task:\s*/, "").slice(0, 160);
+  const answer =
+    `[mock llm] Answer to ${label} (prompt sha256:${digest}, ${countWords(text)} words). ` +
+    `This text comes from the mock test provider, not from a model.${taskLine ? ` Task: ${taskLine}` : ""}`;
+  return behaviour.sizeBytes === undefined ? answer : exactly(behaviour.sizeBytes, answer + " ");
+}
+
+export function createMockLanguageModel(modelId: string): LanguageModelV3 {
+  const generate = async (options: CallOptions): Promise<GenerateResult> => {
+    const behaviour = mockBehaviour(modelId);
+    await sleep(behaviour.sleepMs, options.abortSignal);
+    if (behaviour.fail) throw new Error(MOCK_FAILURE_MESSAGE);
+    const mockOptions = options.providerOptions?.[MOCK_PROVIDER_ID] as MockProviderOptions | undefined;
+    const text = mockAnswer(modelId, options.prompt, mockOptions?.task);
+    const inputWords = countWords(promptText(options.prompt));
+    const outputWords = countWords(text);
+    return {
+      content: [{ type: "text", text }],
+      finishReason: { unified: "stop", raw: "stop" },
+      usage: {
+        inputTokens: { total: inputWords, noCache: inputWords, cacheRead: undefined, cacheWrite: undefined },
+        outputTokens: { total: outputWords, text: outputWords, reasoning: undefined },
+      },
+      response: { modelId, timestamp: new Date(0) },
+      warnings: [],
+    };
+  };
+
+  return {
+    specificationVersion: "v3",
+    provider: MOCK_PROVIDER_ID,
+    modelId,
+    supportedUrls: {},
+    doGenerate: generate,
+    async doStream(options) {
+      const result = await generate(options);
+      const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+      const parts: StreamPart[] = [
+        { type: "stream-start", warnings: [] },
+        { type: "text-start", id: "0" },
+        { type: "text-delta", id: "0", delta: text },
+        { type: "text-end", id: "0" },
+        { type: "finish", usage: result.usage, finishReason: result.finishReason },
+      ];
+      return {
+        stream: new ReadableStream<StreamPart>({
+          start(controller) {
+            for (const part of parts) controller.enqueue(part);
+            controller.close();
+          },
+        }),
+      };
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import { generateText } from "ai";
+import type { LlmConfig } from "../core/crew.ts";
+import type { Logger } from "../core/logger.ts";
+import { silentLogger } from "../core/logger.ts";
+import { MAX_TASK_OUTPUT_BYTES, type TaskAssignment, type TaskOutcome, type TokenUsage } from "../core/task-assignment.ts";
+import { languageModelFor, modelLabel, type Env } from "./llm.ts";
+import { MOCK_PROVIDER_ID, type LanguageModelV3 } from "./mock-model.ts";
+import { buildTaskPrompt } from "./prompt.ts";
+import { DEFAULT_RETRY_POLICY, LlmCallError, withRetry, type RetryPolicy } from "./retry.ts";
+
+export interface RunTaskDeps {
+  /** The environment API keys are read from (see llm.ts). */
+  env: Env;
+  retry?: RetryPolicy;
+  /** Which attempt of the task this is (the Job's retry count + 1); reported in the outcome. */
+  attempt?: number;
+  /** Aborts the LLM call (SIGTERM); the outcome then carries the abort reason as its error. */
+  signal?: AbortSignal;
+  logger?: Logger;
+  /** Monotonic milliseconds, for execution time. */
+  now?: () => number;
+  random?: () => number;
+  /** Builds the model for an LlmConfig; the real providers by default. */
+  languageModel?: (llm: LlmConfig, env: Env) => LanguageModelV3;
+}
+
+const EMPTY_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ").trim();
+}
+
+function formatMiB(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
+
+/**
+ * Carries out one task with its agent: builds the prompt, calls the agent's LLM (retrying transient errors), and
+ * measures the time and tokens spent. A failing task never throws: the outcome carries the error instead.
+ */
+export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Promise<TaskOutcome> {
+  const now = deps.now ?? (() => performance.now());
+  const log = (deps.logger ?? silentLogger()).child({ execution: assignment.execution.id, task: assignment.task.name });
+  const started = now();
+  const base = {
+    taskName: assignment.task.name,
+    taskIndex: assignment.task.index,
+    agent: assignment.agent.role,
+    attempt: deps.attempt ?? 1,
+  };
+  const seconds = () => Math.round(now() - started) / 1000;
+  const llm = assignment.agent.llm;
+  if (!llm) {
+    const error = `Agent "${assignment.agent.name}" has no LLM configured (set the crew's llm or the agent's llm)`;
+    return { ...base, error, executionTime: seconds(), tokenUsage: EMPTY_USAGE };
+  }
+  let model = modelLabel(llm);
+  let tokenUsage = EMPTY_USAGE;
+  try {
+    const languageModel = (deps.languageModel ?? languageModelFor)(llm, deps.env);
+    const prompt = buildTaskPrompt(assignment);
+    log.info({ model, agent: assignment.agent.role }, "Task started");
+    const { value: result, attempts } = await withRetry(
+      ({ signal }) =>
+        generateText({
+          model: languageModel,
+          system: prompt.system,
+          prompt: prompt.user,
+          temperature: llm.temperature,
+          maxOutputTokens: llm.maxOutputTokens,
+          maxRetries: 0,
+          abortSignal: signal,
+          providerOptions: { [MOCK_PROVIDER_ID]: { task: assignment.task.name } },
+        }),
+      {
+        policy: deps.retry ?? DEFAULT_RETRY_POLICY,
+        signal: deps.signal,
+        random: deps.random,
+        onRetry: ({ attempt, delayMs, error }) =>
+          log.warn({ model, attempt, delayMs, err: error }, "Transient LLM error, retrying"),
+      },
+    );
+    model = `${llm.provider}/${result.response.modelId || llm.model}`;
+    const usage = result.totalUsage;
+    const inputTokens = usage.inputTokens ?? 0;
+    const outputTokens = usage.outputTokens ?? 0;
+    tokenUsage = { inputTokens, outputTokens, totalTokens: usage.totalTokens ?? inputTokens + outputTokens };
+    const output = result.text;
+    const bytes = Buffer.byteLength(output, "utf8");
+    const executionTime = seconds();
+    if (bytes > MAX_TASK_OUTPUT_BYTES) {
+      const error = `Task output is ${bytes} bytes, above the ${formatMiB(MAX_TASK_OUTPUT_BYTES)} limit`;
+      log.warn({ model, bytes, executionTime }, "Task failed: output too large");
+      return { ...base, error, executionTime, tokenUsage, model };
+    }
+    if (output.trim() === "") {
+      const error = `The LLM returned an empty answer (finish reason: ${result.finishReason})`;
+      log.warn({ model, executionTime }, "Task failed: empty answer");
+      return { ...base, error, executionTime, tokenUsage, model };
+    }
+    log.info({ model, attempts, executionTime, tokenUsage, bytes }, "Task succeeded");
+    return { ...base, output, executionTime, tokenUsage, model };
+  } catch (err) {
+    const executionTime = seconds();
+    const cause = err instanceof LlmCallError ? err.message : err instanceof Error ? err.message : String(err);
+    const error = oneLine(`LLM call to ${model} failed: ${cause}`);
+    log.warn({ model, executionTime, error }, "Task failed");
+    return { ...base, error, executionTime, tokenUsage, model };
+  }
+}
