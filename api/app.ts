@@ -1,0 +1,47 @@
+import express, { type Express, type Router } from "express";
+import type { Logger } from "../core/logger.ts";
+import type { TokenStore } from "./auth/token-store.ts";
+import { errorHandler, notFoundHandler } from "./error-handler.ts";
+import type { ExecutionBackend } from "./execution-backend.ts";
+import { openApiDocument, type ExtraPaths } from "./openapi.ts";
+import { crewRoutes } from "./routes/crew-routes.ts";
+
+export interface ApiDeps {
+  backend: ExecutionBackend;
+  tokens: TokenStore;
+  log: Logger;
+  /** The crew served at the root paths (`/inputs`, `/kickoff`, …); every crew is also at `/crews/{crew}/…`. */
+  defaultCrew?: string;
+  bodyLimitBytes: number;
+  /** Routers other components mount before the crew routes (the token endpoint, the admin API). */
+  extraRouters?: Router[];
+  extraPaths?: ExtraPaths;
+  /** Ingress trust for req.ip (the rate limiter keys on it): a hop count, or false. */
+  trustProxy?: number | boolean;
+}
+
+export function createApp(deps: ApiDeps): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("trust proxy", deps.trustProxy ?? false);
+  app.use(express.json({ limit: deps.bodyLimitBytes }));
+
+  const document = JSON.stringify(openApiDocument(deps.extraPaths));
+  app.get("/openapi.json", (_req, res) => {
+    res.type("application/json").send(document);
+  });
+  app.get(["/healthz", "/readyz"], (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  for (const router of deps.extraRouters ?? []) app.use(router);
+
+  app.use(
+    "/crews/:crew",
+    crewRoutes({ backend: deps.backend, tokens: deps.tokens, crewName: (req) => String(req.params.crew) }),
+  );
+  app.use(crewRoutes({ backend: deps.backend, tokens: deps.tokens, crewName: () => deps.defaultCrew }));
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.log, deps.bodyLimitBytes));
+  return app;
+}

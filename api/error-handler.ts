@@ -1,0 +1,37 @@
+import type { ErrorRequestHandler, RequestHandler } from "express";
+import type { Logger } from "../core/logger.ts";
+import { ApiError } from "./errors.ts";
+
+/** 404 for every route the API does not have, in the documented body. */
+export const notFoundHandler: RequestHandler = (req, _res, next) => {
+  next(new ApiError(404, "Not Found", `No route for ${req.method} ${req.path}`));
+};
+
+/**
+ * The one place errors become responses. Known errors answer their documented body; body-parser errors become
+ * 400/413; anything else is logged once and answers a bare 500.
+ */
+export function errorHandler(log: Logger, bodyLimitBytes: number): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const error = toApiError(err, bodyLimitBytes);
+    if (!error) {
+      log.error({ err, method: req.method, path: req.path }, "Unexpected error answering a request");
+    }
+    const answer = error ?? new ApiError(500, "Internal Server Error", "An unexpected error occurred");
+    if (res.headersSent) return;
+    res.status(answer.status).set(answer.headers).json(answer.body);
+  };
+}
+
+function toApiError(err: unknown, bodyLimitBytes: number): ApiError | undefined {
+  if (err instanceof ApiError) return err;
+  const type = (err as { type?: string } | null)?.type;
+  if (type === "entity.too.large") {
+    return new ApiError(413, "Payload Too Large", `Request body is larger than the ${bodyLimitBytes} byte limit`);
+  }
+  if (type === "entity.parse.failed") return new ApiError(400, "Bad Request", "Request body is not valid JSON");
+  if (type === "encoding.unsupported" || type === "charset.unsupported") {
+    return new ApiError(415, "Unsupported Media Type", "Request body encoding is not supported");
+  }
+  return undefined;
+}

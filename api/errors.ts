@@ -1,0 +1,34 @@
+import type { ErrorBody } from "../core/api-bodies.ts";
+
+/** An error the crew API answers with its documented body: `{error, message, details?}`. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly body: ErrorBody;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, error: string, message: string, details?: unknown, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.body = details === undefined ? { error, message } : { error, message, details };
+    this.headers = headers;
+  }
+}
+
+export const badRequest = (message: string, details?: unknown) => new ApiError(400, "Bad Request", message, details);
+
+export const unauthorized = () =>
+  new ApiError(401, "Unauthorized", "Invalid or missing bearer token", undefined, { "WWW-Authenticate": "Bearer" });
+
+export const executionNotFound = (id: string) =>
+  new ApiError(404, "Execution not found", `No execution found with ID: ${id}`);
+
+export const crewNotFound = (crew: string) => new ApiError(404, "Crew not found", `No crew named "${crew}"`);
+
+export const missingInputs = (missing: string[]) =>
+  new ApiError(422, "Unprocessable Entity", `Missing required inputs: ${missing.join(", ")}`, {
+    missing_inputs: missing,
+  });
+
+export const serviceUnavailable = (message: string, retryAfterSeconds = 5) =>
+  new ApiError(503, "Service Unavailable", message, undefined, { "Retry-After": String(retryAfterSeconds) });

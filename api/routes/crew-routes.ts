@@ -1,0 +1,106 @@
+import { randomUUID } from "node:crypto";
+import { Router, type Request, type Response } from "express";
+import { kickoffRequest } from "../../core/api-bodies.ts";
+import type { Crew } from "../../core/crew.ts";
+import { isFinished } from "../../core/execution.ts";
+import { discoverInputs, resolveInputs } from "../../core/inputs.ts";
+import { statusResponse } from "../../core/status-view.ts";
+import { bearerAuth, principalOf } from "../auth/bearer.ts";
+import { mayUseCrew } from "../auth/principal.ts";
+import type { TokenStore } from "../auth/token-store.ts";
+import { ApiError, badRequest, crewNotFound, executionNotFound, missingInputs, unauthorized } from "../errors.ts";
+import type { ExecutionBackend, ExecutionView } from "../execution-backend.ts";
+import { parseOr400 } from "../validation.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface CrewRoutesDeps {
+  backend: ExecutionBackend;
+  tokens: TokenStore;
+  /** The crew a request is for: the `:crew` path segment, or the configured default crew at the root. */
+  crewName(req: Request): string | undefined;
+}
+
+/** The deployed-crew API of one crew: `GET /inputs`, `POST /kickoff`, `GET /status/{id}`, `POST /stop/{id}`. */
+export function crewRoutes(deps: CrewRoutesDeps): Router {
+  const { backend } = deps;
+  const router = Router({ mergeParams: true });
+  const auth = bearerAuth(deps.tokens);
+
+  /** The crew named by the request, if the caller's token may use it. Unknown crews are 404 to those who may. */
+  async function crewFor(req: Request): Promise<Crew> {
+    const name = deps.crewName(req);
+    const principal = principalOf(req);
+    if (!name) throw crewNotFound("(no default crew configured)");
+    if (!mayUseCrew(principal, name)) throw unauthorized();
+    const crew = await backend.getCrew(name);
+    if (!crew) throw crewNotFound(name);
+    return crew;
+  }
+
+  /** The execution, if it exists and the caller may see it: a user token sees only what it started. */
+  async function visibleExecution(req: Request, crew: Crew, id: string): Promise<ExecutionView> {
+    if (!UUID.test(id)) throw executionNotFound(id);
+    const execution = await backend.getExecution(crew.metadata.name, id.toLowerCase());
+    const principal = principalOf(req);
+    const hidden = principal.kind === "user" && execution?.requestedBy?.subject !== principal.subject;
+    if (!execution || hidden) throw executionNotFound(id);
+    return execution;
+  }
+
+  router.get("/inputs", auth, async (req, res) => {
+    const crew = await crewFor(req);
+    res.json({ inputs: discoverInputs(crew.spec) });
+  });
+
+  router.post("/kickoff", auth, async (req, res) => {
+    const crew = await crewFor(req);
+    if (req.body === undefined && Number(req.headers["content-length"] ?? 0) > 0) {
+      throw new ApiError(415, "Unsupported Media Type", "Send the kickoff body as application/json");
+    }
+    const body = parseOr400(kickoffRequest, req.body ?? {}, "kickoff request");
+    const resolved = resolveInputs(crew.spec, body.inputs);
+    if (!resolved.ok) throw missingInputs(resolved.missing);
+    const principal = principalOf(req);
+    const id = randomUUID();
+    const webhooks = {
+      ...(body.taskWebhookUrl ? { task: body.taskWebhookUrl } : {}),
+      ...(body.stepWebhookUrl ? { step: body.stepWebhookUrl } : {}),
+      ...(body.crewWebhookUrl ? { crew: body.crewWebhookUrl } : {}),
+    };
+    await backend.createExecution({
+      id,
+      crew: crew.metadata.name,
+      spec: {
+        crewRef: { name: crew.metadata.name },
+        inputs: resolved.inputs,
+        ...(body.meta ? { meta: body.meta } : {}),
+        ...(Object.keys(webhooks).length ? { webhooks } : {}),
+        requestedBy: { kind: principal.kind, subject: principal.subject },
+        stop: false,
+      },
+    });
+    res.json({ kickoff_id: id });
+  });
+
+  const status = async (req: Request<{ id: string }>, res: Response) => {
+    const crew = await crewFor(req);
+    const execution = await visibleExecution(req, crew, req.params.id);
+    const spec = execution.status?.crewSpec ?? crew.spec;
+    res.json(statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length));
+  };
+  router.get("/status/:id", auth, status);
+  router.get("/:id/status", auth, status);
+
+  router.post("/stop/:id", auth, async (req, res) => {
+    const crew = await crewFor(req);
+    const execution = await visibleExecution(req, crew, String(req.params.id));
+    if (isFinished(execution.status?.phase)) {
+      throw badRequest(`Execution ${execution.id} has already finished (${execution.status?.phase})`);
+    }
+    await backend.stopExecution(crew.metadata.name, execution.id);
+    res.json({ kickoff_id: execution.id, status: "stopping" });
+  });
+
+  return router;
+}

@@ -1,0 +1,51 @@
+import type { Command } from "commander";
+import { parseConfig, ConfigError } from "../config.ts";
+import { createLogger } from "../logger.ts";
+import { devConfigSchema } from "../../dev/config.ts";
+import { startDev } from "../../dev/start.ts";
+
+export function registerDevCommand(program: Command): void {
+  program
+    .command("dev")
+    .description("Run everything in one process on this machine: the crew API, executions in memory, tasks as local processes")
+    .action(async () => {
+      let config;
+      try {
+        config = parseConfig(devConfigSchema, process.env);
+      } catch (err) {
+        if (err instanceof ConfigError) {
+          console.error(err.message);
+          process.exit(2);
+        }
+        throw err;
+      }
+      const log = createLogger({ level: config.LOG_LEVEL, name: "dev" });
+      const dev = await startDev(config, log);
+      const base = dev.url;
+      const lines = [
+        ``,
+        `kubecrew dev — the crew API is listening on ${base}`,
+        `  crews:        ${dev.crews.map((c) => c.metadata.name).join(", ") || "(none found)"}`,
+        `  default crew: ${dev.defaultCrew ?? "(none)"} at ${base}/inputs, ${base}/kickoff, ${base}/status/{id}`,
+        `                every crew at ${base}/crews/{crew}/…`,
+        `  org token:    ${dev.orgToken ?? "(from the token store)"}`,
+        `  user token:   ${dev.userToken ?? "(from the token store)"}`,
+        dev.llm.provider === "mock"
+          ? `  LLM:          mock provider — deterministic test answers, no model is called.\n` +
+            `                Set KUBECREW_LLM_PROVIDER (openai, anthropic, openai-compatible), KUBECREW_LLM_MODEL,\n` +
+            `                KUBECREW_LLM_BASE_URL and the provider's API key (OPENAI_API_KEY, …) for a real model.`
+          : `  LLM:          ${dev.llm.provider} ${dev.llm.model}${dev.llm.baseURL ? ` at ${dev.llm.baseURL}` : ""}`,
+        ``,
+        `  curl -H "Authorization: Bearer ${dev.orgToken ?? "$TOKEN"}" ${base}/inputs`,
+        ``,
+      ];
+      process.stdout.write(lines.join("\n") + "\n");
+      const shutdown = async (signal: string) => {
+        log.info({ signal }, "Stopping");
+        await dev.stop();
+        process.exit(0);
+      };
+      process.once("SIGINT", () => void shutdown("SIGINT"));
+      process.once("SIGTERM", () => void shutdown("SIGTERM"));
+    });
+}

@@ -1,0 +1,168 @@
+import { join } from "node:path";
+import type { Crew } from "../core/crew.ts";
+import { decide, type Action, type ObservedTask } from "../core/decide.ts";
+import type { ExecutionSpec, ExecutionStatus } from "../core/execution.ts";
+import type { Logger } from "../core/logger.ts";
+import type { ExecutionBackend, ExecutionView, NewExecution } from "../api/execution-backend.ts";
+import { TaskProcess } from "./task-process.ts";
+import { deliverWebhook } from "./webhook.ts";
+
+interface LocalExecution {
+  id: string;
+  crew: string;
+  spec: ExecutionSpec;
+  status?: ExecutionStatus;
+  tasks: Map<string, TaskProcess>;
+  timer?: NodeJS.Timeout;
+  reconciling: boolean;
+  again: boolean;
+}
+
+export interface LocalExecutionsOptions {
+  crews: Crew[];
+  workRoot: string;
+  runnerCommand: string[];
+  runnerEnv: NodeJS.ProcessEnv;
+  log: Logger;
+  now?: () => Date;
+}
+
+/**
+ * The embedded default's executions: held in memory, each task a local child process, driven by the same decide()
+ * as the Kubernetes controller. This is the local adapter; the API reads it through ExecutionBackend.
+ */
+export class LocalExecutions implements ExecutionBackend {
+  private readonly executions = new Map<string, LocalExecution>();
+  private readonly crews: Map<string, Crew>;
+  private readonly options: LocalExecutionsOptions;
+  private readonly now: () => Date;
+  private closed = false;
+
+  constructor(options: LocalExecutionsOptions) {
+    this.options = options;
+    this.crews = new Map(options.crews.map((c) => [c.metadata.name, c]));
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async getCrew(name: string) {
+    return this.crews.get(name);
+  }
+
+  async listCrews() {
+    return [...this.crews.values()];
+  }
+
+  async createExecution(execution: NewExecution): Promise<void> {
+    this.executions.set(execution.id, {
+      ...execution,
+      tasks: new Map(),
+      reconciling: false,
+      again: false,
+    });
+    this.reconcile(execution.id);
+  }
+
+  async getExecution(crew: string, id: string): Promise<ExecutionView | undefined> {
+    const execution = this.executions.get(id);
+    if (!execution || execution.crew !== crew) return undefined;
+    const results = Object.fromEntries([...execution.tasks].map(([name, task]) => [name, task.observe().results]));
+    return {
+      id,
+      crew,
+      spec: execution.spec,
+      results,
+      ...(execution.spec.requestedBy ? { requestedBy: execution.spec.requestedBy } : {}),
+      ...(execution.status ? { status: execution.status } : {}),
+    };
+  }
+
+  async stopExecution(_crew: string, id: string): Promise<void> {
+    const execution = this.executions.get(id);
+    if (!execution) return;
+    execution.spec = { ...execution.spec, stop: true };
+    this.reconcile(id);
+  }
+
+  /** Stops every task process; used on Ctrl-C. */
+  close(): void {
+    this.closed = true;
+    for (const execution of this.executions.values()) {
+      clearTimeout(execution.timer);
+      for (const task of execution.tasks.values()) task.stop();
+    }
+  }
+
+  /** Level-based: observe everything, decide, act. Serialised per execution; a trigger during a pass runs another. */
+  private reconcile(id: string): void {
+    const execution = this.executions.get(id);
+    if (!execution || this.closed) return;
+    if (execution.reconciling) {
+      execution.again = true;
+      return;
+    }
+    execution.reconciling = true;
+    void this.reconcileOnce(execution)
+      .catch((err) => this.options.log.error({ err, execution: id }, "Reconcile failed"))
+      .finally(() => {
+        execution.reconciling = false;
+        if (execution.again) {
+          execution.again = false;
+          this.reconcile(id);
+        }
+      });
+  }
+
+  private async reconcileOnce(execution: LocalExecution): Promise<void> {
+    const observed: Record<string, ObservedTask> = {};
+    for (const [name, task] of execution.tasks) observed[name] = task.observe();
+    const decision = decide({
+      execution: { name: execution.id, spec: execution.spec, ...(execution.status ? { status: execution.status } : {}) },
+      crew: this.crews.get(execution.crew)?.spec,
+      observed,
+      now: this.now(),
+    });
+    for (const action of decision.actions) await this.carryOut(execution, action);
+    clearTimeout(execution.timer);
+    if (decision.requeueAfterSeconds !== undefined) {
+      execution.timer = setTimeout(() => this.reconcile(execution.id), decision.requeueAfterSeconds * 1000);
+      execution.timer.unref();
+    }
+  }
+
+  private async carryOut(execution: LocalExecution, action: Action): Promise<void> {
+    const { log } = this.options;
+    switch (action.type) {
+      case "setStatus":
+        execution.status = action.status;
+        return;
+      case "startTask": {
+        if (execution.tasks.has(action.taskName)) return;
+        const spec = execution.status?.crewSpec ?? this.crews.get(execution.crew)?.spec;
+        const task = new TaskProcess({
+          assignment: action.assignment,
+          retries: spec?.runner.retries ?? 0,
+          workDir: join(this.options.workRoot, execution.id, String(action.index)),
+          runnerCommand: this.options.runnerCommand,
+          env: this.options.runnerEnv,
+          log,
+          onChange: () => this.reconcile(execution.id),
+        });
+        execution.tasks.set(action.taskName, task);
+        await task.start();
+        return;
+      }
+      case "stopTask":
+        execution.tasks.get(action.taskName)?.stop();
+        return;
+      case "event": {
+        const line = { execution: execution.id, crew: execution.crew, reason: action.reason };
+        if (action.eventType === "Warning") log.warn(line, action.message);
+        else log.info(line, action.message);
+        return;
+      }
+      case "webhook":
+        void deliverWebhook(action.url, action.payload, log);
+        return;
+    }
+  }
+}

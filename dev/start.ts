@@ -1,0 +1,94 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MemoryTokenStore } from "../api/auth/memory-token-store.ts";
+import { newToken } from "../api/auth/token-format.ts";
+import type { TokenStore } from "../api/auth/token-store.ts";
+import { startApi } from "../api/server.ts";
+import type { Crew, LlmConfig } from "../core/crew.ts";
+import type { Logger } from "../core/logger.ts";
+import { loadCrews } from "./crew-catalog.ts";
+import { repoRoot, type DevConfig } from "./config.ts";
+import { LocalExecutions } from "./local-executions.ts";
+
+export interface RunningDev {
+  url: string;
+  crews: Crew[];
+  defaultCrew: string | undefined;
+  llm: LlmConfig;
+  /** The tokens printed at startup (memory token store only). */
+  orgToken?: string;
+  userToken?: string;
+  stop(): Promise<void>;
+}
+
+/** The model crews use when they name none: the configured one, or the mock test provider. */
+export function devLlm(config: DevConfig): LlmConfig {
+  if (!config.KUBECREW_LLM_PROVIDER || config.KUBECREW_LLM_PROVIDER === "mock") {
+    return { provider: "mock", model: config.KUBECREW_LLM_MODEL ?? "mock" };
+  }
+  return {
+    provider: config.KUBECREW_LLM_PROVIDER,
+    model: config.KUBECREW_LLM_MODEL ?? (config.KUBECREW_LLM_PROVIDER === "anthropic" ? "claude-sonnet-4-5" : "gpt-4o-mini"),
+    ...(config.KUBECREW_LLM_BASE_URL ? { baseURL: config.KUBECREW_LLM_BASE_URL } : {}),
+  };
+}
+
+/**
+ * `kubecrew dev`: every component in one process — the crew API, executions in memory, each task a child process
+ * of the same runner the Job pods run. No cluster, no Redis.
+ */
+export async function startDev(
+  config: DevConfig,
+  log: Logger,
+  options: { tokens?: TokenStore; env?: NodeJS.ProcessEnv } = {},
+): Promise<RunningDev> {
+  const llm = devLlm(config);
+  const crews = (await loadCrews(config.KUBECREW_CREWS_DIR)).map((c) =>
+    c.spec.llm ? c : { ...c, spec: { ...c.spec, llm } },
+  );
+  const defaultCrew = config.KUBECREW_DEFAULT_CREW ?? crews[0]?.metadata.name;
+
+  let tokens = options.tokens;
+  let orgToken: string | undefined;
+  let userToken: string | undefined;
+  if (!tokens) {
+    const memory = new MemoryTokenStore();
+    orgToken = config.KUBECREW_DEV_ORG_TOKEN ?? newToken("org");
+    userToken = config.KUBECREW_DEV_USER_TOKEN ?? newToken("user");
+    memory.add(orgToken, { kind: "org", crews: "*", subject: "dev-org" });
+    memory.add(userToken, { kind: "user", crews: "*", subject: "dev-user" });
+    tokens = memory;
+  }
+
+  const workRoot = mkdtempSync(join(tmpdir(), "kubecrew-dev-"));
+  const executions = new LocalExecutions({
+    crews,
+    workRoot,
+    runnerCommand: [process.execPath, join(repoRoot, "core/cli/main.ts")],
+    runnerEnv: { ...(options.env ?? process.env), LOG_LEVEL: "warn" },
+    log,
+  });
+  const api = await startApi({
+    backend: executions,
+    tokens,
+    log,
+    bodyLimitBytes: config.KUBECREW_BODY_LIMIT_BYTES,
+    host: config.HOST,
+    port: config.PORT,
+    ...(defaultCrew ? { defaultCrew } : {}),
+  });
+  return {
+    url: api.url,
+    crews,
+    defaultCrew,
+    llm,
+    ...(orgToken ? { orgToken } : {}),
+    ...(userToken ? { userToken } : {}),
+    async stop() {
+      executions.close();
+      await api.stop();
+      rmSync(workRoot, { recursive: true, force: true });
+    },
+  };
+}

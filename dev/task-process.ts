@@ -1,0 +1,147 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { ObservedTask } from "../core/decide.ts";
+import type { Logger } from "../core/logger.ts";
+import { taskOutcome, type TaskAssignment } from "../core/task-assignment.ts";
+import type { TaskResultSpec } from "../core/task-result.ts";
+
+export interface TaskProcessOptions {
+  assignment: TaskAssignment;
+  /** Retries after a failed attempt, as a Job's backoffLimit. */
+  retries: number;
+  workDir: string;
+  /** argv that runs `kubecrew runner` (the CLI entry and its runtime). */
+  runnerCommand: string[];
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+  onChange(): void;
+}
+
+/**
+ * One task run in the embedded default: what a Job is in Kubernetes. Runs `kubecrew runner` as a child process,
+ * retries a failed attempt up to `retries` times, and keeps every attempt's outcome.
+ */
+export class TaskProcess {
+  private child: ChildProcess | undefined;
+  private attempt = 0;
+  private state: "running" | "succeeded" | "failed" = "running";
+  private reason: string | undefined;
+  private message: string | undefined;
+  private readonly startTime = new Date().toISOString();
+  private readonly results: TaskResultSpec[] = [];
+  private stopped = false;
+  private readonly options: TaskProcessOptions;
+
+  constructor(options: TaskProcessOptions) {
+    this.options = options;
+  }
+
+  async start(): Promise<void> {
+    await mkdir(this.options.workDir, { recursive: true });
+    await writeFile(this.assignmentPath, JSON.stringify(this.options.assignment));
+    this.spawnAttempt();
+  }
+
+  observe(): ObservedTask {
+    return {
+      run: { state: this.state, startTime: this.startTime, reason: this.reason, message: this.message },
+      results: [...this.results],
+    };
+  }
+
+  /** Kills the running attempt; the run ends as failed with reason Stopped. */
+  stop(): void {
+    this.stopped = true;
+    if (this.state === "running") {
+      this.state = "failed";
+      this.reason = "Stopped";
+      this.message = "stopped";
+    }
+    this.kill();
+  }
+
+  private get assignmentPath() {
+    return join(this.options.workDir, "assignment.json");
+  }
+
+  private spawnAttempt(): void {
+    this.attempt += 1;
+    const outcomePath = join(this.options.workDir, `outcome-${this.attempt}.json`);
+    const [command, ...args] = this.options.runnerCommand;
+    const { assignment, log } = this.options;
+    const child = spawn(command!, [...args, "runner", "--assignment", this.assignmentPath, "--outcome", outcomePath], {
+      env: { ...this.options.env, KUBECREW_TASK_ATTEMPT: String(this.attempt) },
+      stdio: ["ignore", "ignore", "pipe"],
+      detached: true,
+    });
+    this.child = child;
+    let stderr = "";
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr = (stderr + chunk).slice(-4096);
+    });
+    child.once("error", (err) => {
+      stderr += String(err.message);
+    });
+    child.once("close", (code, signal) => {
+      this.child = undefined;
+      void this.attemptEnded(outcomePath, code, signal, stderr).catch((err) => {
+        log.error({ err, task: assignment.task.name }, "Could not read a task outcome");
+      });
+    });
+    log.info({ execution: assignment.execution.id, task: assignment.task.name, attempt: this.attempt }, "Task started");
+  }
+
+  private async attemptEnded(outcomePath: string, code: number | null, signal: string | null, stderr: string) {
+    const { assignment, log } = this.options;
+    const outcome = await readFile(outcomePath, "utf8")
+      .then((text) => taskOutcome.parse(JSON.parse(text)))
+      .catch(() => undefined);
+    await rm(outcomePath, { force: true });
+    if (this.stopped) return this.options.onChange();
+    if (outcome) {
+      this.results.push({
+        executionRef: { name: assignment.execution.id },
+        taskName: outcome.taskName,
+        taskIndex: outcome.taskIndex,
+        agent: outcome.agent,
+        attempt: this.attempt,
+        executionTime: outcome.executionTime,
+        tokenUsage: outcome.tokenUsage,
+        ...(outcome.model ? { model: outcome.model } : {}),
+        ...(outcome.output !== undefined && outcome.error === undefined ? { output: outcome.output } : {}),
+        ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+      });
+    }
+    const succeeded = code === 0 && outcome?.output !== undefined && outcome.error === undefined;
+    if (succeeded) {
+      this.state = "succeeded";
+    } else if (this.attempt <= this.options.retries) {
+      log.warn({ task: assignment.task.name, attempt: this.attempt, code, signal }, "Task attempt failed; retrying");
+      this.spawnAttempt();
+      return;
+    } else {
+      this.state = "failed";
+      this.reason = "BackoffLimitExceeded";
+      this.message = outcome?.error ?? (stderr.trim().split("\n").at(-1) || `runner exited with ${code ?? signal}`);
+    }
+    this.options.onChange();
+  }
+
+  private kill(): void {
+    const child = this.child;
+    if (!child?.pid) return;
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {
+      return;
+    }
+    setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }, 2000).unref();
+  }
+}
