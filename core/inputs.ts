@@ -43,11 +43,14 @@ export type ResolvedInputs = { ok: true; inputs: JsonObject } | { ok: false; mis
  */
 export function resolveInputs(spec: CrewSpec, given: JsonObject): ResolvedInputs {
   const inputs: JsonObject = { ...given };
+  // defineProperty, not assignment: an input may be called `__proto__`, which assignment would not store.
+  const fill = (name: string, value: Json) =>
+    Object.defineProperty(inputs, name, { value, enumerable: true, writable: true, configurable: true });
   for (const declared of spec.inputs) {
-    if (!Object.hasOwn(inputs, declared.name) && declared.default !== undefined) inputs[declared.name] = declared.default;
+    if (!Object.hasOwn(inputs, declared.name) && declared.default !== undefined) fill(declared.name, declared.default);
   }
   const optional = new Set(spec.inputs.filter((i) => !i.required).map((i) => i.name));
-  for (const name of optional) if (!Object.hasOwn(inputs, name)) inputs[name] = "";
+  for (const name of optional) if (!Object.hasOwn(inputs, name)) fill(name, "");
   const missing = discoverInputs(spec).filter((name) => !Object.hasOwn(inputs, name) && !optional.has(name));
   return missing.length ? { ok: false, missing } : { ok: true, inputs };
 }
