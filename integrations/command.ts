@@ -1,0 +1,26 @@
+import type { Command } from "commander";
+import { ConfigError, loadConfig } from "./config.ts";
+import { start } from "./server.ts";
+
+/** `kubecrew integrations`: the OAuth integrations service (port 8787 unless INTEGRATIONS_PORT or PORT says otherwise). */
+export function registerIntegrationsCommand(program: Command): void {
+  program
+    .command("integrations")
+    .description("Run the integrations service: third-party OAuth sign-in and the encrypted provider token store")
+    .action(async () => {
+      let config;
+      try {
+        config = loadConfig(process.env);
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        process.stderr.write(`kubecrew integrations: ${error.message}\n`);
+        process.exit(1);
+      }
+      const service = await start(config);
+      const shutdown = () => {
+        void service.stop().then(() => process.exit(0));
+      };
+      process.once("SIGTERM", shutdown);
+      process.once("SIGINT", shutdown);
+    });
+}

@@ -1,0 +1,89 @@
+import { once } from "node:events";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import { Redis } from "ioredis";
+import { createLogger, type Logger } from "../core/logger.ts";
+import { createAccessTokens } from "./access-tokens.ts";
+import type { IntegrationsConfig } from "./config.ts";
+import { createSignInStore } from "./connect-sessions.ts";
+import { createConnectionStore } from "./connection-store.ts";
+import { createOAuthClients } from "./oauth-clients.ts";
+import { redisKeys } from "./redis-keys.ts";
+import { browserRoutes } from "./routes/browser.ts";
+import { errorHandler } from "./routes/error-handler.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { internalApiRoutes } from "./routes/internal-api.ts";
+import { createSignIn } from "./sign-in.ts";
+import { createTokenCipher } from "./token-cipher.ts";
+
+export interface IntegrationsService {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+  now?: () => Date;
+}
+
+/** Starts the integrations service on config.host:config.port (0 picks a free port). */
+export async function start(config: IntegrationsConfig, options: StartOptions = {}): Promise<IntegrationsService> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel, name: "integrations" });
+  const now = options.now ?? (() => new Date());
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 5_000 });
+  let redisDown = false;
+  redis.on("error", (error) => {
+    if (!redisDown) logger.warn({ err: error.message }, "Redis unreachable");
+    redisDown = true;
+  });
+  redis.on("ready", () => {
+    if (redisDown) logger.info("Redis reachable again");
+    redisDown = false;
+  });
+
+  const keys = redisKeys(config.redisKeyPrefix);
+  const cipher = createTokenCipher(config.encryptionKey);
+  const connections = createConnectionStore(redis, keys, cipher, now);
+  const signIns = createSignInStore(redis, keys);
+  const clients = createOAuthClients();
+  const signIn = createSignIn({ config, signIns, connections, clients, logger, now });
+  const accessTokens = createAccessTokens({ config, redis, keys, connections, clients, logger, now });
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.use((req, res, next) => {
+    const started = performance.now();
+    // Path only: the callback's query string carries the authorization code.
+    res.on("finish", () => {
+      logger.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) }, "Request");
+    });
+    next();
+  });
+  app.use(express.json({ limit: "10mb" }));
+  app.use(healthRoutes(redis));
+  app.use(browserRoutes(config, signIn, now));
+  app.use(internalApiRoutes(config, signIn, connections, accessTokens, now));
+  app.use((req, res) => {
+    res.status(404).json({ error: "Not Found", message: `No route for ${req.method} ${req.path}` });
+  });
+  app.use(errorHandler(logger));
+
+  const server: Server = app.listen(config.port, config.host);
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  logger.info({ url, publicUrl: config.publicUrl.href, providers: [...config.providers.values()].filter((p) => p.products.size > 0).map((p) => p.id) }, "Integrations service listening");
+
+  return {
+    url,
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      redis.disconnect();
+    },
+  };
+}
