@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import type { LlmConfig } from "../core/crew.ts";
+import { apiKeyFor, apiKeyVariables, languageModelFor, LlmConfigError } from "./llm.ts";
+
+const openai: LlmConfig = { provider: "openai", model: "gpt-4o-mini" };
+
+describe("apiKeyFor", () => {
+  it("takes KUBECREW_LLM_API_KEY (the pod's Secret) first, then apiKeyEnv, then the provider's variable", () => {
+    const llm: LlmConfig = { ...openai, apiKeyEnv: "MY_KEY" };
+    expect(apiKeyVariables(llm)).toEqual(["KUBECREW_LLM_API_KEY", "MY_KEY", "OPENAI_API_KEY"]);
+    expect(apiKeyFor(llm, { KUBECREW_LLM_API_KEY: "k1", MY_KEY: "k2", OPENAI_API_KEY: "k3" })).toBe("k1");
+    expect(apiKeyFor(llm, { MY_KEY: "k2", OPENAI_API_KEY: "k3" })).toBe("k2");
+    expect(apiKeyFor(llm, { OPENAI_API_KEY: "k3" })).toBe("k3");
+    expect(apiKeyFor(llm, { MY_KEY: " ", OPENAI_API_KEY: "k3" })).toBe("k3");
+  });
+
+  it("uses each provider's usual variable", () => {
+    expect(apiKeyFor({ provider: "anthropic", model: "m" }, { ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o" })).toBe("a");
+    expect(apiKeyFor({ provider: "openai-compatible", model: "m", baseURL: "http://x" }, { LLM_API_KEY: "l" })).toBe("l");
+    expect(apiKeyFor({ provider: "mock", model: "m" }, { KUBECREW_LLM_API_KEY: "k" })).toBeUndefined();
+  });
+});
+
+describe("languageModelFor", () => {
+  it("builds each provider's chat model", () => {
+    expect(languageModelFor(openai, { OPENAI_API_KEY: "k" })).toMatchObject({ modelId: "gpt-4o-mini", provider: "openai.chat" });
+    expect(languageModelFor({ provider: "anthropic", model: "claude" }, { ANTHROPIC_API_KEY: "k" })).toMatchObject({
+      modelId: "claude",
+    });
+    expect(
+      languageModelFor({ provider: "openai-compatible", model: "llama3", baseURL: "http://127.0.0.1:11434/v1" }, {}),
+    ).toMatchObject({ modelId: "llama3" });
+    expect(languageModelFor({ provider: "mock", model: "fail" }, {})).toMatchObject({ provider: "mock", modelId: "fail" });
+  });
+
+  it("names the variables to set when a key is missing", () => {
+    expect(() => languageModelFor(openai, {})).toThrow(
+      new LlmConfigError("No API key for the openai provider: set one of KUBECREW_LLM_API_KEY, OPENAI_API_KEY"),
+    );
+  });
+
+  it("needs a baseURL for openai-compatible", () => {
+    expect(() => languageModelFor({ provider: "openai-compatible", model: "m" }, {})).toThrow(/needs a baseURL/);
+  });
+});

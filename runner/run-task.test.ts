@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { MAX_TASK_OUTPUT_BYTES } from "../core/task-assignment.ts";
+import { DEFAULT_RETRY_POLICY } from "./retry.ts";
+import { runTask } from "./run-task.ts";
+import { testAssignment } from "./test-assignment.ts";
+
+const deps = { env: {}, retry: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 2 } };
+
+describe("runTask (mock provider)", () => {
+  it("returns the output, the agent's role, time, tokens and model", async () => {
+    const outcome = await runTask(testAssignment(), { ...deps, attempt: 2 });
+    expect(outcome).toMatchObject({
+      taskName: "write",
+      taskIndex: 1,
+      agent: "Senior Writer",
+      model: "mock/mock",
+      attempt: 2,
+    });
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.output).toMatch(/^\[mock llm\] Answer to task "write"/);
+    expect(outcome.tokenUsage.inputTokens).toBeGreaterThan(40);
+    expect(outcome.tokenUsage.totalTokens).toBe(outcome.tokenUsage.inputTokens + outcome.tokenUsage.outputTokens);
+    expect(typeof outcome.executionTime).toBe("number");
+  });
+
+  it("passes the whole prompt to the model", async () => {
+    const outcome = await runTask(testAssignment({ llm: { provider: "mock", model: "echo" } }), deps);
+    expect(outcome.output).toContain("You are Senior Writer. You have written for technical magazines");
+    expect(outcome.output).toContain("Your personal goal is: Explain AI agents clearly");
+    expect(outcome.output).toContain("This is the context you're working with:\nAgents plan, act and observe.");
+  });
+
+  it("measures the execution time in seconds", async () => {
+    const outcome = await runTask(testAssignment({ llm: { provider: "mock", model: "sleep-300" } }), deps);
+    expect(outcome.executionTime).toBeGreaterThanOrEqual(0.29);
+    expect(outcome.executionTime).toBeLessThan(5);
+  });
+
+  it("returns an error outcome instead of throwing when the LLM fails", async () => {
+    const outcome = await runTask(testAssignment({ llm: { provider: "mock", model: "fail" } }), deps);
+    expect(outcome.output).toBeUndefined();
+    expect(outcome.error).toBe("LLM call to mock/fail failed: mock llm: failure requested");
+    expect(outcome.agent).toBe("Senior Writer");
+  });
+
+  it("accepts an output of exactly 1 MiB and fails a larger one instead of truncating it", async () => {
+    const fits = await runTask(testAssignment({ llm: { provider: "mock", model: `size-${MAX_TASK_OUTPUT_BYTES}` } }), deps);
+    expect(fits.error).toBeUndefined();
+    expect(Buffer.byteLength(fits.output!)).toBe(MAX_TASK_OUTPUT_BYTES);
+    const tooBig = await runTask(
+      testAssignment({ llm: { provider: "mock", model: `size-${MAX_TASK_OUTPUT_BYTES + 1}` } }),
+      deps,
+    );
+    expect(tooBig.output).toBeUndefined();
+    expect(tooBig.error).toBe("Task output is 1048577 bytes, above the 1 MiB limit");
+    expect(tooBig.tokenUsage.outputTokens).toBeGreaterThan(0);
+  });
+
+  it("fails clearly when the agent has no LLM or no API key", async () => {
+    const noLlm = await runTask(testAssignment({ llm: null }), deps);
+    expect(noLlm.error).toBe('Agent "writer" has no LLM configured (set the crew\'s llm or the agent\'s llm)');
+    const noKey = await runTask(testAssignment({ llm: { provider: "anthropic", model: "claude-x" } }), deps);
+    expect(noKey.error).toBe(
+      "LLM call to anthropic/claude-x failed: No API key for the anthropic provider: set one of KUBECREW_LLM_API_KEY, ANTHROPIC_API_KEY",
+    );
+  });
+
+  it("stops when its signal aborts", async () => {
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(new Error("Task interrupted by SIGTERM")), 50);
+    const outcome = await runTask(testAssignment({ llm: { provider: "mock", model: "sleep-10000" } }), {
+      ...deps,
+      signal: stop.signal,
+    });
+    expect(outcome.error).toBe("LLM call to mock/sleep-10000 failed: Task interrupted by SIGTERM");
+    expect(outcome.executionTime).toBeLessThan(5);
+  });
+
+  it("retries a timed-out attempt", async () => {
+    const outcome = await runTask(testAssignment({ llm: { provider: "mock", model: "sleep-10000" } }), {
+      ...deps,
+      retry: { ...deps.retry, maxRetries: 1, attemptTimeoutMs: 100 },
+    });
+    expect(outcome.error).toBe("LLM call to mock/sleep-10000 failed: LLM request timed out after 0.1 s (after 2 attempts)");
+    expect(outcome.executionTime).toBeGreaterThanOrEqual(0.19);
+  });
+});
