@@ -1,9 +1,15 @@
 import { z } from "zod";
 import { jsonValue } from "./json.ts";
 
+/** Size limits of a crew (the CRD carries them too). */
+export const MAX_TASKS = 100;
+export const MAX_AGENTS = 50;
+export const MAX_INPUTS = 100;
+
 /** Names used as Kubernetes-friendly identifiers: agent keys, task names, input names (CrewAI placeholder rules). */
 export const placeholderName = z
   .string()
+  .max(63)
   .regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, "must match [A-Za-z_][A-Za-z0-9_-]*");
 
 /** A DNS-1123 label: crew and resource names. */
@@ -65,6 +71,7 @@ export const task = z.object({
   agent: placeholderName.describe("Name of the agent that carries the task out"),
   context: z
     .array(placeholderName)
+    .max(MAX_TASKS)
     .optional()
     .describe("Names of earlier tasks whose outputs are given as context; all earlier tasks when omitted"),
 });
@@ -87,10 +94,11 @@ export type RunnerSettings = z.infer<typeof runnerSettings>;
 
 const crewSpecShape = z.object({
   description: z.string().optional(),
-  inputs: z.array(crewInput).default([]),
+  inputs: z.array(crewInput).max(MAX_INPUTS).default([]),
   llm: llmConfig.optional().describe("Default model for agents without their own"),
-  agents: z.array(agent).min(1),
-  tasks: z.array(task).min(1),
+  // The limits keep the CRD's CEL rules (which compare every task with every agent) within the apiserver's cost budget.
+  agents: z.array(agent).min(1).max(MAX_AGENTS),
+  tasks: z.array(task).min(1).max(MAX_TASKS),
   process: z.literal("sequential").default("sequential"),
   runner: runnerSettings.default(() => runnerSettings.parse({})),
 });
@@ -99,6 +107,7 @@ const crewSpecShape = z.object({
 export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] {
   const problems: string[] = [];
   const agents = new Set(spec.agents.map((a) => a.name));
+  const allTasks = new Set(spec.tasks.map((t) => t.name));
   const seenTasks = new Set<string>();
   const duplicateOf = (names: string[]) => names.filter((n, i) => names.indexOf(n) !== i);
   for (const name of new Set(duplicateOf(spec.agents.map((a) => a.name)))) problems.push(`duplicate agent name "${name}"`);
@@ -107,7 +116,8 @@ export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] 
   for (const t of spec.tasks) {
     if (!agents.has(t.agent)) problems.push(`task "${t.name}" names agent "${t.agent}", which is not defined`);
     for (const c of t.context ?? []) {
-      if (!seenTasks.has(c)) problems.push(`task "${t.name}" takes context from "${c}", which is not an earlier task`);
+      if (!allTasks.has(c)) problems.push(`task "${t.name}" takes context from "${c}", which is not a task of this crew`);
+      else if (!seenTasks.has(c)) problems.push(`task "${t.name}" takes context from "${c}", which does not run before it`);
     }
     seenTasks.add(t.name);
   }
