@@ -66,7 +66,12 @@ export async function startDev(
     crews,
     workRoot,
     runnerCommand: [process.execPath, join(repoRoot, "core/cli/main.ts")],
-    runnerEnv: { ...(options.env ?? process.env), LOG_LEVEL: "warn" },
+    // The compile cache cuts each runner process's start-up by about half.
+    runnerEnv: {
+      NODE_COMPILE_CACHE: join(tmpdir(), "kubecrew-node-compile-cache"),
+      ...(options.env ?? process.env),
+      LOG_LEVEL: "warn",
+    },
     log,
   });
   const api = await startApi({

@@ -1,0 +1,53 @@
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { MemoryTokenStore } from "../../../api/auth/memory-token-store.ts";
+import type { ExecutionBackend } from "../../../api/execution-backend.ts";
+import { startApi, type RunningServer } from "../../../api/server.ts";
+import { createLogger } from "../../../core/logger.ts";
+
+const lines: string[] = [];
+let api: RunningServer;
+beforeAll(async () => {
+  const failing: ExecutionBackend = {
+    getCrew: async () => {
+      throw new Error("connect ECONNREFUSED 10.0.0.7:6443 at /srv/secret/path.ts:12");
+    },
+    listCrews: async () => [],
+    createExecution: async () => undefined,
+    getExecution: async () => undefined,
+    stopExecution: async () => undefined,
+  };
+  const tokens = new MemoryTokenStore();
+  tokens.add("kco_internal-error-test-token", { kind: "org", crews: "*", subject: "org" });
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  api = await startApi({
+    backend: failing,
+    tokens,
+    log: createLogger({ level: "info" }, sink),
+    bodyLimitBytes: 1024,
+    defaultCrew: "research",
+    port: 0,
+    host: "127.0.0.1",
+  });
+});
+afterAll(() => api?.stop());
+
+it("answers an unexpected failure with a bare 500 and logs it once, with the token redacted", async () => {
+  const res = await fetch(`${api.url}/inputs`, { headers: { authorization: "Bearer kco_internal-error-test-token" } });
+  expect(res.status).toBe(500);
+  expect(await res.json()).toEqual({ error: "Internal Server Error", message: "An unexpected error occurred" });
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toContain("ECONNREFUSED");
+  expect(lines.join("")).not.toContain("kco_internal-error-test-token");
+});
+
+it("answers unknown routes with a 404 in the documented body", async () => {
+  const res = await fetch(`${api.url}/no/such/route`);
+  expect(res.status).toBe(404);
+  expect(await res.json()).toEqual({ error: "Not Found", message: "No route for GET /no/such/route" });
+});
