@@ -1,4 +1,4 @@
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
 import type { IntegrationsConfig } from "../config.ts";
 import { clearSignInCookie, readSignInCookie, setSignInCookie, type CookieOptions } from "../sign-in-cookie.ts";
 import type { SignIn } from "../sign-in.ts";
@@ -13,20 +13,22 @@ export function browserRoutes(config: IntegrationsConfig, signIn: SignIn, now: (
     secure: config.publicUrl.protocol === "https:",
   };
   const router = Router();
-  router.use(rendersPages);
-  router.use((_req, res, next) => {
-    res.set("Cache-Control", "no-store");
-    res.set("Referrer-Policy", "no-referrer");
-    next();
-  });
+  const browserPage: RequestHandler[] = [
+    rendersPages,
+    (_req, res, next) => {
+      res.set("Cache-Control", "no-store");
+      res.set("Referrer-Policy", "no-referrer");
+      next();
+    },
+  ];
 
-  router.get("/v1/connect/:sessionId", async (req, res) => {
+  router.get("/v1/connect/:sessionId", ...browserPage, async (req, res) => {
     const { authorizationUrl, cookie } = await signIn.start(req.params.sessionId);
     res.append("Set-Cookie", setSignInCookie(cookie, cookieOptions, now().getTime()));
     res.redirect(303, authorizationUrl);
   });
 
-  router.get("/v1/auth/:provider/callback", async (req, res) => {
+  router.get("/v1/auth/:provider/callback", ...browserPage, async (req, res) => {
     const query = new URL(req.originalUrl, "http://callback.invalid").searchParams;
     const cookie = readSignInCookie(req.headers.cookie, config.cookieSecret, now().getTime());
     // The cookie is single use whatever happens next.

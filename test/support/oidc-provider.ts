@@ -39,7 +39,7 @@ export interface OidcTestProvider {
   stop(): Promise<void>;
 }
 
-export async function startOidcProvider(options: { clients: TestClient[]; port?: number }): Promise<OidcTestProvider> {
+export async function startOidcProvider(options: { clients: TestClient[]; scopes?: string[]; port?: number }): Promise<OidcTestProvider> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -75,6 +75,8 @@ export async function startOidcProvider(options: { clients: TestClient[]; port?:
       }),
     ),
     cookies: { keys: ["kubecrew-test-cookie-key"] },
+    // Scopes the provider grants besides the OpenID ones (unknown scopes are dropped, as real providers refuse them).
+    scopes: ["openid", "offline_access", ...(options.scopes ?? [])],
     pkce: { required: () => true },
     features: { devInteractions: { enabled: false }, revocation: { enabled: true } },
     claims: { openid: ["sub", "hd", "tid"], email: ["email", "email_verified"], profile: ["name"] },

@@ -4,6 +4,7 @@ import { Redis } from "ioredis";
 import { CookieJar } from "tough-cookie";
 import { silentLogger } from "../../../core/logger.ts";
 import { loadConfig } from "../../../integrations/config.ts";
+import { providerRegistry } from "../../../integrations/providers.ts";
 import { start, type IntegrationsService } from "../../../integrations/server.ts";
 import { startOidcProvider, type OidcTestProvider, type TestClient } from "../../support/oidc-provider.ts";
 import { freePort } from "../../support/redis.ts";
@@ -44,7 +45,8 @@ export function startProvider(publicBases: string[]): Promise<OidcTestProvider> 
     { ...clients.microsoft, redirect_uris: redirects("microsoft") },
     { ...clients.hubspot, redirect_uris: redirects("hubspot") },
   ];
-  return startOidcProvider({ clients: testClients });
+  const scopes = providerRegistry.flatMap((provider) => [...provider.baseScopes, ...Object.values(provider.products).flatMap((product) => product.scopes)]);
+  return startOidcProvider({ clients: testClients, scopes: [...new Set(scopes)] });
 }
 
 /** The environment an operator would set, with the real google/microsoft/hubspot entries pointed at the test provider. */
