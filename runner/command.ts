@@ -3,6 +3,7 @@ import { createLogger, type Logger } from "../core/logger.ts";
 import type { TaskOutcome } from "../core/task-assignment.ts";
 import { runnerConfigFromEnv, type RunnerConfig } from "./config.ts";
 import { FileTaskIO, type TaskIO } from "./io.ts";
+import { KubernetesTaskIO, kubernetesIOConfigFromEnv } from "./kubernetes-io.ts";
 import { runTask } from "./run-task.ts";
 
 export interface RunnerResult {
@@ -48,14 +49,23 @@ export async function runAssignedTask(
   return outcome.error === undefined ? { exitCode: 0, outcome } : { exitCode: 1, error: outcome.error, outcome };
 }
 
-/** `kubecrew runner --assignment <file> --outcome <file>`: runs one task (what the embedded mode spawns). */
+/**
+ * `kubecrew runner --assignment <file> --outcome <file>`: runs one task (what the embedded mode spawns).
+ * `kubecrew runner --kubernetes --assignment <file>`: in a Job pod, the outcome becomes a CrewTaskResult.
+ */
 export function registerRunnerCommand(program: Command): void {
   program
     .command("runner")
     .description("Run one task of a crew execution and report its outcome (exit 0: task succeeded, 1: it failed)")
     .requiredOption("--assignment <path>", "JSON file with the task assignment")
-    .requiredOption("--outcome <path>", "file the outcome is written to (JSON, replaced atomically)")
-    .action(async (options: { assignment: string; outcome: string }) => {
+    .option("--outcome <path>", "file the outcome is written to (JSON, replaced atomically)")
+    .option("--kubernetes", "report the outcome as a CrewTaskResult through the Kubernetes API (in a Job pod)")
+    .action(async (options: { assignment: string; outcome?: string; kubernetes?: boolean }) => {
+      if (!options.kubernetes && !options.outcome) {
+        process.stderr.write("runner: give --outcome <path>, or --kubernetes in a Job pod\n");
+        process.exitCode = 1;
+        return;
+      }
       let config: RunnerConfig;
       try {
         config = runnerConfigFromEnv(process.env);
@@ -65,12 +75,16 @@ export function registerRunnerCommand(program: Command): void {
         return;
       }
       const logger = createLogger({ level: config.logLevel, name: "runner" });
+      // The AI SDK prints warnings with console.*; runTask logs them as JSON instead, and stderr stays one line.
+      globalThis.AI_SDK_LOG_WARNINGS = false;
       const stop = new AbortController();
       const onSignal = (signal: NodeJS.Signals) => stop.abort(new Error(`Task interrupted by ${signal}`));
       process.once("SIGTERM", onSignal);
       process.once("SIGINT", onSignal);
       try {
-        const io = new FileTaskIO({ assignment: options.assignment, outcome: options.outcome });
+        const io: TaskIO = options.kubernetes
+          ? new KubernetesTaskIO({ assignmentPath: options.assignment, config: kubernetesIOConfigFromEnv(process.env) })
+          : new FileTaskIO({ assignment: options.assignment, outcome: options.outcome! });
         const result = await runAssignedTask(io, { config, logger, signal: stop.signal });
         if (result.error !== undefined) process.stderr.write(`${result.error.replace(/\s*\n\s*/g, " ")}\n`);
         process.exitCode = result.exitCode;

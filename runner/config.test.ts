@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, runnerConfigFromEnv } from "./config.ts";
+import { ConfigError } from "../core/config.ts";
+import { runnerConfigFromEnv } from "./config.ts";
 import { DEFAULT_RETRY_POLICY } from "./retry.ts";
 
 describe("runnerConfigFromEnv", () => {
@@ -32,7 +33,7 @@ describe("runnerConfigFromEnv", () => {
   it("names the variable with a bad value", () => {
     expect(() => runnerConfigFromEnv({ KUBECREW_LLM_MAX_RETRIES: "many" })).toThrow(ConfigError);
     expect(() => runnerConfigFromEnv({ KUBECREW_LLM_MAX_RETRIES: "many" })).toThrow(
-      /^Invalid environment variable KUBECREW_LLM_MAX_RETRIES: /,
+      /^Invalid configuration: KUBECREW_LLM_MAX_RETRIES: /,
     );
     expect(() => runnerConfigFromEnv({ KUBECREW_LLM_TIMEOUT_SECONDS: "0" })).toThrow(/KUBECREW_LLM_TIMEOUT_SECONDS/);
     expect(() => runnerConfigFromEnv({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseConfig } from "../core/config.ts";
 import type { Env } from "./llm.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.ts";
 
@@ -23,17 +24,9 @@ export interface RunnerConfig {
   env: Env;
 }
 
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
-
+/** The runner's settings from its environment; a bad value throws core's ConfigError naming the variable. */
 export function runnerConfigFromEnv(env: Env): RunnerConfig {
-  const parsed = runnerEnv.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`Invalid environment variable ${String(issue.path[0])}: ${issue.message}`);
-  }
-  const c = parsed.data;
+  const c = parseConfig(runnerEnv, env);
   return {
     logLevel: c.LOG_LEVEL,
     retry: {

@@ -16,21 +16,29 @@ describe("apiKeyFor", () => {
 
   it("uses each provider's usual variable", () => {
     expect(apiKeyFor({ provider: "anthropic", model: "m" }, { ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o" })).toBe("a");
-    expect(apiKeyFor({ provider: "openai-compatible", model: "m", baseURL: "http://x" }, { LLM_API_KEY: "l" })).toBe("l");
+    expect(apiKeyFor({ provider: "openai-compatible", model: "m", baseURL: "http://x" }, { LLM_API_KEY: "l" })).toBe(
+      "l",
+    );
     expect(apiKeyFor({ provider: "mock", model: "m" }, { KUBECREW_LLM_API_KEY: "k" })).toBeUndefined();
   });
 });
 
 describe("languageModelFor", () => {
   it("builds each provider's chat model", () => {
-    expect(languageModelFor(openai, { OPENAI_API_KEY: "k" })).toMatchObject({ modelId: "gpt-4o-mini", provider: "openai.chat" });
+    expect(languageModelFor(openai, { OPENAI_API_KEY: "k" })).toMatchObject({
+      modelId: "gpt-4o-mini",
+      provider: "openai.chat",
+    });
     expect(languageModelFor({ provider: "anthropic", model: "claude" }, { ANTHROPIC_API_KEY: "k" })).toMatchObject({
       modelId: "claude",
     });
     expect(
       languageModelFor({ provider: "openai-compatible", model: "llama3", baseURL: "http://127.0.0.1:11434/v1" }, {}),
     ).toMatchObject({ modelId: "llama3" });
-    expect(languageModelFor({ provider: "mock", model: "fail" }, {})).toMatchObject({ provider: "mock", modelId: "fail" });
+    expect(languageModelFor({ provider: "mock", model: "fail" }, {})).toMatchObject({
+      provider: "mock",
+      modelId: "fail",
+    });
   });
 
   it("names the variables to set when a key is missing", () => {

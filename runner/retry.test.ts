@@ -20,7 +20,13 @@ const apiError = (statusCode: number | undefined, headers?: Record<string, strin
     isRetryable: statusCode === undefined ? true : undefined,
   });
 
-const fast: RetryPolicy = { maxRetries: 3, initialDelayMs: 1, maxDelayMs: 4, maxRetryAfterMs: 1_000, attemptTimeoutMs: 1_000 };
+const fast: RetryPolicy = {
+  maxRetries: 3,
+  initialDelayMs: 1,
+  maxDelayMs: 4,
+  maxRetryAfterMs: 1_000,
+  attemptTimeoutMs: 1_000,
+};
 
 describe("classifyLlmError", () => {
   it.each([408, 409, 429, 500, 502, 503, 504, 529])("retries HTTP %i", (status) => {
@@ -137,7 +143,9 @@ describe("withRetry", () => {
       },
       { policy: fast },
     );
-    await expect(failing).rejects.toThrow(/Rate limited \(the provider asked to retry after 3600 s, longer than the 1 s/);
+    await expect(failing).rejects.toThrow(
+      /Rate limited \(the provider asked to retry after 3600 s, longer than the 1 s/,
+    );
     expect(calls).toBe(1);
   });
 

@@ -107,7 +107,8 @@ export interface RetryOptions {
   random?: () => number;
 }
 
-function describe(error: unknown, policy: RetryPolicy): string {
+/** One line about an LLM error, for outcomes and logs: never the request body (the prompt) or headers. */
+export function describeLlmError(error: unknown, policy: Pick<RetryPolicy, "attemptTimeoutMs">): string {
   if (error instanceof Error && error.name === "TimeoutError") {
     return `LLM request timed out after ${policy.attemptTimeoutMs / 1000} s`;
   }
@@ -148,10 +149,14 @@ export async function withRetry<T>(
       return { value: await call({ number: attempt, signal: attemptSignal }), attempts: attempt };
     } catch (error) {
       if (signal?.aborted) {
-        throw new LlmCallError(describe(signal.reason, policy), { cause: error, attempts: attempt, transient: false });
+        throw new LlmCallError(describeLlmError(signal.reason, policy), {
+          cause: error,
+          attempts: attempt,
+          transient: false,
+        });
       }
       const { transient, retryAfterMs } = classifyLlmError(error);
-      let message = describe(error, policy);
+      let message = describeLlmError(error, policy);
       if (transient && retryAfterMs !== undefined && retryAfterMs > policy.maxRetryAfterMs) {
         message += ` (the provider asked to retry after ${Math.ceil(retryAfterMs / 1000)} s, longer than the ${policy.maxRetryAfterMs / 1000} s the runner waits)`;
         throw new LlmCallError(message, { cause: error, attempts: attempt, transient });
@@ -165,7 +170,7 @@ export async function withRetry<T>(
       try {
         await wait(delayMs, signal);
       } catch (reason) {
-        throw new LlmCallError(describe(reason, policy), { cause: error, attempts: attempt, transient: false });
+        throw new LlmCallError(describeLlmError(reason, policy), { cause: error, attempts: attempt, transient: false });
       }
     }
   }

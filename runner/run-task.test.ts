@@ -44,7 +44,10 @@ describe("runTask (mock provider)", () => {
   });
 
   it("accepts an output of exactly 1 MiB and fails a larger one instead of truncating it", async () => {
-    const fits = await runTask(testAssignment({ llm: { provider: "mock", model: `size-${MAX_TASK_OUTPUT_BYTES}` } }), deps);
+    const fits = await runTask(
+      testAssignment({ llm: { provider: "mock", model: `size-${MAX_TASK_OUTPUT_BYTES}` } }),
+      deps,
+    );
     expect(fits.error).toBeUndefined();
     expect(Buffer.byteLength(fits.output!)).toBe(MAX_TASK_OUTPUT_BYTES);
     const tooBig = await runTask(
@@ -58,7 +61,7 @@ describe("runTask (mock provider)", () => {
 
   it("fails clearly when the agent has no LLM or no API key", async () => {
     const noLlm = await runTask(testAssignment({ llm: null }), deps);
-    expect(noLlm.error).toBe('Agent "writer" has no LLM configured (set the crew\'s llm or the agent\'s llm)');
+    expect(noLlm.error).toBe("Agent \"writer\" has no LLM configured (set the crew's llm or the agent's llm)");
     const noKey = await runTask(testAssignment({ llm: { provider: "anthropic", model: "claude-x" } }), deps);
     expect(noKey.error).toBe(
       "LLM call to anthropic/claude-x failed: No API key for the anthropic provider: set one of KUBECREW_LLM_API_KEY, ANTHROPIC_API_KEY",
@@ -81,7 +84,9 @@ describe("runTask (mock provider)", () => {
       ...deps,
       retry: { ...deps.retry, maxRetries: 1, attemptTimeoutMs: 100 },
     });
-    expect(outcome.error).toBe("LLM call to mock/sleep-10000 failed: LLM request timed out after 0.1 s (after 2 attempts)");
+    expect(outcome.error).toBe(
+      "LLM call to mock/sleep-10000 failed: LLM request timed out after 0.1 s (after 2 attempts)",
+    );
     expect(outcome.executionTime).toBeGreaterThanOrEqual(0.19);
   });
 });

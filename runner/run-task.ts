@@ -2,11 +2,16 @@ import { generateText } from "ai";
 import type { LlmConfig } from "../core/crew.ts";
 import type { Logger } from "../core/logger.ts";
 import { silentLogger } from "../core/logger.ts";
-import { MAX_TASK_OUTPUT_BYTES, type TaskAssignment, type TaskOutcome, type TokenUsage } from "../core/task-assignment.ts";
+import {
+  MAX_TASK_OUTPUT_BYTES,
+  type TaskAssignment,
+  type TaskOutcome,
+  type TokenUsage,
+} from "../core/task-assignment.ts";
 import { languageModelFor, modelLabel, type Env } from "./llm.ts";
 import { MOCK_PROVIDER_ID, type LanguageModelV3 } from "./mock-model.ts";
 import { buildTaskPrompt } from "./prompt.ts";
-import { DEFAULT_RETRY_POLICY, LlmCallError, withRetry, type RetryPolicy } from "./retry.ts";
+import { DEFAULT_RETRY_POLICY, describeLlmError, LlmCallError, withRetry, type RetryPolicy } from "./retry.ts";
 
 export interface RunTaskDeps {
   /** The environment API keys are read from (see llm.ts). */
@@ -60,6 +65,7 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
     const languageModel = (deps.languageModel ?? languageModelFor)(llm, deps.env);
     const prompt = buildTaskPrompt(assignment);
     log.info({ model, agent: assignment.agent.role }, "Task started");
+    const policy = deps.retry ?? DEFAULT_RETRY_POLICY;
     const { value: result, attempts } = await withRetry(
       ({ signal }) =>
         generateText({
@@ -73,14 +79,18 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
           providerOptions: { [MOCK_PROVIDER_ID]: { task: assignment.task.name } },
         }),
       {
-        policy: deps.retry ?? DEFAULT_RETRY_POLICY,
+        policy,
         signal: deps.signal,
         random: deps.random,
         onRetry: ({ attempt, delayMs, error }) =>
-          log.warn({ model, attempt, delayMs, err: error }, "Transient LLM error, retrying"),
+          log.warn(
+            { model, attempt, delayMs, error: describeLlmError(error, policy) },
+            "Transient LLM error, retrying",
+          ),
       },
     );
     model = `${llm.provider}/${result.response.modelId || llm.model}`;
+    if (result.warnings?.length) log.warn({ model, warnings: result.warnings }, "LLM call warnings");
     const usage = result.totalUsage;
     const inputTokens = usage.inputTokens ?? 0;
     const outputTokens = usage.outputTokens ?? 0;

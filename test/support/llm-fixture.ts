@@ -136,9 +136,14 @@ export async function startLlmFixture(): Promise<LlmFixture> {
         if (res.destroyed) return;
         const model = typeof body.model === "string" ? body.model : "fixture-model";
         if (reply.kind === "answer") {
-          const usage = reply.usage ?? { inputTokens: wordCount(JSON.stringify(body)), outputTokens: wordCount(reply.text) };
+          const usage = reply.usage ?? {
+            inputTokens: wordCount(JSON.stringify(body)),
+            outputTokens: wordCount(reply.text),
+          };
           const payload =
-            api === "anthropic" ? anthropicMessage(model, reply.text, usage) : openAiCompletion(model, reply.text, usage);
+            api === "anthropic"
+              ? anthropicMessage(model, reply.text, usage)
+              : openAiCompletion(model, reply.text, usage);
           send(res, 200, JSON.stringify(payload));
         } else if (reply.kind === "error") {
           send(res, reply.status, JSON.stringify(errorBody(api, reply.status, reply.message)), reply.headers);

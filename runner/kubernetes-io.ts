@@ -1,0 +1,162 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+import { z } from "zod";
+import type { TaskAssignment, TaskOutcome } from "../core/task-assignment.ts";
+import { taskOutcome } from "../core/task-assignment.ts";
+import type { TaskResultSpec } from "../core/task-result.ts";
+import { isAlreadyExists, KubeApiError, KubeClient } from "../controller/kube/client.ts";
+import {
+  CREW_EXECUTIONS,
+  CREW_TASK_RESULTS,
+  LABEL_CREW,
+  LABEL_EXECUTION,
+  LABEL_MANAGED_BY,
+  LABEL_TASK,
+  LABEL_TASK_INDEX,
+  MANAGED_BY,
+  resourcePath,
+} from "../controller/kube/resources.ts";
+import { taskJobName } from "../controller/task-job.ts";
+import { AssignmentError, parseAssignment, type TaskIO } from "./io.ts";
+
+/** What the runner reads from its pod's environment in Kubernetes mode. */
+const kubernetesRunnerEnv = z.object({
+  /** Set by the local test node: container paths (volume mounts) live under this directory. */
+  KUBECREW_CONTAINER_ROOT: z.string().default(""),
+  /** The pod's name (downward API): names the result of a failed attempt. */
+  POD_NAME: z.string().optional(),
+  KUBECONFIG: z.string().optional(),
+});
+
+export interface KubernetesIOConfig {
+  containerRoot: string;
+  podName?: string;
+  kubeconfigPath?: string;
+}
+
+export function kubernetesIOConfigFromEnv(env: Record<string, string | undefined>): KubernetesIOConfig {
+  const parsed = kubernetesRunnerEnv.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`Invalid environment variable ${String(issue.path[0])}: ${issue.message}`);
+  }
+  const c = parsed.data;
+  return {
+    containerRoot: c.KUBECREW_CONTAINER_ROOT,
+    ...(c.POD_NAME ? { podName: c.POD_NAME } : {}),
+    ...(c.KUBECONFIG ? { kubeconfigPath: c.KUBECONFIG } : {}),
+  };
+}
+
+/** The name of a task's result: the task's own name when it succeeded, one per pod (attempt) when it failed. */
+export function taskResultName(assignment: TaskAssignment, outcome: TaskOutcome, podName: string | undefined): { name?: string; generateName?: string } {
+  const base = taskJobName(assignment.execution.id, assignment.task.index);
+  if (outcome.error === undefined) return { name: base };
+  return podName ? { name: `${podName}-failed` } : { generateName: `${base}-failed-` };
+}
+
+/** The CrewTaskResult a runner creates for its outcome, owned by the execution (deleted with it). */
+export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcome, podName?: string) {
+  const execution = assignment.execution;
+  if (!execution.namespace || !execution.uid) {
+    throw new AssignmentError("Assignment lacks the execution's namespace and uid (needed in Kubernetes mode)");
+  }
+  const spec: TaskResultSpec = {
+    executionRef: { name: execution.id },
+    taskName: outcome.taskName,
+    taskIndex: outcome.taskIndex,
+    agent: outcome.agent,
+    ...(outcome.output !== undefined ? { output: outcome.output } : {}),
+    ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+    attempt: outcome.attempt,
+    executionTime: outcome.executionTime,
+    tokenUsage: outcome.tokenUsage,
+    ...(outcome.model ? { model: outcome.model } : {}),
+  };
+  return {
+    apiVersion: CREW_TASK_RESULTS.apiVersion,
+    kind: CREW_TASK_RESULTS.kind,
+    metadata: {
+      ...taskResultName(assignment, outcome, podName),
+      namespace: execution.namespace,
+      labels: {
+        [LABEL_EXECUTION]: execution.id,
+        [LABEL_TASK]: outcome.taskName,
+        [LABEL_TASK_INDEX]: String(outcome.taskIndex),
+        [LABEL_CREW]: execution.crew,
+        [LABEL_MANAGED_BY]: MANAGED_BY,
+      },
+      ownerReferences: [{ apiVersion: CREW_EXECUTIONS.apiVersion, kind: CREW_EXECUTIONS.kind, name: execution.id, uid: execution.uid }],
+    },
+    spec,
+  };
+}
+
+/**
+ * TaskIO inside a Job pod: the assignment comes from the task's ConfigMap (mounted as a file), the outcome becomes a
+ * CrewTaskResult created with the pod's service account (which may create results and nothing else).
+ */
+export class KubernetesTaskIO implements TaskIO {
+  private readonly assignmentPath: string;
+  private readonly client: KubeClient;
+  private readonly podName: string | undefined;
+  private assignment: TaskAssignment | undefined;
+
+  constructor(options: { assignmentPath: string; config: KubernetesIOConfig; kubeConfig?: KubeConfig }) {
+    this.assignmentPath = options.config.containerRoot ? join(options.config.containerRoot, options.assignmentPath) : options.assignmentPath;
+    this.podName = options.config.podName;
+    let kc = options.kubeConfig;
+    if (!kc) {
+      kc = new KubeConfig();
+      if (options.config.kubeconfigPath) kc.loadFromFile(options.config.kubeconfigPath);
+      else kc.loadFromCluster();
+    }
+    this.client = new KubeClient(kc, { timeoutMs: 60_000 });
+  }
+
+  async readAssignment(): Promise<TaskAssignment> {
+    let text: string;
+    try {
+      text = await readFile(this.assignmentPath, "utf8");
+    } catch (error) {
+      throw new AssignmentError(`Cannot read assignment ${this.assignmentPath}: ${(error as Error).message}`);
+    }
+    this.assignment = parseAssignment(text, this.assignmentPath);
+    return this.assignment;
+  }
+
+  async reportOutcome(outcome: TaskOutcome): Promise<void> {
+    if (!this.assignment) throw new Error("reportOutcome before readAssignment");
+    const checked = taskOutcome.parse(outcome);
+    const object = taskResultObject(this.assignment, checked, this.podName);
+    const path = resourcePath(CREW_TASK_RESULTS, this.assignment.execution.namespace);
+    try {
+      await this.createWithRetry(path, object);
+    } catch (err) {
+      if (isAlreadyExists(err)) return; // this attempt's result is already there (a retried request)
+      if (err instanceof KubeApiError && (err.statusCode === 413 || /too large|exceeds/i.test(err.message)) && checked.error === undefined) {
+        // The apiserver refused the size: report that as the task's failure instead of losing the outcome.
+        const failed = { ...checked, output: undefined, error: `Task output could not be stored: ${err.message}` };
+        await this.createWithRetry(path, taskResultObject(this.assignment, failed, this.podName));
+        throw new Error(failed.error);
+      }
+      throw err;
+    } finally {
+      this.client.close();
+    }
+  }
+
+  private async createWithRetry(path: string, body: unknown): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.create(path, body);
+        return;
+      } catch (err) {
+        const transient = !(err instanceof KubeApiError) || err.statusCode >= 500 || err.statusCode === 429;
+        if (!transient || attempt >= 5) throw err;
+        await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+      }
+    }
+  }
+}

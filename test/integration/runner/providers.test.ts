@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { LlmConfig } from "../../../core/crew.ts";
+import { DEFAULT_RETRY_POLICY } from "../../../runner/retry.ts";
+import { runTask } from "../../../runner/run-task.ts";
+import { testAssignment } from "../../../runner/test-assignment.ts";
+import { answer, startLlmFixture, type LlmFixture } from "../../support/llm-fixture.ts";
+
+// The real AI SDK providers, over HTTP, against the LLM fixture server.
+let fixture: LlmFixture;
+beforeAll(async () => {
+  fixture = await startLlmFixture();
+});
+afterAll(() => fixture.stop());
+beforeEach(() => {
+  fixture.requests.length = 0;
+});
+
+const retry = { ...DEFAULT_RETRY_POLICY, initialDelayMs: 5, maxDelayMs: 20 };
+
+/** The system and user texts a request carried, whatever the API's shape. */
+function promptOf(body: Record<string, unknown>): { system: string; user: string } {
+  const messages = body.messages as { role: string; content: string | { type: string; text: string }[] }[];
+  const text = (c: string | { text: string }[]) => (typeof c === "string" ? c : c.map((p) => p.text).join(""));
+  const system =
+    typeof body.system === "string"
+      ? body.system
+      : Array.isArray(body.system)
+        ? text(body.system as { text: string }[])
+        : text(messages.find((m) => m.role === "system")!.content);
+  return { system, user: text(messages.find((m) => m.role === "user")!.content) };
+}
+
+describe.each([
+  {
+    provider: "openai" as const,
+    env: { OPENAI_API_KEY: "sk-openai-test" },
+    path: "/v1/chat/completions",
+    credential: (h: Record<string, unknown>) => h.authorization,
+    expected: "Bearer sk-openai-test",
+  },
+  {
+    provider: "openai-compatible" as const,
+    env: { LLM_API_KEY: "local-key" },
+    path: "/v1/chat/completions",
+    credential: (h: Record<string, unknown>) => h.authorization,
+    expected: "Bearer local-key",
+  },
+  {
+    provider: "anthropic" as const,
+    env: { ANTHROPIC_API_KEY: "sk-ant-test" },
+    path: "/v1/messages",
+    credential: (h: Record<string, unknown>) => h["x-api-key"],
+    expected: "sk-ant-test",
+  },
+])("provider $provider", ({ provider, env, path, credential, expected }) => {
+  const llm = (): LlmConfig => ({
+    provider,
+    model: "test-model",
+    baseURL: fixture.baseURL,
+    temperature: 0.2,
+    maxOutputTokens: 700,
+  });
+
+  it("runs the task: the answer, its token usage, the model and the time", async () => {
+    fixture.enqueue(answer("A fine article about agents.", { inputTokens: 321, outputTokens: 45 }));
+    const outcome = await runTask(testAssignment({ llm: llm() }), { env, retry });
+    expect(outcome).toMatchObject({
+      taskName: "write",
+      agent: "Senior Writer",
+      output: "A fine article about agents.",
+      tokenUsage: { inputTokens: 321, outputTokens: 45, totalTokens: 366 },
+      model: `${provider}/test-model`,
+    });
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.executionTime).toBeGreaterThan(0);
+    expect(fixture.requests).toHaveLength(1);
+    expect(fixture.requests[0]!.path).toBe(path);
+    expect(fixture.requests[0]!.body).toMatchObject({ model: "test-model", temperature: 0.2, max_tokens: 700 });
+  });
+
+  it("sends the agent's role, goal and backstory, the task and the context", async () => {
+    await runTask(testAssignment({ llm: llm() }), { env, retry });
+    const { system, user } = promptOf(fixture.requests[0]!.body);
+    expect(system).toBe(
+      "You are Senior Writer. You have written for technical magazines for ten years.\n" +
+        "Your personal goal is: Explain AI agents clearly",
+    );
+    expect(user).toContain("Current Task: Write a short article about AI agents.");
+    expect(user).toContain("This is the expected criteria for your final answer: Three paragraphs in markdown.");
+    expect(user).toContain("This is the context you're working with:\nAgents plan, act and observe.");
+  });
+
+  it("sends the API key from the environment, KUBECREW_LLM_API_KEY first", async () => {
+    await runTask(testAssignment({ llm: llm() }), { env, retry });
+    expect(credential(fixture.requests[0]!.headers)).toBe(expected);
+    await runTask(testAssignment({ llm: llm() }), { env: { ...env, KUBECREW_LLM_API_KEY: "from-secret" }, retry });
+    expect(credential(fixture.requests[1]!.headers)).toBe(
+      provider === "anthropic" ? "from-secret" : "Bearer from-secret",
+    );
+  });
+
+  it("reads the key from the variable the agent names", async () => {
+    await runTask(testAssignment({ llm: { ...llm(), apiKeyEnv: "TEAM_LLM_KEY" } }), {
+      env: { TEAM_LLM_KEY: "team" },
+      retry,
+    });
+    expect(credential(fixture.requests[0]!.headers)).toBe(provider === "anthropic" ? "team" : "Bearer team");
+  });
+});
+
+describe("provider openai-compatible without a key (Ollama, vLLM)", () => {
+  it("sends no Authorization header", async () => {
+    const llm: LlmConfig = { provider: "openai-compatible", model: "llama3", baseURL: fixture.baseURL };
+    const outcome = await runTask(testAssignment({ llm }), { env: {}, retry });
+    expect(outcome.output).toBe("Fixture answer.");
+    expect(fixture.requests[0]!.headers.authorization).toBeUndefined();
+  });
+});
