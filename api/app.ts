@@ -5,6 +5,7 @@ import { errorHandler, notFoundHandler } from "./error-handler.ts";
 import type { ExecutionBackend } from "./execution-backend.ts";
 import { openApiDocument, type ExtraPaths } from "./openapi.ts";
 import { crewRoutes } from "./routes/crew-routes.ts";
+import { integrationsFallback } from "./routes/integrations-fallback.ts";
 
 export interface ApiDeps {
   backend: ExecutionBackend;
@@ -35,6 +36,7 @@ export function createApp(deps: ApiDeps): Express {
     res.json({ status: "ok" });
   });
   for (const router of deps.extraRouters ?? []) app.use(router);
+  app.use(integrationsFallback());
 
   app.use(
     "/crews/:crew",

@@ -12,6 +12,12 @@ import { ApiError, badRequest, crewNotFound, executionNotFound, missingInputs, u
 import type { ExecutionBackend, ExecutionView } from "../execution-backend.ts";
 import { parseOr400 } from "../validation.ts";
 
+/**
+ * A finished execution's answer never changes: it is serialised once per status object (the backend hands out the
+ * same object until the status is written again) and polling clients get the cached text.
+ */
+const finalBodies = new WeakMap<object, string>();
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface CrewRoutesDeps {
@@ -86,8 +92,14 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
   const status = async (req: Request<{ id: string }>, res: Response) => {
     const crew = await crewFor(req);
     const execution = await visibleExecution(req, crew, req.params.id);
-    const spec = execution.status?.crewSpec ?? crew.spec;
-    res.json(statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length));
+    const finished = execution.status && isFinished(execution.status.phase) ? execution.status : undefined;
+    let body = finished && finalBodies.get(finished);
+    if (!body) {
+      const spec = execution.status?.crewSpec ?? crew.spec;
+      body = JSON.stringify(statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length));
+      if (finished) finalBodies.set(finished, body);
+    }
+    res.type("application/json").send(body);
   };
   router.get("/status/:id", auth, status);
   router.get("/:id/status", auth, status);

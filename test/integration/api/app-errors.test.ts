@@ -51,3 +51,12 @@ it("answers unknown routes with a 404 in the documented body", async () => {
   expect(res.status).toBe(404);
   expect(await res.json()).toEqual({ error: "Not Found", message: "No route for GET /no/such/route" });
 });
+
+it("tells a browser that lands on a provider callback that the integrations Ingress route is missing", async () => {
+  const html = await fetch(`${api.url}/v1/auth/google/callback?code=x&state=y`, { headers: { accept: "text/html" } });
+  expect(html.status).toBe(502);
+  expect(await html.text()).toContain("the Ingress route for the integrations service is not configured");
+  const json = await fetch(`${api.url}/oauthsvc/v1/auth/google/start`, { headers: { accept: "application/json" } });
+  expect(json.status).toBe(502);
+  expect(((await json.json()) as { error: string }).error).toBe("Integrations route not configured");
+});
