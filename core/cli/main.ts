@@ -1,15 +1,24 @@
 #!/usr/bin/env node
 import { Command } from "commander";
-import { registerDevCommand } from "./dev-command.ts";
-import { registerRunnerCommand } from "../../runner/command.ts";
 
-/** The one `kubecrew` CLI; each component registers its own subcommand. */
+/**
+ * The one `kubecrew` CLI; each component registers its own subcommand. Only the module of the subcommand being run
+ * is loaded (a runner in a Job pod never loads express or the controller), so every entry here is a lazy import.
+ * To add a subcommand: one line `name: async (p) => (await import("…/command.ts")).registerXCommand(p)`.
+ */
+const commands: Record<string, (program: Command) => Promise<void>> = {
+  dev: async (p) => (await import("./dev-command.ts")).registerDevCommand(p),
+  runner: async (p) => (await import("../../runner/command.ts")).registerRunnerCommand(p),
+};
+
 const program = new Command("kubecrew")
   .description("Crew execution on Kubernetes")
   .version("0.1.0")
   .showHelpAfterError();
 
-registerDevCommand(program);
-registerRunnerCommand(program);
+const requested = process.argv[2];
+const register = requested ? commands[requested] : undefined;
+if (register) await register(program);
+else for (const each of Object.values(commands)) await each(program);
 
 await program.parseAsync(process.argv);
