@@ -139,7 +139,7 @@ export class KubernetesTaskIO implements TaskIO {
         // The apiserver refused the size: report that as the task's failure instead of losing the outcome.
         const failed = { ...checked, output: undefined, error: `Task output could not be stored: ${err.message}` };
         await this.createWithRetry(path, taskResultObject(this.assignment, failed, this.podName));
-        throw new Error(failed.error);
+        throw new Error(failed.error, { cause: err });
       }
       throw err;
     } finally {

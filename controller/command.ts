@@ -1,0 +1,39 @@
+import type { Command } from "commander";
+import { createLogger } from "../core/logger.ts";
+import { controllerConfigFromEnv, type ControllerConfig } from "./config.ts";
+import { startController } from "./controller.ts";
+
+/** `kubecrew controller`: runs CrewExecutions as Jobs; SIGTERM/SIGINT shut it down gracefully. */
+export function registerControllerCommand(program: Command): void {
+  program
+    .command("controller")
+    .description("Run the Kubernetes controller: CrewExecutions become Jobs, results become status")
+    .action(async () => {
+      let config: ControllerConfig;
+      try {
+        config = controllerConfigFromEnv(process.env);
+      } catch (error) {
+        process.stderr.write(`${(error as Error).message}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const log = createLogger({ level: config.logLevel, name: "controller" });
+      const controller = await startController(config, {
+        log,
+        onFatal: (reason) => {
+          log.fatal({ reason }, "Controller cannot go on");
+          process.exit(1);
+        },
+      });
+      log.info({ health: controller.url, namespace: config.namespace || "(all)", identity: config.leaderElection.identity }, "Controller started");
+      await new Promise<void>((resolve) => {
+        const onSignal = (signal: NodeJS.Signals) => {
+          log.info({ signal }, "Shutting down");
+          resolve();
+        };
+        process.once("SIGTERM", onSignal);
+        process.once("SIGINT", onSignal);
+      });
+      await controller.stop();
+    });
+}

@@ -1,0 +1,103 @@
+import { hostname } from "node:os";
+import { z } from "zod";
+
+const seconds = (fallback: number) => z.coerce.number().min(0).default(fallback);
+
+/** The controller's environment, parsed once at startup. */
+export const controllerEnv = z.object({
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  KUBECONFIG: z.string().optional(),
+  /** Namespace to watch; empty for every namespace. */
+  KUBECREW_NAMESPACE: z.string().default(""),
+  KUBECREW_CONTROLLER_WORKERS: z.coerce.number().int().min(1).max(256).default(8),
+  KUBECREW_RUNNER_IMAGE: z.string().min(1).default("kubecrew:0.1.0"),
+  KUBECREW_RUNNER_IMAGE_PULL_POLICY: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
+  KUBECREW_RUNNER_SERVICE_ACCOUNT: z.string().min(1).default("kubecrew-runner"),
+  KUBECREW_RUNNER_LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  KUBECREW_FINISHED_TTL_SECONDS: z.coerce.number().int().default(86_400),
+  KUBECREW_HEALTH_HOST: z.string().default("0.0.0.0"),
+  KUBECREW_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  KUBECREW_LEADER_ELECT: z.stringbool().default(true),
+  KUBECREW_LEADER_ELECTION_NAMESPACE: z.string().optional(),
+  KUBECREW_LEADER_ELECTION_ID: z.string().default("kubecrew-controller"),
+  KUBECREW_LEASE_DURATION_SECONDS: seconds(15),
+  KUBECREW_RENEW_DEADLINE_SECONDS: seconds(10),
+  KUBECREW_RETRY_PERIOD_SECONDS: seconds(2),
+  /** This replica's name in the lease; a pod's name (POD_NAME) or the host name by default. */
+  KUBECREW_CONTROLLER_ID: z.string().optional(),
+  POD_NAME: z.string().optional(),
+  POD_NAMESPACE: z.string().optional(),
+  KUBECREW_WEBHOOK_SECRET_KEY: z.string().default("secret"),
+  KUBECREW_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(8),
+  KUBECREW_WEBHOOK_INITIAL_DELAY_MS: z.coerce.number().int().min(1).default(1000),
+  KUBECREW_WEBHOOK_TIMEOUT_SECONDS: seconds(10),
+  KUBECREW_WATCH_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(300),
+  KUBECREW_SHUTDOWN_TIMEOUT_SECONDS: seconds(20),
+});
+
+export interface ControllerConfig {
+  logLevel: string;
+  kubeconfigPath?: string;
+  namespace: string;
+  workers: number;
+  runnerImage: string;
+  runnerImagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  runnerServiceAccount: string;
+  runnerLogLevel: string;
+  finishedTtlSeconds: number;
+  health: { host: string; port: number };
+  leaderElection: {
+    enabled: boolean;
+    namespace: string;
+    name: string;
+    identity: string;
+    leaseDurationSeconds: number;
+    renewDeadlineSeconds: number;
+    retryPeriodSeconds: number;
+  };
+  webhooks: { secretKey: string; maxAttempts: number; initialDelayMs: number; timeoutMs: number };
+  watchTimeoutSeconds: number;
+  shutdownTimeoutMs: number;
+}
+
+export class ControllerConfigError extends Error {
+  override name = "ControllerConfigError";
+}
+
+export function controllerConfigFromEnv(env: Record<string, string | undefined>): ControllerConfig {
+  const parsed = controllerEnv.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ControllerConfigError(`Invalid environment variable ${String(issue.path[0])}: ${issue.message}`);
+  }
+  const c = parsed.data;
+  return {
+    logLevel: c.LOG_LEVEL,
+    ...(c.KUBECONFIG ? { kubeconfigPath: c.KUBECONFIG } : {}),
+    namespace: c.KUBECREW_NAMESPACE,
+    workers: c.KUBECREW_CONTROLLER_WORKERS,
+    runnerImage: c.KUBECREW_RUNNER_IMAGE,
+    ...(c.KUBECREW_RUNNER_IMAGE_PULL_POLICY ? { runnerImagePullPolicy: c.KUBECREW_RUNNER_IMAGE_PULL_POLICY } : {}),
+    runnerServiceAccount: c.KUBECREW_RUNNER_SERVICE_ACCOUNT,
+    runnerLogLevel: c.KUBECREW_RUNNER_LOG_LEVEL,
+    finishedTtlSeconds: c.KUBECREW_FINISHED_TTL_SECONDS,
+    health: { host: c.KUBECREW_HEALTH_HOST, port: c.KUBECREW_HEALTH_PORT },
+    leaderElection: {
+      enabled: c.KUBECREW_LEADER_ELECT,
+      namespace: c.KUBECREW_LEADER_ELECTION_NAMESPACE ?? c.POD_NAMESPACE ?? (c.KUBECREW_NAMESPACE || "default"),
+      name: c.KUBECREW_LEADER_ELECTION_ID,
+      identity: c.KUBECREW_CONTROLLER_ID ?? c.POD_NAME ?? hostname(),
+      leaseDurationSeconds: c.KUBECREW_LEASE_DURATION_SECONDS,
+      renewDeadlineSeconds: c.KUBECREW_RENEW_DEADLINE_SECONDS,
+      retryPeriodSeconds: c.KUBECREW_RETRY_PERIOD_SECONDS,
+    },
+    webhooks: {
+      secretKey: c.KUBECREW_WEBHOOK_SECRET_KEY,
+      maxAttempts: c.KUBECREW_WEBHOOK_MAX_ATTEMPTS,
+      initialDelayMs: c.KUBECREW_WEBHOOK_INITIAL_DELAY_MS,
+      timeoutMs: c.KUBECREW_WEBHOOK_TIMEOUT_SECONDS * 1000,
+    },
+    watchTimeoutSeconds: c.KUBECREW_WATCH_TIMEOUT_SECONDS,
+    shutdownTimeoutMs: c.KUBECREW_SHUTDOWN_TIMEOUT_SECONDS * 1000,
+  };
+}

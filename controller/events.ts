@@ -1,0 +1,79 @@
+import { createHash } from "node:crypto";
+import type { Logger } from "../core/logger.ts";
+import { isAlreadyExists, type KubeClient } from "./kube/client.ts";
+import { CREW_EXECUTIONS, EVENTS, resourcePath } from "./kube/resources.ts";
+
+export interface EventTarget {
+  name: string;
+  namespace: string;
+  uid: string;
+}
+
+/**
+ * Records core/v1 Events on executions. The event's name is derived from the execution, reason and message, so a
+ * reconcile replayed on a stale cache (or by a restarted controller) finds the event already there instead of
+ * posting it twice. Recording never blocks or fails a reconcile.
+ */
+export class EventRecorder {
+  private readonly client: KubeClient;
+  private readonly log: Logger;
+  private readonly component: string;
+  private readonly instance: string;
+  private readonly now: () => Date;
+  private readonly recent = new Set<string>();
+  private inFlight = new Set<Promise<void>>();
+
+  constructor(opts: { client: KubeClient; log: Logger; instance: string; now: () => Date; component?: string }) {
+    this.client = opts.client;
+    this.log = opts.log;
+    this.instance = opts.instance;
+    this.now = opts.now;
+    this.component = opts.component ?? "kubecrew-controller";
+  }
+
+  record(target: EventTarget, type: "Normal" | "Warning", reason: string, message: string): void {
+    const digest = createHash("sha256").update(`${target.uid}\n${reason}\n${message}`).digest("hex").slice(0, 16);
+    const name = `${target.name}.${digest}`;
+    const key = `${target.namespace}/${name}`;
+    if (this.recent.has(key)) return;
+    this.recent.add(key);
+    if (this.recent.size > 10_000) this.recent.clear();
+    const now = this.now().toISOString();
+    const body = {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name, namespace: target.namespace },
+      involvedObject: {
+        apiVersion: CREW_EXECUTIONS.apiVersion,
+        kind: CREW_EXECUTIONS.kind,
+        name: target.name,
+        namespace: target.namespace,
+        uid: target.uid,
+      },
+      reason,
+      message,
+      type,
+      source: { component: this.component },
+      reportingComponent: `kubecrew.io/${this.component}`,
+      reportingInstance: this.instance,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    const p = this.client
+      .create(resourcePath(EVENTS, target.namespace), body)
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          if (!isAlreadyExists(err)) this.log.warn({ err: String(err), execution: target.name, reason }, "Cannot record event");
+        },
+      )
+      .finally(() => this.inFlight.delete(p));
+    this.inFlight.add(p);
+  }
+
+  /** Waits for events being posted (graceful shutdown, tests). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.inFlight]);
+  }
+}

@@ -1,0 +1,303 @@
+import type { Logger } from "../core/logger.ts";
+import { isGone, type KubeClient, type KubeObject, type WatchEvent } from "./kube/client.ts";
+
+/**
+ * A list-watch cache of one resource type. It lists, then watches from the list's resourceVersion; on 410 Gone it
+ * lists again (and reports what changed meanwhile); on any other error it reconnects with exponential backoff; a
+ * watch that goes silent for longer than `stallTimeoutMs` (no event, not even a bookmark) is cut and restarted.
+ */
+
+export type InformerEvent = "add" | "update" | "delete";
+export type InformerHandler<T> = (event: InformerEvent, object: T, previous?: T) => void;
+
+export interface InformerOptions<T extends KubeObject> {
+  client: KubeClient;
+  /** Collection path, e.g. `/apis/batch/v1/namespaces/team-a/jobs` or all namespaces `/apis/batch/v1/jobs`. */
+  path: string;
+  labelSelector?: string;
+  log: Logger;
+  /** Secondary index keys of an object (e.g. its execution's namespace/name), for byIndex(). */
+  indexKeys?: (object: T) => string[];
+  /** The server ends each watch after about this long; the informer opens the next one from where it stopped. */
+  watchTimeoutSeconds?: number;
+  /** A watch with no traffic for this long is treated as stalled. */
+  stallTimeoutMs?: number;
+  backoff?: { initialMs: number; maxMs: number };
+  pageSize?: number;
+}
+
+export const objectKey = (o: KubeObject) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
+
+/** Compares etcd resourceVersions; an opaque one (not an integer) never counts as older. */
+function isOlder(candidate: KubeObject, current: KubeObject): boolean {
+  const a = candidate.metadata?.resourceVersion;
+  const b = current.metadata?.resourceVersion;
+  if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  return BigInt(a) < BigInt(b);
+}
+
+export class Informer<T extends KubeObject> {
+  private readonly opts: InformerOptions<T>;
+  private readonly store = new Map<string, T>();
+  private readonly index = new Map<string, Set<string>>();
+  private readonly handlers: InformerHandler<T>[] = [];
+  private resourceVersion = "";
+  private stopped = false;
+  private abort: AbortController | undefined;
+  private loop: Promise<void> | undefined;
+  private synced = false;
+  private syncWaiters: (() => void)[] = [];
+  private wake: (() => void) | undefined;
+  /** Last time the watch showed any sign of life (ms since epoch); the health check reads it. */
+  lastActivity = Date.now();
+  relists = 0;
+  stalls = 0;
+
+  constructor(opts: InformerOptions<T>) {
+    this.opts = opts;
+  }
+
+  on(handler: InformerHandler<T>): void {
+    this.handlers.push(handler);
+  }
+
+  get hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Starts the loop; resolves once the first list has filled the cache. */
+  start(): Promise<void> {
+    this.stopped = false;
+    this.loop ??= this.run();
+    return this.waitForSync();
+  }
+
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort?.abort();
+    this.wake?.();
+    await this.loop;
+    this.loop = undefined;
+  }
+
+  get(namespace: string, name: string): T | undefined {
+    return this.store.get(`${namespace}/${name}`);
+  }
+
+  list(namespace?: string): T[] {
+    const all = [...this.store.values()];
+    return namespace === undefined ? all : all.filter((o) => o.metadata?.namespace === namespace);
+  }
+
+  byIndex(key: string): T[] {
+    const keys = this.index.get(key);
+    if (!keys) return [];
+    return [...keys].flatMap((k) => {
+      const o = this.store.get(k);
+      return o ? [o] : [];
+    });
+  }
+
+  /**
+   * Puts an object the caller just wrote (the apiserver's answer) into the cache, unless the cache already holds a
+   * newer version: the next reconcile then sees its own write even before the watch delivers it.
+   */
+  upsert(object: T): void {
+    const key = objectKey(object);
+    const current = this.store.get(key);
+    if (current && isOlder(object, current)) return;
+    this.put(key, object);
+    this.emit(current ? "update" : "add", object, current);
+  }
+
+  private put(key: string, object: T): void {
+    const previous = this.store.get(key);
+    if (previous) this.unindex(key, previous);
+    this.store.set(key, object);
+    for (const k of this.opts.indexKeys?.(object) ?? []) {
+      let set = this.index.get(k);
+      if (!set) this.index.set(k, (set = new Set()));
+      set.add(key);
+    }
+  }
+
+  private remove(key: string): T | undefined {
+    const previous = this.store.get(key);
+    if (!previous) return undefined;
+    this.unindex(key, previous);
+    this.store.delete(key);
+    return previous;
+  }
+
+  private unindex(key: string, object: T): void {
+    for (const k of this.opts.indexKeys?.(object) ?? []) {
+      const set = this.index.get(k);
+      set?.delete(key);
+      if (set?.size === 0) this.index.delete(k);
+    }
+  }
+
+  private emit(event: InformerEvent, object: T, previous?: T): void {
+    for (const h of this.handlers) {
+      try {
+        h(event, object, previous);
+      } catch (err) {
+        this.opts.log.error({ err, path: this.opts.path }, "Informer handler failed");
+      }
+    }
+  }
+
+  private async run(): Promise<void> {
+    const backoff = this.opts.backoff ?? { initialMs: 500, maxMs: 30_000 };
+    let delay = 0;
+    while (!this.stopped) {
+      try {
+        if (!this.resourceVersion) await this.relist();
+        const progressed = await this.watchOnce();
+        if (progressed) delay = 0;
+      } catch (err) {
+        if (this.stopped) break;
+        if (isGone(err)) {
+          this.opts.log.info({ path: this.opts.path }, "Watch expired (410 Gone); relisting");
+          this.resourceVersion = "";
+          continue;
+        }
+        delay = delay === 0 ? backoff.initialMs : Math.min(delay * 2, backoff.maxMs);
+        const jittered = Math.round(delay * (0.8 + Math.random() * 0.4));
+        this.opts.log.warn({ err: String(err), path: this.opts.path, retryInMs: jittered }, "Watch failed; reconnecting");
+        await this.sleep(jittered);
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private async relist(): Promise<void> {
+    const seen = new Map<string, T>();
+    let continueToken: string | undefined;
+    let resourceVersion: string;
+    do {
+      const page = await this.opts.client.list<T>(this.opts.path, {
+        labelSelector: this.opts.labelSelector,
+        limit: String(this.opts.pageSize ?? 500),
+        continue: continueToken,
+      });
+      for (const item of page.items) seen.set(objectKey(item), item);
+      continueToken = page.metadata.continue || undefined;
+      resourceVersion = page.metadata.resourceVersion ?? "";
+    } while (continueToken);
+    this.relists++;
+    this.lastActivity = Date.now();
+    for (const [key, previous] of [...this.store]) {
+      if (!seen.has(key)) {
+        this.remove(key);
+        this.emit("delete", previous);
+      }
+    }
+    for (const [key, object] of seen) {
+      const previous = this.store.get(key);
+      if (previous?.metadata?.resourceVersion === object.metadata?.resourceVersion) continue;
+      this.put(key, object);
+      this.emit(previous ? "update" : "add", object, previous);
+    }
+    this.resourceVersion = resourceVersion;
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters.splice(0)) w();
+    }
+  }
+
+  /** One watch request; true when it delivered at least one event. */
+  private async watchOnce(): Promise<boolean> {
+    const timeoutSeconds = this.opts.watchTimeoutSeconds ?? 300;
+    const stallMs = this.opts.stallTimeoutMs ?? (timeoutSeconds + 30) * 1000;
+    const abort = new AbortController();
+    this.abort = abort;
+    let events = 0;
+    let stalled = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    const feed = () => {
+      this.lastActivity = Date.now();
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        stalled = true;
+        abort.abort();
+      }, stallMs);
+    };
+    feed();
+    let gone = false;
+    try {
+      await this.opts.client.watch<T>(
+        this.opts.path,
+        {
+          resourceVersion: this.resourceVersion,
+          labelSelector: this.opts.labelSelector,
+          allowWatchBookmarks: "true",
+          timeoutSeconds: String(timeoutSeconds),
+        },
+        (event: WatchEvent<T>) => {
+          feed();
+          events++;
+          this.apply(event, () => {
+            gone = true;
+            abort.abort();
+          });
+        },
+        abort.signal,
+      );
+    } finally {
+      clearTimeout(watchdog);
+      this.abort = undefined;
+    }
+    if (stalled) {
+      this.stalls++;
+      this.opts.log.warn({ path: this.opts.path, stallMs }, "Watch stalled; restarting it");
+    }
+    if (gone) {
+      this.opts.log.info({ path: this.opts.path }, "Watch expired (410 Gone); relisting");
+      this.resourceVersion = "";
+    }
+    return events > 0;
+  }
+
+  private apply(event: WatchEvent<T>, onGone: () => void): void {
+    const object = event.object;
+    if (event.type === "ERROR") {
+      const status = object as unknown as { code?: number; message?: string };
+      if (status.code === 410) return onGone();
+      this.opts.log.warn({ path: this.opts.path, status }, "Watch error event");
+      this.resourceVersion = "";
+      return onGone();
+    }
+    const rv = object.metadata?.resourceVersion;
+    if (event.type === "BOOKMARK") {
+      if (rv) this.resourceVersion = rv;
+      return;
+    }
+    const key = objectKey(object);
+    if (event.type === "DELETED") {
+      const previous = this.remove(key);
+      this.emit("delete", object, previous);
+    } else {
+      const previous = this.store.get(key);
+      if (!previous || !isOlder(object, previous)) {
+        this.put(key, object);
+        this.emit(previous ? "update" : "add", object, previous);
+      }
+    }
+    if (rv) this.resourceVersion = rv;
+  }
+}

@@ -1,0 +1,40 @@
+/** API paths of the resources kubecrew touches, namespaced or across all namespaces. */
+
+export interface ResourceType {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  apiVersion: string;
+}
+
+function resource(group: string, version: string, plural: string, kind: string): ResourceType {
+  return { group, version, plural, kind, apiVersion: group ? `${group}/${version}` : version };
+}
+
+export const CREWS = resource("kubecrew.io", "v1alpha1", "crews", "Crew");
+export const CREW_EXECUTIONS = resource("kubecrew.io", "v1alpha1", "crewexecutions", "CrewExecution");
+export const CREW_TASK_RESULTS = resource("kubecrew.io", "v1alpha1", "crewtaskresults", "CrewTaskResult");
+export const JOBS = resource("batch", "v1", "jobs", "Job");
+export const PODS = resource("", "v1", "pods", "Pod");
+export const CONFIG_MAPS = resource("", "v1", "configmaps", "ConfigMap");
+export const SECRETS = resource("", "v1", "secrets", "Secret");
+export const EVENTS = resource("", "v1", "events", "Event");
+export const LEASES = resource("coordination.k8s.io", "v1", "leases", "Lease");
+
+/** `/apis/<group>/<version>[/namespaces/<ns>]/<plural>[/<name>][/<sub>]`; namespace undefined means all namespaces. */
+export function resourcePath(type: ResourceType, namespace?: string, name?: string, subresource?: string): string {
+  const root = type.group ? `/apis/${type.group}/${type.version}` : `/api/${type.version}`;
+  let path = namespace ? `${root}/namespaces/${encodeURIComponent(namespace)}/${type.plural}` : `${root}/${type.plural}`;
+  if (name) path += `/${encodeURIComponent(name)}`;
+  if (name && subresource) path += `/${subresource}`;
+  return path;
+}
+
+/** Labels on every child of an execution: selectors for the informers and for cleanup. */
+export const LABEL_EXECUTION = "kubecrew.io/execution";
+export const LABEL_TASK = "kubecrew.io/task";
+export const LABEL_TASK_INDEX = "kubecrew.io/task-index";
+export const LABEL_CREW = "kubecrew.io/crew";
+export const LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
+export const MANAGED_BY = "kubecrew";

@@ -1,0 +1,89 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { executionPhases } from "../core/execution.ts";
+
+/** The controller's Prometheus metrics, on a registry of its own (no global state). */
+export class ControllerMetrics {
+  readonly registry = new Registry();
+  readonly reconciles: Counter<"result">;
+  readonly reconcileDuration: Histogram<"result">;
+  readonly executions: Gauge<"phase">;
+  readonly queueDepth: Gauge;
+  readonly inFlight: Gauge;
+  readonly apiWrites: Counter<"verb" | "resource">;
+  readonly webhookDeliveries: Counter<"result">;
+  readonly isLeader: Gauge;
+
+  constructor(sources: { phases: () => (string | undefined)[]; queueDepth: () => number; inFlight: () => number; isLeader: () => boolean }) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: "kubecrew_controller_" });
+    this.reconciles = new Counter({
+      name: "kubecrew_controller_reconciles_total",
+      help: "Reconciles of CrewExecutions, by result (success, error, conflict)",
+      labelNames: ["result"],
+      registers,
+    });
+    this.reconcileDuration = new Histogram({
+      name: "kubecrew_controller_reconcile_duration_seconds",
+      help: "Time one reconcile took",
+      labelNames: ["result"],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.executions = new Gauge({
+      name: "kubecrew_executions",
+      help: "CrewExecutions in the controller's cache, by phase",
+      labelNames: ["phase"],
+      registers,
+      collect() {
+        const counts = Object.fromEntries(executionPhases.map((p) => [p, 0])) as Record<string, number>;
+        for (const phase of sources.phases()) counts[phase ?? "Pending"] = (counts[phase ?? "Pending"] ?? 0) + 1;
+        for (const [phase, n] of Object.entries(counts)) this.set({ phase }, n);
+      },
+    });
+    this.queueDepth = new Gauge({
+      name: "kubecrew_controller_queue_depth",
+      help: "Executions waiting in the work queue",
+      registers,
+      collect() {
+        this.set(sources.queueDepth());
+      },
+    });
+    this.inFlight = new Gauge({
+      name: "kubecrew_controller_reconciles_in_flight",
+      help: "Reconciles running now",
+      registers,
+      collect() {
+        this.set(sources.inFlight());
+      },
+    });
+    this.apiWrites = new Counter({
+      name: "kubecrew_controller_apiserver_writes_total",
+      help: "Writes the controller made to the Kubernetes API, by verb and resource",
+      labelNames: ["verb", "resource"],
+      registers,
+    });
+    this.webhookDeliveries = new Counter({
+      name: "kubecrew_controller_webhook_deliveries_total",
+      help: "Webhook deliveries that ended, by result (delivered, failed)",
+      labelNames: ["result"],
+      registers,
+    });
+    this.isLeader = new Gauge({
+      name: "kubecrew_controller_leader",
+      help: "1 while this replica holds the leader lease",
+      registers,
+      collect() {
+        this.set(sources.isLeader() ? 1 : 0);
+      },
+    });
+  }
+}
+
+/** The resource a write went to, from its API path (`.../namespaces/x/jobs/y/status` → `jobs/status`). */
+export function resourceOfPath(path: string): string {
+  const parts = path.split("?")[0]!.split("/").filter(Boolean);
+  const ns = parts.indexOf("namespaces");
+  const rest = ns >= 0 ? parts.slice(ns + 2) : parts.slice(parts[0] === "api" ? 2 : 3);
+  const resource = rest[0] ?? "unknown";
+  return rest[2] ? `${resource}/${rest[2]}` : resource;
+}

@@ -1,0 +1,79 @@
+import type { CrewSpec } from "../core/crew.ts";
+import type { ObservedTask } from "../core/decide.ts";
+import { taskResultSpec, type TaskResultSpec } from "../core/task-result.ts";
+import type { KubeObject } from "./kube/client.ts";
+import { LABEL_TASK } from "./kube/resources.ts";
+
+/** What the controller reads of a Job: the parts of batch/v1 Job it needs. */
+export interface JobObject extends KubeObject {
+  spec?: { template?: unknown; backoffLimit?: number; activeDeadlineSeconds?: number };
+  status?: {
+    active?: number;
+    succeeded?: number;
+    failed?: number;
+    startTime?: string;
+    completionTime?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  };
+}
+
+export interface TaskResultObject extends KubeObject {
+  spec: unknown;
+}
+
+/** The run state of one task from its Job: terminal conditions first, a Job being deleted counts as ended. */
+export function jobRunState(job: JobObject): NonNullable<ObservedTask["run"]> {
+  const conditions = job.status?.conditions ?? [];
+  const startTime = job.status?.startTime ?? job.metadata?.creationTimestamp;
+  const withStart = startTime ? { startTime } : {};
+  const isTrue = (type: string) => conditions.find((c) => c.type === type && c.status === "True");
+  const complete = isTrue("Complete") ?? isTrue("SuccessCriteriaMet");
+  if (complete) return { state: "succeeded", ...withStart };
+  const failed = isTrue("Failed") ?? isTrue("FailureTarget");
+  if (failed) {
+    return {
+      state: "failed",
+      ...(failed.reason ? { reason: failed.reason } : {}),
+      ...(failed.message ? { message: failed.message } : {}),
+      ...withStart,
+    };
+  }
+  if (job.metadata?.deletionTimestamp) {
+    return { state: "failed", reason: "JobDeleted", message: `its Job ${job.metadata.name} was deleted`, ...withStart };
+  }
+  return { state: "running", ...withStart };
+}
+
+/**
+ * Builds decide()'s view of the world from the caches: each task's Job (by the task label) and every result the
+ * runner reported for it. Failed attempts are numbered in the order they were created.
+ */
+export function observeTasks(spec: CrewSpec | undefined, jobs: JobObject[], results: TaskResultObject[]): Record<string, ObservedTask> {
+  const observed: Record<string, ObservedTask> = {};
+  const names = new Set(spec?.tasks.map((t) => t.name) ?? []);
+  const slot = (name: string) => (observed[name] ??= { results: [] });
+  for (const job of jobs) {
+    const name = job.metadata?.labels?.[LABEL_TASK];
+    if (!name || (spec && !names.has(name))) continue;
+    slot(name).run = jobRunState(job);
+  }
+  const sorted = [...results].sort((a, b) =>
+    (a.metadata?.creationTimestamp ?? "").localeCompare(b.metadata?.creationTimestamp ?? "") ||
+    (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
+  );
+  const attempts = new Map<string, number>();
+  for (const object of sorted) {
+    const parsed = taskResultSpec.safeParse(object.spec);
+    if (!parsed.success) continue;
+    const result: TaskResultSpec = parsed.data;
+    if (spec && !names.has(result.taskName)) continue;
+    if (result.error !== undefined) {
+      const n = (attempts.get(result.taskName) ?? 0) + 1;
+      attempts.set(result.taskName, n);
+      slot(result.taskName).results.push({ ...result, attempt: Math.max(result.attempt, n) });
+    } else {
+      slot(result.taskName).results.push(result);
+    }
+  }
+  return observed;
+}

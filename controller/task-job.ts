@@ -1,0 +1,160 @@
+import type { RunnerSettings } from "../core/crew.ts";
+import type { TaskAssignment } from "../core/task-assignment.ts";
+import type { KubeObject, OwnerReference } from "./kube/client.ts";
+import {
+  CONFIG_MAPS,
+  CREW_EXECUTIONS,
+  JOBS,
+  LABEL_CREW,
+  LABEL_EXECUTION,
+  LABEL_MANAGED_BY,
+  LABEL_TASK,
+  LABEL_TASK_INDEX,
+  MANAGED_BY,
+} from "./kube/resources.ts";
+
+/** Where the runner finds its assignment inside the pod. */
+export const ASSIGNMENT_DIR = "/etc/kubecrew/assignment";
+export const ASSIGNMENT_FILE = "assignment.json";
+export const LLM_API_KEY_ENV = "KUBECREW_LLM_API_KEY";
+/** The runner's user: nonroot in distroless images. */
+export const RUNNER_UID = 65532;
+
+/** The one name of a task's Job and ConfigMap: a restart or a stale cache can never make a second one. */
+export function taskJobName(execution: string, index: number): string {
+  const name = `${execution}-${index}`;
+  if (name.length <= 63) return name;
+  // kickoff ids are UUIDs (36 characters); a longer hand-written name keeps a readable prefix and a stable hash.
+  return `${execution.slice(0, 50)}-${shortHash(execution)}-${index}`.slice(0, 63);
+}
+
+function shortHash(s: string): string {
+  let h = 2166136261;
+  for (const c of s) h = Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0;
+  return h.toString(16).padStart(8, "0").slice(0, 8);
+}
+
+export interface TaskJobSettings {
+  /** Image when the crew names none. */
+  defaultImage: string;
+  /** Service account when the crew names none. */
+  defaultServiceAccount: string;
+  imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  /** The runner's command; the assignment path is appended. */
+  runnerCommand: string[];
+  /** Extra environment for the runner (e.g. log level). */
+  extraEnv?: { name: string; value: string }[];
+}
+
+export interface ExecutionRef {
+  name: string;
+  namespace: string;
+  uid: string;
+  crew: string;
+}
+
+export function executionOwner(execution: ExecutionRef): OwnerReference {
+  return {
+    apiVersion: CREW_EXECUTIONS.apiVersion,
+    kind: CREW_EXECUTIONS.kind,
+    name: execution.name,
+    uid: execution.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+export function taskLabels(execution: ExecutionRef, assignment: TaskAssignment): Record<string, string> {
+  return {
+    [LABEL_EXECUTION]: execution.name,
+    [LABEL_TASK]: assignment.task.name,
+    [LABEL_TASK_INDEX]: String(assignment.task.index),
+    [LABEL_CREW]: execution.crew,
+    [LABEL_MANAGED_BY]: MANAGED_BY,
+  };
+}
+
+export function taskConfigMap(execution: ExecutionRef, assignment: TaskAssignment): KubeObject {
+  return {
+    apiVersion: CONFIG_MAPS.apiVersion,
+    kind: CONFIG_MAPS.kind,
+    metadata: {
+      name: taskJobName(execution.name, assignment.task.index),
+      namespace: execution.namespace,
+      labels: taskLabels(execution, assignment),
+      ownerReferences: [executionOwner(execution)],
+    },
+    data: { [ASSIGNMENT_FILE]: JSON.stringify(assignment) },
+  };
+}
+
+/** The Job that runs one task: one pod at a time, retried by the Job controller, hardened. */
+export function taskJob(execution: ExecutionRef, assignment: TaskAssignment, runner: RunnerSettings, settings: TaskJobSettings): KubeObject {
+  const name = taskJobName(execution.name, assignment.task.index);
+  const labels = taskLabels(execution, assignment);
+  const keyRef = assignment.agent.llm?.apiKeySecretRef;
+  const env = [
+    ...(keyRef ? [{ name: LLM_API_KEY_ENV, valueFrom: { secretKeyRef: { name: keyRef.name, key: keyRef.key } } }] : []),
+    { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+    ...(settings.extraEnv ?? []),
+  ];
+  return {
+    apiVersion: JOBS.apiVersion,
+    kind: JOBS.kind,
+    metadata: {
+      name,
+      namespace: execution.namespace,
+      labels,
+      ownerReferences: [executionOwner(execution)],
+    },
+    spec: {
+      backoffLimit: runner.retries,
+      activeDeadlineSeconds: runner.taskTimeoutSeconds,
+      completions: 1,
+      parallelism: 1,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: "Never",
+          serviceAccountName: runner.serviceAccountName ?? settings.defaultServiceAccount,
+          automountServiceAccountToken: true,
+          enableServiceLinks: false,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: RUNNER_UID,
+            runAsGroup: RUNNER_UID,
+            fsGroup: RUNNER_UID,
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          containers: [
+            {
+              name: "runner",
+              image: runner.image ?? settings.defaultImage,
+              ...(settings.imagePullPolicy ? { imagePullPolicy: settings.imagePullPolicy } : {}),
+              command: [...settings.runnerCommand, `${ASSIGNMENT_DIR}/${ASSIGNMENT_FILE}`],
+              env,
+              ...(runner.resources ? { resources: runner.resources } : {}),
+              securityContext: {
+                runAsNonRoot: true,
+                runAsUser: RUNNER_UID,
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                privileged: false,
+                capabilities: { drop: ["ALL"] },
+                seccompProfile: { type: "RuntimeDefault" },
+              },
+              volumeMounts: [
+                { name: "assignment", mountPath: ASSIGNMENT_DIR, readOnly: true },
+                { name: "tmp", mountPath: "/tmp" },
+              ],
+            },
+          ],
+          volumes: [
+            { name: "assignment", configMap: { name } },
+            { name: "tmp", emptyDir: { sizeLimit: "256Mi" } },
+          ],
+        },
+      },
+    },
+  };
+}

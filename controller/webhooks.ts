@@ -1,0 +1,184 @@
+import { createHmac } from "node:crypto";
+import type { JsonObject } from "../core/json.ts";
+import type { Logger } from "../core/logger.ts";
+
+/**
+ * Webhook delivery, off the reconcile path: a reconcile only enqueues; workers POST with an HMAC-SHA256 signature
+ * over `<timestamp>.<body>` and retry with exponential backoff. Each delivery has a stable id (execution + hook), so
+ * a delivery enqueued twice (a replayed reconcile, a restart) is sent once per process; the reconciler records
+ * finished deliveries on the execution so a restarted controller does not send them again (at least once, not
+ * "at most").
+ */
+
+export const SIGNATURE_HEADER = "X-Kubecrew-Signature";
+export const TIMESTAMP_HEADER = "X-Kubecrew-Timestamp";
+export const DELIVERY_HEADER = "X-Kubecrew-Delivery";
+export const EVENT_HEADER = "X-Kubecrew-Event";
+
+export interface WebhookDelivery {
+  /** `task:<task name>` or `crew`. */
+  hook: string;
+  kind: "task" | "crew";
+  namespace: string;
+  execution: string;
+  crew: string;
+  url: string;
+  payload: JsonObject;
+}
+
+export type DeliveryResult = "delivered" | "failed";
+
+export interface WebhookDispatcherOptions {
+  log: Logger;
+  /** The crew's signing secret, or undefined to send unsigned. */
+  secretFor: (namespace: string, crew: string) => Promise<string | undefined>;
+  /** Called once per delivery when it ends (sent, or given up). */
+  onFinished: (delivery: WebhookDelivery, result: DeliveryResult, detail: string) => Promise<void> | void;
+  maxAttempts?: number;
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+  timeoutMs?: number;
+  concurrency?: number;
+  now?: () => Date;
+  fetch?: typeof fetch;
+}
+
+/** `sha256=<hex>` of HMAC-SHA256(secret, "<timestamp>.<body>"). */
+export function signWebhook(secret: string, timestamp: string, body: string): string {
+  return "sha256=" + createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
+}
+
+export const deliveryId = (d: Pick<WebhookDelivery, "namespace" | "execution" | "hook">) => `${d.namespace}/${d.execution}/${d.hook}`;
+
+interface Pending {
+  delivery: WebhookDelivery;
+  attempt: number;
+  dueAt: number;
+}
+
+export class WebhookDispatcher {
+  private readonly opts: WebhookDispatcherOptions;
+  private readonly known = new Set<string>();
+  private readonly ready: Pending[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private running = 0;
+  private stopped = false;
+  private idleWaiters: (() => void)[] = [];
+  delivered = 0;
+  failedAttempts = 0;
+
+  constructor(opts: WebhookDispatcherOptions) {
+    this.opts = opts;
+  }
+
+  /** Queues a delivery unless this process already has it; true when it was queued now. */
+  enqueue(delivery: WebhookDelivery): boolean {
+    const id = deliveryId(delivery);
+    if (this.stopped || this.known.has(id)) return false;
+    this.known.add(id);
+    this.ready.push({ delivery, attempt: 1, dueAt: Date.now() });
+    this.pump();
+    return true;
+  }
+
+  has(id: string): boolean {
+    return this.known.has(id);
+  }
+
+  get pending(): number {
+    return this.ready.length + this.timers.size + this.running;
+  }
+
+  /** Resolves when nothing is queued, waiting or being sent. */
+  idle(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.ready.length = 0;
+  }
+
+  private pump(): void {
+    const concurrency = this.opts.concurrency ?? 8;
+    while (!this.stopped && this.running < concurrency && this.ready.length > 0) {
+      const next = this.ready.shift()!;
+      this.running++;
+      void this.attempt(next).finally(() => {
+        this.running--;
+        this.pump();
+        if (this.pending === 0) for (const w of this.idleWaiters.splice(0)) w();
+      });
+    }
+  }
+
+  private async attempt(p: Pending): Promise<void> {
+    const { delivery } = p;
+    const maxAttempts = this.opts.maxAttempts ?? 8;
+    const log = this.opts.log.child({ execution: delivery.execution, hook: delivery.hook });
+    let outcome: { ok: true } | { ok: false; retry: boolean; detail: string };
+    try {
+      outcome = await this.send(delivery);
+    } catch (err) {
+      outcome = { ok: false, retry: true, detail: String((err as Error).message ?? err) };
+    }
+    if (this.stopped) return;
+    if (outcome.ok) {
+      this.delivered++;
+      log.info({ attempt: p.attempt }, "Webhook delivered");
+      await this.finish(delivery, "delivered", `delivered on attempt ${p.attempt}`);
+      return;
+    }
+    this.failedAttempts++;
+    if (!outcome.retry || p.attempt >= maxAttempts) {
+      log.warn({ attempt: p.attempt, detail: outcome.detail }, "Webhook delivery abandoned");
+      await this.finish(delivery, "failed", outcome.detail);
+      return;
+    }
+    const initial = this.opts.initialDelayMs ?? 1000;
+    const delay = Math.min(initial * 2 ** (p.attempt - 1), this.opts.maxDelayMs ?? 60_000);
+    log.warn({ attempt: p.attempt, detail: outcome.detail, retryInMs: delay }, "Webhook delivery failed; retrying");
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.ready.push({ delivery, attempt: p.attempt + 1, dueAt: Date.now() });
+      this.pump();
+    }, delay);
+    this.timers.add(timer);
+  }
+
+  private async finish(delivery: WebhookDelivery, result: DeliveryResult, detail: string): Promise<void> {
+    try {
+      await this.opts.onFinished(delivery, result, detail);
+    } catch (err) {
+      this.opts.log.warn({ err: String(err), execution: delivery.execution, hook: delivery.hook }, "Cannot record webhook delivery");
+    }
+  }
+
+  private async send(delivery: WebhookDelivery): Promise<{ ok: true } | { ok: false; retry: boolean; detail: string }> {
+    const body = JSON.stringify(delivery.payload);
+    const timestamp = String(Math.floor((this.opts.now?.() ?? new Date()).getTime() / 1000));
+    const secret = await this.opts.secretFor(delivery.namespace, delivery.crew);
+    const headers: Record<string, string> = {
+      "Content-Type": "application/json",
+      "User-Agent": "kubecrew-controller",
+      [TIMESTAMP_HEADER]: timestamp,
+      [DELIVERY_HEADER]: deliveryId(delivery),
+      [EVENT_HEADER]: delivery.kind,
+    };
+    if (secret) headers[SIGNATURE_HEADER] = signWebhook(secret, timestamp, body);
+    const res = await (this.opts.fetch ?? fetch)(delivery.url, {
+      method: "POST",
+      headers,
+      body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
+    });
+    await res.body?.cancel().catch(() => undefined);
+    if (res.status >= 200 && res.status < 300) return { ok: true };
+    const retry = res.status >= 500 || res.status === 408 || res.status === 429;
+    return { ok: false, retry, detail: `HTTP ${res.status}` };
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * A work queue keyed by object (as client-go's): a key waits at most once; a key being processed is never handed to
+ * a second worker, and one added meanwhile is handed out again when the first worker is done; failed keys come back
+ * after a per-key exponential backoff; `addAfter` schedules a later look (a deadline).
+ */
+export interface WorkQueueOptions {
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+}
+
+export class WorkQueue {
+  private readonly queue: string[] = [];
+  private readonly dirty = new Set<string>();
+  private readonly processing = new Set<string>();
+  private readonly failures = new Map<string, number>();
+  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private waiters: ((key: string | undefined) => void)[] = [];
+  private shuttingDown = false;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+
+  constructor(options: WorkQueueOptions = {}) {
+    this.baseDelayMs = options.baseDelayMs ?? 200;
+    this.maxDelayMs = options.maxDelayMs ?? 60_000;
+  }
+
+  add(key: string): void {
+    if (this.shuttingDown || this.dirty.has(key)) return;
+    this.dirty.add(key);
+    if (this.processing.has(key)) return;
+    const waiter = this.waiters.shift();
+    if (waiter) {
+      this.dirty.delete(key);
+      this.processing.add(key);
+      waiter(key);
+    } else {
+      this.queue.push(key);
+    }
+  }
+
+  /** Adds the key after `ms`; an earlier pending schedule for the same key wins. */
+  addAfter(key: string, ms: number): void {
+    if (this.shuttingDown) return;
+    if (ms <= 0) return this.add(key);
+    const at = Date.now() + ms;
+    const pending = this.timers.get(key);
+    if (pending && pending.at <= at) return;
+    if (pending) clearTimeout(pending.timer);
+    const timer = setTimeout(() => {
+      this.timers.delete(key);
+      this.add(key);
+    }, ms);
+    this.timers.set(key, { at, timer });
+  }
+
+  /** Adds the key again after a backoff that doubles with each consecutive failure of that key. */
+  addRateLimited(key: string): number {
+    const n = this.failures.get(key) ?? 0;
+    this.failures.set(key, n + 1);
+    const delay = Math.min(this.baseDelayMs * 2 ** n, this.maxDelayMs);
+    this.addAfter(key, delay);
+    return delay;
+  }
+
+  /** The key was handled well: its backoff starts again from the base delay. */
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  failuresOf(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /** The next key to work on; undefined once the queue shuts down. The caller must call done(key). */
+  get(): Promise<string | undefined> {
+    const key = this.queue.shift();
+    if (key !== undefined) {
+      this.dirty.delete(key);
+      this.processing.add(key);
+      return Promise.resolve(key);
+    }
+    if (this.shuttingDown) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  done(key: string): void {
+    this.processing.delete(key);
+    if (!this.dirty.has(key)) return;
+    const waiter = this.waiters.shift();
+    if (waiter) {
+      this.dirty.delete(key);
+      this.processing.add(key);
+      waiter(key);
+    } else {
+      this.queue.push(key);
+    }
+  }
+
+  get depth(): number {
+    return this.queue.length;
+  }
+
+  get inFlight(): number {
+    return this.processing.size;
+  }
+
+  shutDown(): void {
+    this.shuttingDown = true;
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    for (const w of this.waiters.splice(0)) w(undefined);
+  }
+}
