@@ -22,13 +22,24 @@ describe("crewSpec", () => {
     expect(spec.process).toBe("sequential");
     expect(spec.inputs).toEqual([]);
     expect(spec.runner).toEqual({ taskTimeoutSeconds: 600, executionTimeoutSeconds: 3600, retries: 1 });
-    expect(spec.agents[0]).toEqual({ name: "researcher", role: "Researcher", goal: "Find facts", backstory: "", tools: [] });
+    expect(spec.agents[0]).toEqual({
+      name: "researcher",
+      role: "Researcher",
+      goal: "Find facts",
+      backstory: "",
+      tools: [],
+    });
     expect(spec.tasks[1]).toEqual(tasks[1]);
   });
 
   it("fills the runner defaults a partial runner section leaves out", () => {
     const spec = crewSpec.parse({ agents, tasks, runner: { image: "kubecrew:dev", retries: 0 } });
-    expect(spec.runner).toEqual({ image: "kubecrew:dev", retries: 0, taskTimeoutSeconds: 600, executionTimeoutSeconds: 3600 });
+    expect(spec.runner).toEqual({
+      image: "kubecrew:dev",
+      retries: 0,
+      taskTimeoutSeconds: 600,
+      executionTimeoutSeconds: 3600,
+    });
   });
 
   it("makes declared inputs required unless they say otherwise", () => {
@@ -75,9 +86,12 @@ describe("crewSpec", () => {
 
   it("accepts context naming earlier tasks, and an empty context", () => {
     const third = { name: "edit", agent: "writer", description: "Edit", expectedOutput: "Better text" };
-    expect(problems({ agents, tasks: [tasks[0], { ...tasks[1], context: [] }, { ...third, context: ["research", "write"] }] })).toEqual(
-      [],
-    );
+    expect(
+      problems({
+        agents,
+        tasks: [tasks[0], { ...tasks[1], context: [] }, { ...third, context: ["research", "write"] }],
+      }),
+    ).toEqual([]);
   });
 
   it("rejects an openai-compatible model without a baseURL, on an agent or as the crew's default", () => {
@@ -95,7 +109,11 @@ describe("crewSpec", () => {
   it("lets an agent's own model replace a crew default that would be wrong for it", () => {
     const own = { provider: "mock", model: "m" };
     expect(
-      problems({ agents: agents.map((a) => ({ ...a, llm: own })), tasks, llm: { provider: "openai-compatible", model: "x" } }),
+      problems({
+        agents: agents.map((a) => ({ ...a, llm: own })),
+        tasks,
+        llm: { provider: "openai-compatible", model: "x" },
+      }),
     ).toEqual([]);
   });
 
@@ -124,7 +142,10 @@ describe("crewSpec", () => {
     ["an agent name with a dot", { agents: [{ ...agents[0], name: "a.b" }], tasks }],
     ["an input name with a space", { agents, tasks, inputs: [{ name: "my topic" }] }],
     ["an unknown provider", { agents, tasks, llm: { provider: "gemini-x", model: "m" } }],
-    ["a baseURL that is not a URL", { agents, tasks, llm: { provider: "openai-compatible", model: "m", baseURL: "localhost" } }],
+    [
+      "a baseURL that is not a URL",
+      { agents, tasks, llm: { provider: "openai-compatible", model: "m", baseURL: "localhost" } },
+    ],
     ["a zero task timeout", { agents, tasks, runner: { taskTimeoutSeconds: 0 } }],
     ["a fractional execution timeout", { agents, tasks, runner: { executionTimeoutSeconds: 1.5 } }],
     ["more than 10 retries", { agents, tasks, runner: { retries: 11 } }],
@@ -136,7 +157,10 @@ describe("crewSpec", () => {
       "more than 100 tasks",
       { agents, tasks: Array.from({ length: 101 }, (_, i) => ({ ...tasks[0], name: `task_${i}` })) },
     ],
-    ["more than 50 agents", { agents: Array.from({ length: 51 }, (_, i) => ({ ...agents[0], name: `agent_${i}` })), tasks }],
+    [
+      "more than 50 agents",
+      { agents: Array.from({ length: 51 }, (_, i) => ({ ...agents[0], name: `agent_${i}` })), tasks },
+    ],
   ])("rejects %s", (_what, spec) => {
     expect(problems(spec)).not.toEqual([]);
   });
@@ -152,7 +176,12 @@ describe("crewSpec", () => {
 
 describe("crew", () => {
   it("parses a whole Crew resource", () => {
-    const parsed = crew.parse({ apiVersion: "kubecrew.io/v1alpha1", kind: "Crew", metadata: { name: "research" }, spec: { agents, tasks } });
+    const parsed = crew.parse({
+      apiVersion: "kubecrew.io/v1alpha1",
+      kind: "Crew",
+      metadata: { name: "research" },
+      spec: { agents, tasks },
+    });
     expect(parsed.spec.tasks).toHaveLength(2);
   });
 
@@ -172,7 +201,11 @@ describe("agentFor", () => {
 
   it("keeps an agent's own model", () => {
     const own = { provider: "anthropic" as const, model: "claude" };
-    const spec = crewSpec.parse({ agents: [{ ...agents[0], llm: own }, agents[1]], tasks, llm: { provider: "mock", model: "m" } });
+    const spec = crewSpec.parse({
+      agents: [{ ...agents[0], llm: own }, agents[1]],
+      tasks,
+      llm: { provider: "mock", model: "m" },
+    });
     expect(agentFor(spec, "research").llm).toEqual(own);
   });
 

@@ -22,7 +22,10 @@ export const resourceName = z
 export const crewInput = z.object({
   name: placeholderName.describe("Placeholder name, used as {name} in task and agent texts"),
   description: z.string().optional().describe("What the input means, shown to API users"),
-  required: z.boolean().default(true).describe("A kickoff without this input (and without a default) is rejected with 422"),
+  required: z
+    .boolean()
+    .default(true)
+    .describe("A kickoff without this input (and without a default) is rejected with 422"),
   default: jsonValue.optional().describe("Value used when a kickoff omits the input"),
 });
 export type CrewInput = z.infer<typeof crewInput>;
@@ -84,7 +87,10 @@ export const resourceRequirements = z.object({
 
 export const runnerSettings = z.object({
   image: z.string().optional().describe("Runner image; defaults to the controller's configured image"),
-  serviceAccountName: z.string().optional().describe("Service account of the task pods; defaults to the runner account"),
+  serviceAccountName: z
+    .string()
+    .optional()
+    .describe("Service account of the task pods; defaults to the runner account"),
   resources: resourceRequirements.optional(),
   taskTimeoutSeconds: z.number().int().positive().default(600).describe("Per task (the Job's activeDeadlineSeconds)"),
   executionTimeoutSeconds: z.number().int().positive().default(3600).describe("Whole execution"),
@@ -110,14 +116,19 @@ export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] 
   const allTasks = new Set(spec.tasks.map((t) => t.name));
   const seenTasks = new Set<string>();
   const duplicateOf = (names: string[]) => names.filter((n, i) => names.indexOf(n) !== i);
-  for (const name of new Set(duplicateOf(spec.agents.map((a) => a.name)))) problems.push(`duplicate agent name "${name}"`);
-  for (const name of new Set(duplicateOf(spec.tasks.map((t) => t.name)))) problems.push(`duplicate task name "${name}"`);
-  for (const name of new Set(duplicateOf(spec.inputs.map((i) => i.name)))) problems.push(`duplicate input name "${name}"`);
+  const duplicates = (kind: string, items: { name: string }[]) => {
+    const names = items.map((i) => i.name);
+    for (const name of new Set(duplicateOf(names))) problems.push(`duplicate ${kind} name "${name}"`);
+  };
+  duplicates("agent", spec.agents);
+  duplicates("task", spec.tasks);
+  duplicates("input", spec.inputs);
   for (const t of spec.tasks) {
     if (!agents.has(t.agent)) problems.push(`task "${t.name}" names agent "${t.agent}", which is not defined`);
     for (const c of t.context ?? []) {
-      if (!allTasks.has(c)) problems.push(`task "${t.name}" takes context from "${c}", which is not a task of this crew`);
-      else if (!seenTasks.has(c)) problems.push(`task "${t.name}" takes context from "${c}", which does not run before it`);
+      const where = `task "${t.name}" takes context from "${c}"`;
+      if (!allTasks.has(c)) problems.push(`${where}, which is not a task of this crew`);
+      else if (!seenTasks.has(c)) problems.push(`${where}, which does not run before it`);
     }
     seenTasks.add(t.name);
   }
@@ -160,7 +171,10 @@ export type Condition = z.infer<typeof condition>;
 export const crewStatus = z.object({
   observedGeneration: z.number().int().optional(),
   conditions: z.array(condition).optional(),
-  inputs: z.array(z.string()).optional().describe("Every input the crew needs: declared ones and discovered placeholders"),
+  inputs: z
+    .array(z.string())
+    .optional()
+    .describe("Every input the crew needs: declared ones and discovered placeholders"),
   taskCount: z.number().int().optional(),
 });
 export type CrewStatus = z.infer<typeof crewStatus>;

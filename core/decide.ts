@@ -48,13 +48,15 @@ export type Action =
   | { type: "webhook"; kind: "task" | "crew"; url: string; payload: JsonObject };
 
 export type EventReason =
-  | "TaskStarted"
-  | "TaskSucceeded"
-  | "TaskFailed"
-  | "ExecutionSucceeded"
-  | "ExecutionFailed"
-  | "ExecutionStopped";
+  "TaskStarted" | "TaskSucceeded" | "TaskFailed" | "ExecutionSucceeded" | "ExecutionFailed" | "ExecutionStopped";
 
+/**
+ * Carry the actions out in the order given and stop at the first one that fails (then decide again later). The order
+ * is: child runs (startTask, stopTask), webhooks, the status, events. The status is written only after what it records
+ * has happened, so a crash in between makes the next decision repeat the work instead of losing it (a startTask for a
+ * run that already exists must be a no-op: deterministic names), and a status that records a started task means its
+ * run was created, so a run the caches do not show yet is waited for instead of started again.
+ */
 export interface Decision {
   actions: Action[];
   /** Look again after this many seconds even if nothing changes (the next deadline). */
@@ -77,32 +79,35 @@ function lastFailure(task: ObservedTask | undefined): TaskResultSpec | undefined
 
 type TaskVerdict =
   | { state: "succeeded"; result: TaskResultSpec }
-  | { state: "failed"; message: string; reason: "TaskFailed" | "TaskTimedOut"; stop: boolean }
+  | { state: "failed"; message: string; reason: "TaskFailed" | "TaskTimedOut" }
   | { state: "running"; startTime: string }
   | { state: "absent" };
 
-function judgeTask(spec: CrewSpec, name: string, task: ObservedTask | undefined, known: TaskState | undefined, now: Date): TaskVerdict {
+function judgeTask(
+  spec: CrewSpec,
+  name: string,
+  task: ObservedTask | undefined,
+  known: TaskState | undefined,
+  now: Date,
+): TaskVerdict {
   const success = successfulResult(task);
   if (success) return { state: "succeeded", result: success };
   const run = task?.run;
-  const timeout = spec.runner.taskTimeoutSeconds;
   if (run?.state === "failed") {
     if (run.reason === "DeadlineExceeded") {
-      return { state: "failed", reason: "TaskTimedOut", stop: false, message: `Task "${name}" timed out after ${timeout}s` };
+      return { state: "failed", reason: "TaskTimedOut", message: timedOut(name, spec) };
     }
     const why = lastFailure(task)?.error ?? run.message ?? "its run failed without a message";
-    return { state: "failed", reason: "TaskFailed", stop: false, message: `Task "${name}" failed: ${why}` };
+    return { state: "failed", reason: "TaskFailed", message: `Task "${name}" failed: ${why}` };
   }
   // A run that ended well but whose result is not visible yet (a cache lagging) counts as running, deadline and all.
-  if (run) {
-    const startTime = known?.startTime ?? run.startTime ?? now.toISOString();
-    if (seconds(startTime, now) >= timeout) {
-      return { state: "failed", reason: "TaskTimedOut", stop: true, message: `Task "${name}" timed out after ${timeout}s` };
-    }
-    return { state: "running", startTime };
-  }
+  if (run) return { state: "running", startTime: known?.startTime ?? run.startTime ?? now.toISOString() };
+  // The status records the start, so the run was created (see Decision): a cache that does not show it yet lags.
+  if (known?.phase === "Running" && known.startTime) return { state: "running", startTime: known.startTime };
   return { state: "absent" };
 }
+
+const timedOut = (name: string, spec: CrewSpec) => `Task "${name}" timed out after ${spec.runner.taskTimeoutSeconds}s`;
 
 export function buildAssignment(input: DecideInput, spec: CrewSpec, index: number): TaskAssignment {
   const task = spec.tasks[index]!;
@@ -164,31 +169,22 @@ export function decide(input: DecideInput): Decision {
 
   const actions: Action[] = [];
   const startTime = previous.startTime ?? nowIso;
+  // The agent as CrewAI reports it: its role, with the execution's inputs filled in.
   const tasks: TaskState[] = spec.tasks.map((t) => ({
     name: t.name,
-    agent: agentFor(spec, t.name).role,
+    agent: interpolate(agentFor(spec, t.name).role, execution.spec.inputs),
     phase: "Pending",
   }));
 
   if (execution.spec.stop) {
     const running = runningIndexes(input, spec);
     for (const index of running) actions.push({ type: "stopTask", index, taskName: spec.tasks[index]!.name });
-    const marked = markDoneTasks(input, spec, tasks, previous, now, running, "Stopped");
-    return finish(input, spec, { phase: "Stopped", reason: "Stopped", message: "Execution stopped", tasks: marked }, actions, startTime);
+    const message = "Execution stopped";
+    const marked = markDoneTasks(input, tasks, previous, now, running, "Stopped", message);
+    return finish(input, spec, { phase: "Stopped", reason: "Stopped", message, tasks: marked }, actions, startTime);
   }
 
   const executionDeadline = Date.parse(startTime) + spec.runner.executionTimeoutSeconds * 1000;
-  if (now.getTime() >= executionDeadline) {
-    const running = runningIndexes(input, spec);
-    for (const index of running) actions.push({ type: "stopTask", index, taskName: spec.tasks[index]!.name });
-    const current = spec.tasks.find((t) => !successfulResult(input.observed[t.name]))?.name;
-    const message =
-      `Execution timed out after ${spec.runner.executionTimeoutSeconds}s` + (current ? ` while running task "${current}"` : "");
-    const marked = markDoneTasks(input, spec, tasks, previous, now, running, "Failed");
-    return finish(input, spec, { phase: "Failed", reason: "ExecutionTimedOut", message, tasks: marked }, actions, startTime);
-  }
-
-  let deadline = executionDeadline;
   for (const [index, task] of spec.tasks.entries()) {
     const known = previous.tasks?.find((t) => t.name === task.name);
     const state = tasks[index]!;
@@ -204,22 +200,36 @@ export function decide(input: DecideInput): Decision {
       });
       continue;
     }
-    if (verdict.state === "failed") {
-      if (verdict.stop) actions.push({ type: "stopTask", index, taskName: task.name });
-      Object.assign(state, {
-        phase: "Failed",
-        startTime: known?.startTime ?? input.observed[task.name]?.run?.startTime ?? nowIso,
-        completionTime: known?.phase === "Failed" ? known.completionTime : nowIso,
-        message: verdict.message,
-      });
-      return finish(input, spec, { phase: "Failed", reason: verdict.reason, message: verdict.message, tasks }, actions, startTime);
+    // A run that failed by itself is reported as it is, even when a deadline has passed since.
+    if (verdict.state === "failed") return failTask(input, spec, tasks, index, verdict, actions, startTime);
+
+    const taskStart = verdict.state === "running" ? verdict.startTime : nowIso;
+    const taskDeadline = Date.parse(taskStart) + spec.runner.taskTimeoutSeconds * 1000;
+    if (now.getTime() >= Math.min(taskDeadline, executionDeadline)) {
+      // Both deadlines may have passed while nobody looked (a controller down): the earlier one is the cause.
+      if (taskDeadline <= executionDeadline) {
+        actions.push({ type: "stopTask", index, taskName: task.name });
+        state.startTime = taskStart;
+        const failure = { state: "failed", reason: "TaskTimedOut", message: timedOut(task.name, spec) } as const;
+        return failTask(input, spec, tasks, index, failure, actions, startTime);
+      }
+      const running = runningIndexes(input, spec);
+      for (const i of running) actions.push({ type: "stopTask", index: i, taskName: spec.tasks[i]!.name });
+      const message = `Execution timed out after ${spec.runner.executionTimeoutSeconds}s while running task "${task.name}"`;
+      const marked = markDoneTasks(input, tasks, previous, now, running, "Failed", message);
+      return finish(
+        input,
+        spec,
+        { phase: "Failed", reason: "ExecutionTimedOut", message, tasks: marked },
+        actions,
+        startTime,
+      );
     }
+
     if (verdict.state === "absent") {
       actions.push({ type: "startTask", index, taskName: task.name, assignment: buildAssignment(input, spec, index) });
     }
-    const taskStart = verdict.state === "running" ? verdict.startTime : nowIso;
     Object.assign(state, { phase: "Running", startTime: taskStart });
-    deadline = Math.min(deadline, Date.parse(taskStart) + spec.runner.taskTimeoutSeconds * 1000);
     const completed = index;
     const status: ExecutionStatus = {
       ...previous,
@@ -244,8 +254,9 @@ export function decide(input: DecideInput): Decision {
       ),
     };
     actions.push(...transitionEvents(input, spec, previous, status));
-    if (!sameJson(status, previous)) actions.unshift({ type: "setStatus", status });
-    return { actions, requeueAfterSeconds: Math.max(0.1, round((deadline - now.getTime()) / 1000)) };
+    if (!sameJson(status, previous)) actions.push({ type: "setStatus", status });
+    const deadline = Math.min(taskDeadline, executionDeadline);
+    return { actions: inOrder(actions), requeueAfterSeconds: Math.max(0.1, round((deadline - now.getTime()) / 1000)) };
   }
 
   const last = spec.tasks.at(-1)!.name;
@@ -259,19 +270,62 @@ export function decide(input: DecideInput): Decision {
   );
 }
 
+/** The task at `index` failed: it and the execution end as Failed with the task's message. */
+function failTask(
+  input: DecideInput,
+  spec: CrewSpec,
+  tasks: TaskState[],
+  index: number,
+  failure: { message: string; reason: "TaskFailed" | "TaskTimedOut" },
+  actions: Action[],
+  startTime: string,
+): Decision {
+  const nowIso = input.now.toISOString();
+  const name = spec.tasks[index]!.name;
+  const known = input.execution.status?.tasks?.find((t) => t.name === name);
+  Object.assign(tasks[index]!, {
+    phase: "Failed",
+    startTime: tasks[index]!.startTime ?? known?.startTime ?? input.observed[name]?.run?.startTime ?? nowIso,
+    completionTime: nowIso,
+    message: failure.message,
+  });
+  return finish(
+    input,
+    spec,
+    { phase: "Failed", reason: failure.reason, message: failure.message, tasks },
+    actions,
+    startTime,
+  );
+}
+
+const actionOrder: Record<Action["type"], number> = { startTask: 0, stopTask: 0, webhook: 1, setStatus: 2, event: 3 };
+
+/** The order documented on Decision; the sort is stable, so actions of one kind keep theirs. */
+function inOrder(actions: Action[]): Action[] {
+  return [...actions].sort((a, b) => actionOrder[a.type] - actionOrder[b.type]);
+}
+
+/** Tasks whose run may still be going: observed running, or recorded as running (its run not visible yet). */
 function runningIndexes(input: DecideInput, spec: CrewSpec): number[] {
-  return spec.tasks.flatMap((t, i) => (input.observed[t.name]?.run?.state === "running" ? [i] : []));
+  const recorded = input.execution.status?.tasks ?? [];
+  return spec.tasks.flatMap((t, i) => {
+    if (successfulResult(input.observed[t.name])) return [];
+    const run = input.observed[t.name]?.run;
+    if (run?.state === "running") return [i];
+    if (!run && recorded.find((r) => r.name === t.name)?.phase === "Running") return [i];
+    return [];
+  });
 }
 
 /** After a stop or an execution timeout: succeeded tasks stay succeeded, running ones take the final phase. */
 function markDoneTasks(
   input: DecideInput,
-  spec: CrewSpec,
   tasks: TaskState[],
   previous: ExecutionStatus,
   now: Date,
   running: number[],
   phase: "Stopped" | "Failed",
+  message: string,
 ): TaskState[] {
   return tasks.map((state, index) => {
     const known = previous.tasks?.find((t) => t.name === state.name);
@@ -287,9 +341,9 @@ function markDoneTasks(
       };
     }
     if (running.includes(index) || known?.phase === "Running") {
-      return { ...state, phase, startTime: known?.startTime ?? now.toISOString(), completionTime: now.toISOString() };
+      const startTime = known?.startTime ?? input.observed[state.name]?.run?.startTime ?? now.toISOString();
+      return { ...state, phase, startTime, completionTime: now.toISOString(), message };
     }
-    void spec;
     return state;
   });
 }
@@ -351,7 +405,7 @@ function finish(
         },
       ]
     : [];
-  return { actions: [{ type: "setStatus", status }, ...actions, ...events, ...hooks] };
+  return { actions: inOrder([{ type: "setStatus", status }, ...actions, ...events, ...hooks]) };
 }
 
 function executionEvent(phase: "Succeeded" | "Failed" | "Stopped", message: string): Action {
@@ -361,7 +415,12 @@ function executionEvent(phase: "Succeeded" | "Failed" | "Stopped", message: stri
 }
 
 /** Events and task webhooks for every task whose phase changed since the last written status. */
-function transitionEvents(input: DecideInput, spec: CrewSpec, previous: ExecutionStatus, next: ExecutionStatus): Action[] {
+function transitionEvents(
+  input: DecideInput,
+  spec: CrewSpec,
+  previous: ExecutionStatus,
+  next: ExecutionStatus,
+): Action[] {
   const actions: Action[] = [];
   const total = spec.tasks.length;
   for (const [index, state] of (next.tasks ?? []).entries()) {
@@ -369,11 +428,21 @@ function transitionEvents(input: DecideInput, spec: CrewSpec, previous: Executio
     if (before === state.phase) continue;
     const position = `${index + 1}/${total}`;
     if (state.phase === "Running") {
-      actions.push({ type: "event", eventType: "Normal", reason: "TaskStarted", message: `Task "${state.name}" (${position}) started` });
+      actions.push({
+        type: "event",
+        eventType: "Normal",
+        reason: "TaskStarted",
+        message: `Task "${state.name}" (${position}) started`,
+      });
     }
     if (state.phase === "Succeeded") {
       if (before === "Pending") {
-        actions.push({ type: "event", eventType: "Normal", reason: "TaskStarted", message: `Task "${state.name}" (${position}) started` });
+        actions.push({
+          type: "event",
+          eventType: "Normal",
+          reason: "TaskStarted",
+          message: `Task "${state.name}" (${position}) started`,
+        });
       }
       actions.push({
         type: "event",
@@ -382,16 +451,22 @@ function transitionEvents(input: DecideInput, spec: CrewSpec, previous: Executio
         message: `Task "${state.name}" (${position}) succeeded in ${state.executionTime ?? 0}s`,
       });
       const hook = input.execution.spec.webhooks?.task;
-      if (hook) actions.push({ type: "webhook", kind: "task", url: hook, payload: taskWebhookPayload(input, spec, index) });
+      if (hook)
+        actions.push({ type: "webhook", kind: "task", url: hook, payload: taskWebhookPayload(input, spec, index) });
     }
     if (state.phase === "Failed") {
-      actions.push({ type: "event", eventType: "Warning", reason: "TaskFailed", message: state.message ?? `Task "${state.name}" failed` });
+      actions.push({
+        type: "event",
+        eventType: "Warning",
+        reason: "TaskFailed",
+        message: state.message ?? `Task "${state.name}" failed`,
+      });
     }
   }
   return actions;
 }
 
-function taskWebhookPayload(input: DecideInput, spec: CrewSpec, index: number): JsonObject {
+export function taskWebhookPayload(input: DecideInput, spec: CrewSpec, index: number): JsonObject {
   const assignment = buildAssignment(input, spec, index);
   const result = successfulResult(input.observed[assignment.task.name]);
   return {
@@ -407,7 +482,12 @@ function taskWebhookPayload(input: DecideInput, spec: CrewSpec, index: number): 
   };
 }
 
-function crewWebhookPayload(input: DecideInput, spec: CrewSpec | undefined, status: ExecutionStatus, output?: string): JsonObject {
+export function crewWebhookPayload(
+  input: DecideInput,
+  spec: CrewSpec | undefined,
+  status: ExecutionStatus,
+  output?: string,
+): JsonObject {
   const usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   for (const task of spec?.tasks ?? []) {
     for (const r of input.observed[task.name]?.results ?? []) {
@@ -431,5 +511,6 @@ function crewWebhookPayload(input: DecideInput, spec: CrewSpec | undefined, stat
 function stopStrayRuns(input: DecideInput): Action[] {
   const spec = input.execution.status?.crewSpec;
   if (!spec) return [];
-  return runningIndexes(input, spec).map((index) => ({ type: "stopTask", index, taskName: spec.tasks[index]!.name }));
+  const observedRunning = spec.tasks.flatMap((t, i) => (input.observed[t.name]?.run?.state === "running" ? [i] : []));
+  return observedRunning.map((index) => ({ type: "stopTask", index, taskName: spec.tasks[index]!.name }));
 }

@@ -18,7 +18,12 @@ function crewWith(texts: {
       { name: "writer", role: texts.role ?? "Writer", goal: texts.goal ?? "Write", backstory: texts.backstory ?? "" },
     ],
     tasks: [
-      { name: "first", agent: "writer", description: texts.description ?? "Do it", expectedOutput: texts.expectedOutput ?? "Done" },
+      {
+        name: "first",
+        agent: "writer",
+        description: texts.description ?? "Do it",
+        expectedOutput: texts.expectedOutput ?? "Done",
+      },
       ...(texts.moreTasks ?? []).map((t, i) => ({ name: `more_${i}`, agent: "writer", ...t })),
     ],
   });
@@ -87,7 +92,9 @@ describe("interpolate", () => {
     expect(interpolate("filters: {filters}", { filters: { lang: "en", max: 3, tags: ["a", "b"] } })).toBe(
       'filters: {"lang":"en","max":3,"tags":["a","b"]}',
     );
-    expect(interpolate("list: {items}", { items: [1, "two", { three: 3 }, null] })).toBe('list: [1,"two",{"three":3},null]');
+    expect(interpolate("list: {items}", { items: [1, "two", { three: 3 }, null] })).toBe(
+      'list: [1,"two",{"three":3},null]',
+    );
     expect(interpolate("{empty_obj}{empty_arr}", { empty_obj: {}, empty_arr: [] })).toBe("{}[]");
   });
 
@@ -259,11 +266,19 @@ describe("resolveInputs", () => {
 
   it("keeps extra inputs the crew does not use", () => {
     const spec = crewWith({ description: "{topic}" });
-    expect(resolveInputs(spec, { topic: "AI", extra: { x: 1 } })).toEqual({ ok: true, inputs: { topic: "AI", extra: { x: 1 } } });
+    expect(resolveInputs(spec, { topic: "AI", extra: { x: 1 } })).toEqual({
+      ok: true,
+      inputs: { topic: "AI", extra: { x: 1 } },
+    });
   });
 
   it("does not change the given object", () => {
-    const spec = crewWith({ inputs: [{ name: "topic", default: "AI" }, { name: "tone", required: false }] });
+    const spec = crewWith({
+      inputs: [
+        { name: "topic", default: "AI" },
+        { name: "tone", required: false },
+      ],
+    });
     const given = {};
     resolveInputs(spec, given);
     expect(given).toEqual({});
