@@ -9,6 +9,7 @@ import { Command } from "commander";
 const commands: Record<string, (program: Command) => Promise<void>> = {
   dev: async (p) => (await import("./dev-command.ts")).registerDevCommand(p),
   runner: async (p) => (await import("../../runner/command.ts")).registerRunnerCommand(p),
+  controller: async (p) => (await import("../../controller/command.ts")).registerControllerCommand(p),
 };
 
 const program = new Command("kubecrew")
