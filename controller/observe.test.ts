@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { crewSpec } from "../core/crew.ts";
+import { jobRunState, observeTasks, type JobObject } from "./observe.ts";
+
+const spec = crewSpec.parse({
+  agents: [{ name: "w", role: "Writer", goal: "g" }],
+  tasks: [
+    { name: "one", description: "d", expectedOutput: "o", agent: "w" },
+    { name: "two", description: "d", expectedOutput: "o", agent: "w" },
+  ],
+});
+
+const job = (task: string, status: JobObject["status"], extra: Partial<JobObject["metadata"]> = {}): JobObject => ({
+  metadata: { name: `e-${task}`, labels: { "kubecrew.io/task": task }, creationTimestamp: "2026-01-01T00:00:00Z", ...extra },
+  status,
+});
+
+describe("jobRunState", () => {
+  it("reads success, failure with its reason, and a running Job", () => {
+    expect(jobRunState(job("one", { conditions: [{ type: "Complete", status: "True" }] })).state).toBe("succeeded");
+    expect(jobRunState(job("one", { conditions: [{ type: "Failed", status: "True", reason: "DeadlineExceeded", message: "too slow" }] }))).toMatchObject({
+      state: "failed",
+      reason: "DeadlineExceeded",
+      message: "too slow",
+    });
+    expect(jobRunState(job("one", { conditions: [{ type: "FailureTarget", status: "True", reason: "BackoffLimitExceeded" }] }))).toMatchObject({
+      state: "failed",
+      reason: "BackoffLimitExceeded",
+    });
+    expect(jobRunState(job("one", { active: 1, startTime: "2026-01-01T00:00:05Z" }))).toEqual({ state: "running", startTime: "2026-01-01T00:00:05Z" });
+  });
+
+  it("counts a Job being deleted as ended", () => {
+    expect(jobRunState(job("one", { active: 1 }, { deletionTimestamp: "2026-01-01T00:01:00Z" })).state).toBe("failed");
+  });
+});
+
+describe("observeTasks", () => {
+  it("groups Jobs and results by task, numbers failed attempts by creation, ignores unknown tasks", () => {
+    const result = (name: string, created: string, body: Record<string, unknown>) => ({
+      metadata: { name, creationTimestamp: created },
+      spec: { executionRef: { name: "e" }, taskName: "one", taskIndex: 0, agent: "Writer", executionTime: 1, ...body },
+    });
+    const observed = observeTasks(
+      spec,
+      [job("one", { active: 1 }), job("stray", { active: 1 })],
+      [
+        result("b", "2026-01-01T00:00:02Z", { error: "second" }),
+        result("a", "2026-01-01T00:00:01Z", { error: "first" }),
+        { metadata: { name: "bad" }, spec: { nonsense: true } },
+      ],
+    );
+    expect(Object.keys(observed)).toEqual(["one"]);
+    expect(observed.one!.run?.state).toBe("running");
+    expect(observed.one!.results.map((r) => [r.error, r.attempt])).toEqual([
+      ["first", 1],
+      ["second", 2],
+    ]);
+  });
+});

@@ -1,0 +1,103 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../core/logger.ts";
+import { signWebhook, WebhookDispatcher, type DeliveryResult, type WebhookDelivery } from "./webhooks.ts";
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+async function receiver(statuses: number[]): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
+  const received: Received[] = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(statuses.shift() ?? 200).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+const delivery = (url: string): WebhookDelivery => ({
+  hook: "task:research",
+  kind: "task",
+  namespace: "team",
+  execution: "e1",
+  crew: "research",
+  url,
+  payload: { kickoff_id: "e1", output: "done" },
+});
+
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0)) await c();
+});
+
+function dispatcher(secret: string | undefined, finished: [string, DeliveryResult][]) {
+  const d = new WebhookDispatcher({
+    log: silentLogger(),
+    secretFor: async () => secret,
+    onFinished: (del, result) => {
+      finished.push([del.hook, result]);
+    },
+    initialDelayMs: 10,
+    maxAttempts: 3,
+  });
+  cleanup.push(async () => d.stop());
+  return d;
+}
+
+describe("WebhookDispatcher", () => {
+  it("POSTs the payload signed with HMAC-SHA256 over timestamp.body", async () => {
+    const r = await receiver([200]);
+    cleanup.push(r.close);
+    const finished: [string, DeliveryResult][] = [];
+    const d = dispatcher("s3cret", finished);
+    d.enqueue(delivery(r.url));
+    await d.idle();
+    expect(finished).toEqual([["task:research", "delivered"]]);
+    const { headers, body } = r.received[0]!;
+    expect(JSON.parse(body)).toEqual({ kickoff_id: "e1", output: "done" });
+    const timestamp = headers["x-kubecrew-timestamp"] as string;
+    expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(5);
+    expect(headers["x-kubecrew-signature"]).toBe(signWebhook("s3cret", timestamp, body));
+    expect(headers["x-kubecrew-signature"]).toMatch(/^sha256=[0-9a-f]{64}$/);
+  });
+
+  it("retries server errors with backoff until delivered, and sends one delivery once however often it is enqueued", async () => {
+    const r = await receiver([500, 503, 200]);
+    cleanup.push(r.close);
+    const finished: [string, DeliveryResult][] = [];
+    const d = dispatcher(undefined, finished);
+    expect(d.enqueue(delivery(r.url))).toBe(true);
+    expect(d.enqueue(delivery(r.url))).toBe(false);
+    await d.idle();
+    expect(r.received).toHaveLength(3);
+    expect(r.received[0]!.headers["x-kubecrew-signature"]).toBeUndefined();
+    expect(finished).toEqual([["task:research", "delivered"]]);
+  });
+
+  it("gives up on a client error and after the last attempt", async () => {
+    const r = await receiver([400, 500, 500, 500]);
+    cleanup.push(r.close);
+    const finished: [string, DeliveryResult][] = [];
+    const d = dispatcher(undefined, finished);
+    d.enqueue(delivery(r.url));
+    d.enqueue({ ...delivery(r.url), hook: "crew", kind: "crew" });
+    await d.idle();
+    expect(finished.sort()).toEqual([
+      ["crew", "failed"],
+      ["task:research", "failed"],
+    ]);
+    expect(r.received).toHaveLength(4);
+  });
+});
