@@ -83,6 +83,16 @@ describe("network trouble (openai-compatible)", () => {
     expect(performance.now() - started).toBeLessThan(1_500);
   });
 
+  it("names a gateway's non-JSON error page by its status", async () => {
+    const page = { kind: "raw" as const, status: 502, body: "<html>\n<body>Bad gateway</body>\n</html>" };
+    fixture.enqueue(...Array.from({ length: 4 }, () => ({ ...page, headers: { "content-type": "text/html" } })));
+    const outcome = await run("openai-compatible");
+    expect(fixture.requests).toHaveLength(4);
+    expect(outcome.error).toBe(
+      "LLM call to openai-compatible/test-model failed: HTTP 502: Bad Gateway (after 4 attempts)",
+    );
+  });
+
   it("does not wait for a Retry-After beyond the runner's limit", async () => {
     fixture.enqueue(httpError(429, "Quota exhausted", { "retry-after": "3600" }));
     const outcome = await run("openai-compatible");
