@@ -54,9 +54,10 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
   app.disable("x-powered-by");
   app.use((req, res, next) => {
     const started = performance.now();
-    // Path only: the callback's query string carries the authorization code.
+    // The route pattern, not the URL: connect links carry a one-time session id and callbacks an authorization code.
     res.on("finish", () => {
-      logger.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) }, "Request");
+      const route = (req.route as { path?: string } | undefined)?.path;
+      logger.info({ method: req.method, route: route ?? req.path, status: res.statusCode, ms: Math.round(performance.now() - started) }, "Request");
     });
     next();
   });

@@ -13,22 +13,20 @@ export function browserRoutes(config: IntegrationsConfig, signIn: SignIn, now: (
     secure: config.publicUrl.protocol === "https:",
   };
   const router = Router();
-  const browserPage: RequestHandler[] = [
-    rendersPages,
-    (_req, res, next) => {
-      res.set("Cache-Control", "no-store");
-      res.set("Referrer-Policy", "no-referrer");
-      next();
-    },
-  ];
+  const privatePage: RequestHandler = (_req, res, next) => {
+    res.set("Cache-Control", "no-store");
+    res.set("Referrer-Policy", "no-referrer");
+    next();
+  };
+  router.use(["/v1/connect", "/v1/auth"], rendersPages, privatePage);
 
-  router.get("/v1/connect/:sessionId", ...browserPage, async (req, res) => {
+  router.get("/v1/connect/:sessionId", async (req, res) => {
     const { authorizationUrl, cookie } = await signIn.start(req.params.sessionId);
     res.append("Set-Cookie", setSignInCookie(cookie, cookieOptions, now().getTime()));
     res.redirect(303, authorizationUrl);
   });
 
-  router.get("/v1/auth/:provider/callback", ...browserPage, async (req, res) => {
+  router.get("/v1/auth/:provider/callback", async (req, res) => {
     const query = new URL(req.originalUrl, "http://callback.invalid").searchParams;
     const cookie = readSignInCookie(req.headers.cookie, config.cookieSecret, now().getTime());
     // The cookie is single use whatever happens next.

@@ -1,0 +1,110 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startRedis, freePort, type RedisServer } from "../../support/redis.ts";
+import { integrationsEnv, startIntegrations, uniquePrefix } from "./harness.ts";
+
+/** Starts `kubecrew integrations` (the real command, registered on a commander program as core/cli/main.ts does). */
+function launch(env: Record<string, string>) {
+  const script = `
+    import { Command } from "commander";
+    import { registerIntegrationsCommand } from "./integrations/command.ts";
+    const program = new Command("kubecrew");
+    registerIntegrationsCommand(program);
+    await program.parseAsync(["node", "kubecrew", "integrations"]);
+  `;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    cwd: new URL("../../../", import.meta.url).pathname,
+    env: { PATH: process.env["PATH"] ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const done = once(child, "exit").then(([code]) => {
+    clearTimeout(timer);
+    return { code: code as number | null, stdout, stderr };
+  });
+  return { child, done };
+}
+
+describe("startup", () => {
+  const redisUrl = inject("redisUrl");
+  let privateRedis: RedisServer;
+
+  beforeAll(async () => {
+    privateRedis = await startRedis();
+  });
+  afterAll(async () => {
+    await privateRedis?.stop();
+  });
+
+  const env = async (extra: Record<string, string> = {}) =>
+    integrationsEnv({ issuer: "http://127.0.0.1:9", publicUrl: "https://app.example.com/oauthsvc", redisUrl, port: await freePort(), prefix: uniquePrefix("startup"), extra });
+
+  it.each([
+    ["too short", "ab".repeat(31)],
+    ["not hexadecimal", "g".repeat(64)],
+    ["empty", ""],
+  ])("stops with one clear line when OAUTH_DB_ENCRYPTION_KEY is %s", async (_, key) => {
+    const { code, stdout, stderr } = await launch({ ...(await env()), OAUTH_DB_ENCRYPTION_KEY: key }).done;
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    const lines = stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^kubecrew integrations: OAUTH_DB_ENCRYPTION_KEY (must be exactly 64 hexadecimal characters|is required)/);
+  });
+
+  it("stops with one clear line when OAUTH_DB_ENCRYPTION_KEY is missing", async () => {
+    const withoutKey: Record<string, string> = await env();
+    delete withoutKey["OAUTH_DB_ENCRYPTION_KEY"];
+    const { code, stderr } = await launch(withoutKey).done;
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe("kubecrew integrations: OAUTH_DB_ENCRYPTION_KEY is required (64 hexadecimal characters; generate one with `openssl rand -hex 32`)");
+  });
+
+  it("starts with a good key, serves /health, stops on SIGTERM, and logs no secret", async () => {
+    const port = await freePort();
+    const settings = { ...(await env()), INTEGRATIONS_PORT: String(port), INTEGRATIONS_HOST: "127.0.0.1" };
+    const { child, done } = launch(settings);
+    let health: unknown;
+    for (let i = 0; i < 100 && !health; i++) {
+      health = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.json(), () => undefined);
+      if (!health) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(health).toEqual({ status: "ok", redis: "reachable" });
+    await fetch(`http://127.0.0.1:${port}/v1/internal/providers`, { headers: { authorization: `Bearer ${settings.OAUTH_INTERNAL_API_KEY}` } });
+    child.kill("SIGTERM");
+    const { code, stdout } = await done;
+    expect(code).toBe(0);
+    expect(stdout).toContain('"msg":"Integrations service listening"');
+    for (const secret of [settings.OAUTH_DB_ENCRYPTION_KEY, settings.OAUTH_COOKIE_SECRET, settings.OAUTH_INTERNAL_API_KEY, settings.GOOGLE_CLIENT_SECRET, settings.MICROSOFT_CLIENT_SECRET]) {
+      expect(stdout).not.toContain(secret);
+    }
+  });
+
+  it("reports Redis reachability on /health", async () => {
+    const service = await startIntegrations({ ...(await env()), REDIS_URL: privateRedis.url, INTEGRATIONS_PORT: "0" });
+    try {
+      expect(await (await fetch(`${service.url}/health`)).json()).toEqual({ status: "ok", redis: "reachable" });
+      expect((await fetch(`${service.url}/ready`)).status).toBe(200);
+      await privateRedis.stop();
+      expect(await (await fetch(`${service.url}/health`)).json()).toEqual({ status: "ok", redis: "unreachable" });
+      const ready = await fetch(`${service.url}/ready`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toEqual({ status: "not ready", redis: "unreachable" });
+      await privateRedis.start();
+      let redis = "";
+      for (let i = 0; i < 50 && redis !== "reachable"; i++) {
+        redis = ((await (await fetch(`${service.url}/health`)).json()) as { redis: string }).redis;
+        if (redis !== "reachable") await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(redis).toBe("reachable");
+    } finally {
+      await service.stop();
+    }
+  });
+
+});
