@@ -61,7 +61,8 @@ export function loadConfig(env: Env): IntegrationsConfig {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0] ?? "environment");
     // Zod's "expected string, received undefined" says nothing useful to an operator.
-    const message = env[name] === undefined ? issue.message.replace(/^Invalid input.*$/, "is required") : issue.message;
+    const missing = env[name] === undefined;
+    const message = !missing || issue.message.startsWith("is required") ? issue.message : issue.message.startsWith("Invalid input") ? "is required" : `is required and ${issue.message}`;
     throw new ConfigError(`${name} ${message}`);
   }
   const e = parsed.data;

@@ -10,6 +10,7 @@ const commands: Record<string, (program: Command) => Promise<void>> = {
   dev: async (p) => (await import("./dev-command.ts")).registerDevCommand(p),
   runner: async (p) => (await import("../../runner/command.ts")).registerRunnerCommand(p),
   controller: async (p) => (await import("../../controller/command.ts")).registerControllerCommand(p),
+  integrations: async (p) => (await import("../../integrations/command.ts")).registerIntegrationsCommand(p),
 };
 
 const program = new Command("kubecrew")
