@@ -73,7 +73,7 @@ export function createAccessTokens(deps: AccessTokenDeps) {
       throw providerFailure(error, provider.displayName, "refresh the access token");
     }
     // A response without a refresh token keeps the stored one (saveRefreshed); a rotated one replaces it.
-    const refreshed = tokensFromResponse(response, tokens.scopes, now());
+    const refreshed = tokensFromResponse(response, tokens.scopes, now(), provider.assumedAccessTokenLifetimeSeconds);
     await connections.saveRefreshed(connection.id, refreshed);
     log.info({ rotatedRefreshToken: refreshed.refreshToken !== undefined && refreshed.refreshToken !== tokens.refreshToken }, "Access token refreshed");
     return answer(refreshed);

@@ -22,6 +22,7 @@ export interface ProviderSettings {
   endpoints: ProviderEndpoints;
   authorizationParams: Record<string, string>;
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  assumedAccessTokenLifetimeSeconds?: number;
   /** MICROSOFT_TENANT_ID: the verified ID token's `tid` must equal it. */
   tenantId?: string;
   /** GOOGLE_HOSTED_DOMAIN: sent as `hd`, and the verified ID token's `hd` must equal it. */
@@ -136,6 +137,7 @@ function resolveProvider(env: Env, definition: ProviderDefinition): ProviderSett
     endpoints: resolveEndpoints(env, definition, tenantId),
     authorizationParams: { ...definition.authorizationParams, ...(hostedDomain ? { hd: hostedDomain } : {}) },
     tokenEndpointAuthMethod: definition.tokenEndpointAuthMethod,
+    ...(definition.assumedAccessTokenLifetimeSeconds ? { assumedAccessTokenLifetimeSeconds: definition.assumedAccessTokenLifetimeSeconds } : {}),
     ...(tenantId ? { tenantId } : {}),
     ...(hostedDomain ? { hostedDomain } : {}),
     products,

@@ -18,6 +18,8 @@ interface ProviderBase {
   /** Extra authorization request parameters, e.g. Google's `access_type=offline`. */
   authorizationParams: Record<string, string>;
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  /** For providers whose token responses omit `expires_in`: how long to treat an access token as valid. */
+  assumedAccessTokenLifetimeSeconds?: number;
   /** Organisation restriction this provider supports, checked against the verified ID token. */
   restriction?: "hostedDomain" | "tenant";
 }
@@ -92,6 +94,8 @@ const salesforce: OAuth2ProviderDefinition = {
   authorizationEndpoint: "https://login.salesforce.com/services/oauth2/authorize",
   tokenEndpoint: "https://login.salesforce.com/services/oauth2/token",
   revocationEndpoint: "https://login.salesforce.com/services/oauth2/revoke",
+  // Salesforce sends no expires_in; its default session timeout is 2 hours, so refresh well before that.
+  assumedAccessTokenLifetimeSeconds: 3600,
   baseScopes: ["refresh_token"],
   authorizationParams: {},
   tokenEndpointAuthMethod: "client_secret_post",

@@ -96,6 +96,8 @@ export function createSignIn(deps: SignInDeps) {
      * Returns where to send the browser.
      */
     async complete(providerId: string, query: URLSearchParams, cookie: SignInCookie | undefined): Promise<{ location: string }> {
+      const configured = config.providers.get(providerId);
+      if (!configured || configured.products.size === 0) throw providerNotConfigured(providerId);
       const state = query.get("state");
       if (!state) throw invalidState("The sign-in response carries no state. Start connecting again from the application.");
       if (!cookie) throw invalidState("The sign-in cookie is missing or expired (was the sign-in started in this browser?). Start connecting again.");
@@ -139,7 +141,7 @@ export function createSignIn(deps: SignInDeps) {
         throw forbidden(violation);
       }
 
-      const tokens = tokensFromResponse(response, product.scopes, now());
+      const tokens = tokensFromResponse(response, product.scopes, now(), provider.assumedAccessTokenLifetimeSeconds);
       const account: ProviderAccount = {
         ...(typeof claims?.sub === "string" ? { subject: claims.sub } : {}),
         ...(typeof claims?.["email"] === "string" ? { email: claims["email"] } : {}),

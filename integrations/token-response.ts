@@ -6,8 +6,9 @@ export function tokensFromResponse(
   response: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers,
   requestedScopes: string[],
   now: Date,
+  assumedLifetimeSeconds?: number,
 ): ProviderTokens {
-  const expiresIn = response.expiresIn();
+  const expiresIn = response.expiresIn() ?? assumedLifetimeSeconds;
   return {
     accessToken: response.access_token,
     ...(response.refresh_token ? { refreshToken: response.refresh_token } : {}),

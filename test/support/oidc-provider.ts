@@ -1,6 +1,52 @@
+import { generateKeyPairSync } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import Provider, { type ClientMetadata, type KoaContextWithOIDC } from "oidc-provider";
+import Provider, { type Adapter, type AdapterPayload, type ClientMetadata, type KoaContextWithOIDC } from "oidc-provider";
+
+/** The provider's storage, in this process's memory (one store per provider, so tests do not share grants). */
+function memoryAdapter() {
+  const store = new Map<string, { payload: AdapterPayload; expiresAt?: number }>();
+  const grants = new Map<string, Set<string>>();
+  return class MemoryAdapter implements Adapter {
+    private readonly name: string;
+    constructor(name: string) {
+      this.name = name;
+    }
+    private key(id: string) {
+      return `${this.name}:${id}`;
+    }
+    async upsert(id: string, payload: AdapterPayload, expiresIn: number) {
+      const key = this.key(id);
+      store.set(key, { payload, ...(expiresIn ? { expiresAt: Date.now() + expiresIn * 1000 } : {}) });
+      if (payload.grantId) {
+        if (!grants.has(payload.grantId)) grants.set(payload.grantId, new Set());
+        grants.get(payload.grantId)!.add(key);
+      }
+    }
+    async find(id: string) {
+      const entry = store.get(this.key(id));
+      if (!entry || (entry.expiresAt !== undefined && entry.expiresAt < Date.now())) return undefined;
+      return entry.payload;
+    }
+    async findByUserCode(userCode: string) {
+      return [...store.values()].find((entry) => entry.payload.userCode === userCode)?.payload;
+    }
+    async findByUid(uid: string) {
+      return [...store.values()].find((entry) => entry.payload.uid === uid)?.payload;
+    }
+    async consume(id: string) {
+      const entry = store.get(this.key(id));
+      if (entry) entry.payload.consumed = Math.floor(Date.now() / 1000);
+    }
+    async destroy(id: string) {
+      store.delete(this.key(id));
+    }
+    async revokeByGrantId(grantId: string) {
+      for (const key of grants.get(grantId) ?? []) store.delete(key);
+      grants.delete(grantId);
+    }
+  };
+}
 
 /** The account the provider signs in automatically; tests change `hd` / `tid` to act as another organisation. */
 export interface TestAccount {
@@ -65,7 +111,10 @@ export async function startOidcProvider(options: { clients: TestClient[]; scopes
     },
   };
 
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const provider = new Provider(issuer, {
+    adapter: memoryAdapter(),
+    jwks: { keys: [{ ...privateKey.export({ format: "jwk" }), kid: "test-signing-key", use: "sig", alg: "RS256" }] },
     clients: options.clients.map(
       (client): ClientMetadata => ({
         ...client,

@@ -190,7 +190,8 @@ describe("sign-in through the integrations service", () => {
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toBe("Provider not configured");
     const callback = await fetch(`${service.url}/v1/auth/notion/callback?state=abc&code=def`);
-    expect(callback.status).toBe(400);
+    expect(callback.status).toBe(404);
+    expect(await callback.text()).toContain("Unknown or unconfigured provider: notion");
     const providers = await internal(service.url, "GET", "/v1/internal/providers");
     expect(providers.body.providers.map((p: { id: string }) => p.id)).toEqual(["google", "microsoft", "hubspot"]);
   });
