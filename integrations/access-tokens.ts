@@ -44,11 +44,18 @@ export function createAccessTokens(deps: AccessTokenDeps) {
   const { config, redis, keys, connections, clients, logger, now } = deps;
 
   function isFresh(tokens: ProviderTokens): boolean {
-    return tokens.expiresAt === null || tokens.expiresAt.getTime() - now().getTime() > config.refreshAheadSeconds * 1000;
+    return (
+      tokens.expiresAt === null || tokens.expiresAt.getTime() - now().getTime() > config.refreshAheadSeconds * 1000
+    );
   }
 
   function answer(tokens: ProviderTokens): FreshAccessToken {
-    return { accessToken: tokens.accessToken, tokenType: tokens.tokenType, expiresAt: tokens.expiresAt, scopes: tokens.scopes };
+    return {
+      accessToken: tokens.accessToken,
+      tokenType: tokens.tokenType,
+      expiresAt: tokens.expiresAt,
+      scopes: tokens.scopes,
+    };
   }
 
   async function read(id: string) {
@@ -59,7 +66,9 @@ export function createAccessTokens(deps: AccessTokenDeps) {
 
   async function refresh(connection: Connection, tokens: ProviderTokens): Promise<FreshAccessToken> {
     const { provider, product } = configuredProduct(config, connection.provider, connection.product);
-    const configuration = await clients.configuration(provider, product);
+    const configuration = await clients.configuration(provider, product).catch((error: unknown) => {
+      throw providerFailure(error, provider.displayName, "refresh the access token");
+    });
     const log = logger.child({ connectionId: connection.id, provider: provider.id, product: product.product });
     let response;
     try {
@@ -75,7 +84,10 @@ export function createAccessTokens(deps: AccessTokenDeps) {
     // A response without a refresh token keeps the stored one (saveRefreshed); a rotated one replaces it.
     const refreshed = tokensFromResponse(response, tokens.scopes, now(), provider.assumedAccessTokenLifetimeSeconds);
     await connections.saveRefreshed(connection.id, refreshed);
-    log.info({ rotatedRefreshToken: refreshed.refreshToken !== undefined && refreshed.refreshToken !== tokens.refreshToken }, "Access token refreshed");
+    log.info(
+      { rotatedRefreshToken: refreshed.refreshToken !== undefined && refreshed.refreshToken !== tokens.refreshToken },
+      "Access token refreshed",
+    );
     return answer(refreshed);
   }
 
@@ -107,7 +119,11 @@ export function createAccessTokens(deps: AccessTokenDeps) {
           }
         }
         if (now().getTime() > deadline) {
-          throw new IntegrationError(503, "Refresh in progress", "Another request is still refreshing this connection's token; try again shortly");
+          throw new IntegrationError(
+            503,
+            "Refresh in progress",
+            "Another request is still refreshing this connection's token; try again shortly",
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, waitStepMs));
       }
@@ -116,7 +132,10 @@ export function createAccessTokens(deps: AccessTokenDeps) {
     /** Deletes a connection, revoking its grant at the provider first where the provider supports RFC 7009. */
     async remove(id: string): Promise<{ revoked: boolean }> {
       const found = await connections.readTokens(id).catch((error: unknown) => {
-        logger.warn({ connectionId: id, err: error instanceof Error ? error.message : String(error) }, "Stored tokens unreadable; deleting without revocation");
+        logger.warn(
+          { connectionId: id, err: error instanceof Error ? error.message : String(error) },
+          "Stored tokens unreadable; deleting without revocation",
+        );
         return "unreadable" as const;
       });
       if (found === undefined) throw connectionNotFound(id);
@@ -134,16 +153,24 @@ export function createAccessTokens(deps: AccessTokenDeps) {
           const configuration = await clients.configuration(provider, product);
           if (configuration.serverMetadata().revocation_endpoint) {
             // Revoking the refresh token ends the whole grant at providers that follow RFC 7009 section 2.1.
-            const [token, hint] = tokens.refreshToken ? [tokens.refreshToken, "refresh_token"] : [tokens.accessToken, "access_token"];
+            const [token, hint] = tokens.refreshToken
+              ? [tokens.refreshToken, "refresh_token"]
+              : [tokens.accessToken, "access_token"];
             await client.tokenRevocation(configuration, token, { token_type_hint: hint });
             revoked = true;
           }
         } catch (error) {
-          logger.warn({ connectionId: id, err: error instanceof Error ? error.message : String(error) }, "Revocation at the provider failed; deleting the connection anyway");
+          logger.warn(
+            { connectionId: id, err: error instanceof Error ? error.message : String(error) },
+            "Revocation at the provider failed; deleting the connection anyway",
+          );
         }
       }
       await connections.delete(connection);
-      logger.info({ connectionId: id, provider: connection.provider, product: connection.product, revoked }, "Connection deleted");
+      logger.info(
+        { connectionId: id, provider: connection.provider, product: connection.product, revoked },
+        "Connection deleted",
+      );
       return { revoked };
     },
   };

@@ -18,7 +18,12 @@ describe("integrations config", () => {
   });
 
   it("reads INTEGRATIONS_PORT before PORT, and the return host allow list", () => {
-    const config = loadConfig({ ...valid, PORT: "9000", INTEGRATIONS_PORT: "9100", OAUTH_ALLOWED_RETURN_HOSTS: "Web.example.com, localhost:3000" });
+    const config = loadConfig({
+      ...valid,
+      PORT: "9000",
+      INTEGRATIONS_PORT: "9100",
+      OAUTH_ALLOWED_RETURN_HOSTS: "Web.example.com, localhost:3000",
+    });
     expect(config.port).toBe(9100);
     expect(config.allowedReturnHosts).toEqual(["app.example.com", "web.example.com", "localhost:3000"]);
   });
@@ -42,6 +47,8 @@ describe("integrations config", () => {
   });
 
   it("rejects a public URL that is not http(s)", () => {
-    expect(() => loadConfig({ ...valid, OAUTH_PUBLIC_URL: "app.example.com" })).toThrow(/^OAUTH_PUBLIC_URL must be an absolute http\(s\) URL/);
+    expect(() => loadConfig({ ...valid, OAUTH_PUBLIC_URL: "app.example.com" })).toThrow(
+      /^OAUTH_PUBLIC_URL must be an absolute http\(s\) URL/,
+    );
   });
 });

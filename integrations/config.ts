@@ -33,9 +33,17 @@ const envSchema = z.object({
   INTEGRATIONS_HOST: z.string().min(1).default("0.0.0.0"),
   INTEGRATIONS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).optional(),
-  OAUTH_PUBLIC_URL: z.url({ protocol: /^https?$/, error: "must be an absolute http(s) URL, e.g. https://app.example.com/oauthsvc" }),
-  REDIS_URL: z.url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" }).default("redis://127.0.0.1:6379"),
-  OAUTH_REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]*$/).default("kubecrew:integrations:"),
+  OAUTH_PUBLIC_URL: z.url({
+    protocol: /^https?$/,
+    error: "must be an absolute http(s) URL, e.g. https://app.example.com/oauthsvc",
+  }),
+  REDIS_URL: z
+    .url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" })
+    .default("redis://127.0.0.1:6379"),
+  OAUTH_REDIS_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_-]*$/)
+    .default("kubecrew:integrations:"),
   OAUTH_COOKIE_SECRET: z.string({ error: "is required" }).min(32, "must be at least 32 characters"),
   OAUTH_DB_ENCRYPTION_KEY: z
     .string({ error: "is required (64 hexadecimal characters; generate one with `openssl rand -hex 32`)" })
@@ -62,7 +70,12 @@ export function loadConfig(env: Env): IntegrationsConfig {
     const name = String(issue.path[0] ?? "environment");
     // Zod's "expected string, received undefined" says nothing useful to an operator.
     const missing = env[name] === undefined;
-    const message = !missing || issue.message.startsWith("is required") ? issue.message : issue.message.startsWith("Invalid input") ? "is required" : `is required and ${issue.message}`;
+    const message =
+      !missing || issue.message.startsWith("is required")
+        ? issue.message
+        : issue.message.startsWith("Invalid input")
+          ? "is required"
+          : `is required and ${issue.message}`;
     throw new ConfigError(`${name} ${message}`);
   }
   const e = parsed.data;
@@ -84,4 +97,3 @@ export function loadConfig(env: Env): IntegrationsConfig {
     providers: resolveProviderSettings(env),
   };
 }
-

@@ -79,30 +79,57 @@ export function createConnectionStore(redis: Redis, keys: RedisKeys, cipher: Tok
     return storedSchema.parse(JSON.parse(raw));
   }
 
-  function seal(stored: Omit<StoredConnection, "sealedAccessToken" | "sealedRefreshToken" | "tokenType" | "accessTokenExpiresAt" | "scopes">, tokens: ProviderTokens): StoredConnection {
+  function seal(
+    stored: Omit<
+      StoredConnection,
+      "sealedAccessToken" | "sealedRefreshToken" | "tokenType" | "accessTokenExpiresAt" | "scopes"
+    >,
+    tokens: ProviderTokens,
+  ): StoredConnection {
     return {
       ...stored,
       scopes: tokens.scopes,
       tokenType: tokens.tokenType,
       accessTokenExpiresAt: tokens.expiresAt ? tokens.expiresAt.toISOString() : null,
       sealedAccessToken: cipher.encrypt(tokens.accessToken, accessContext(stored.id)),
-      ...(tokens.refreshToken !== undefined ? { sealedRefreshToken: cipher.encrypt(tokens.refreshToken, refreshContext(stored.id)) } : {}),
+      ...(tokens.refreshToken !== undefined
+        ? { sealedRefreshToken: cipher.encrypt(tokens.refreshToken, refreshContext(stored.id)) }
+        : {}),
     };
   }
 
   return {
     /** Stores a fresh sign-in; an earlier connection of the same user and product is replaced in place. */
-    async saveSignIn(input: { userId: string; provider: string; product: string; account: ProviderAccount; tokens: ProviderTokens }): Promise<Connection> {
+    async saveSignIn(input: {
+      userId: string;
+      provider: string;
+      product: string;
+      account: ProviderAccount;
+      tokens: ProviderTokens;
+    }): Promise<Connection> {
       const field = `${input.provider}/${input.product}`;
       const existingId = await redis.hget(keys.userConnections(input.userId), field);
       const existing = existingId ? await readStored(existingId) : undefined;
       const at = now().toISOString();
       const id = existing?.id ?? randomUUID();
       const stored = seal(
-        { id, userId: input.userId, provider: input.provider, product: input.product, account: input.account, status: "active", createdAt: existing?.createdAt ?? at, updatedAt: at },
+        {
+          id,
+          userId: input.userId,
+          provider: input.provider,
+          product: input.product,
+          account: input.account,
+          status: "active",
+          createdAt: existing?.createdAt ?? at,
+          updatedAt: at,
+        },
         input.tokens,
       );
-      await redis.multi().set(keys.connection(id), JSON.stringify(stored)).hset(keys.userConnections(input.userId), field, id).exec();
+      await redis
+        .multi()
+        .set(keys.connection(id), JSON.stringify(stored))
+        .hset(keys.userConnections(input.userId), field, id)
+        .exec();
       return toConnection(stored);
     },
 
@@ -120,7 +147,9 @@ export function createConnectionStore(redis: Redis, keys: RedisKeys, cipher: Tok
         tokenType: stored.tokenType,
         expiresAt: stored.accessTokenExpiresAt ? new Date(stored.accessTokenExpiresAt) : null,
         scopes: stored.scopes,
-        ...(stored.sealedRefreshToken ? { refreshToken: cipher.decrypt(stored.sealedRefreshToken, refreshContext(id)) } : {}),
+        ...(stored.sealedRefreshToken
+          ? { refreshToken: cipher.decrypt(stored.sealedRefreshToken, refreshContext(id)) }
+          : {}),
       };
       return { connection: toConnection(stored), tokens };
     },
@@ -129,9 +158,17 @@ export function createConnectionStore(redis: Redis, keys: RedisKeys, cipher: Tok
     async saveRefreshed(id: string, tokens: ProviderTokens): Promise<Connection | undefined> {
       const stored = await readStored(id);
       if (!stored) return undefined;
-      const { sealedAccessToken: _a, sealedRefreshToken, tokenType: _t, accessTokenExpiresAt: _e, scopes: _s, ...rest } = stored;
+      const {
+        sealedAccessToken: _a,
+        sealedRefreshToken,
+        tokenType: _t,
+        accessTokenExpiresAt: _e,
+        scopes: _s,
+        ...rest
+      } = stored;
       const next = seal({ ...rest, status: "active", updatedAt: now().toISOString() }, tokens);
-      if (tokens.refreshToken === undefined && sealedRefreshToken !== undefined) next.sealedRefreshToken = sealedRefreshToken;
+      if (tokens.refreshToken === undefined && sealedRefreshToken !== undefined)
+        next.sealedRefreshToken = sealedRefreshToken;
       await redis.set(keys.connection(id), JSON.stringify(next), "XX");
       return toConnection(next);
     },
@@ -139,7 +176,11 @@ export function createConnectionStore(redis: Redis, keys: RedisKeys, cipher: Tok
     async markReauthorizationRequired(id: string): Promise<void> {
       const stored = await readStored(id);
       if (!stored) return;
-      await redis.set(keys.connection(id), JSON.stringify({ ...stored, status: "reauthorization_required", updatedAt: now().toISOString() }), "XX");
+      await redis.set(
+        keys.connection(id),
+        JSON.stringify({ ...stored, status: "reauthorization_required", updatedAt: now().toISOString() }),
+        "XX",
+      );
     },
 
     async listForUser(userId: string): Promise<Connection[]> {

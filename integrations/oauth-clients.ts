@@ -19,7 +19,10 @@ async function build(provider: ProviderSettings, product: ProductSettings): Prom
   if (endpoints.kind === "discovery") {
     // Plain http is only ever configured for loopback test providers (provider-settings.ts refuses it elsewhere).
     const execute = endpoints.issuer.protocol === "http:" ? [client.allowInsecureRequests] : [];
-    const configuration = await client.discovery(endpoints.issuer, product.clientId, metadata, auth, { execute, timeout: 15 });
+    const configuration = await client.discovery(endpoints.issuer, product.clientId, metadata, auth, {
+      execute,
+      timeout: 15,
+    });
     // Check the ID token's signature against the provider's published keys as well as its claims.
     client.enableNonRepudiationChecks(configuration);
     return configuration;

@@ -9,7 +9,9 @@ describe("organisation restriction", () => {
   it("lets a Google account of the hosted domain through and stops others", () => {
     const google = providers.get("google")!;
     expect(organisationViolation(google, { hd: "Example.com" })).toBeUndefined();
-    expect(organisationViolation(google, { hd: "other.org" })).toMatch(/belongs to other.org; only accounts of example.com/);
+    expect(organisationViolation(google, { hd: "other.org" })).toMatch(
+      /belongs to other.org; only accounts of example.com/,
+    );
     expect(organisationViolation(google, {})).toMatch(/not an account of example.com/);
     expect(organisationViolation(google, undefined)).toBeDefined();
   });
@@ -17,7 +19,9 @@ describe("organisation restriction", () => {
   it("lets a Microsoft account of the tenant through and stops others", () => {
     const microsoft = providers.get("microsoft")!;
     expect(organisationViolation(microsoft, { tid: tenant.toUpperCase() })).toBeUndefined();
-    expect(organisationViolation(microsoft, { tid: "99999999-2222-3333-4444-555555555555" })).toMatch(/not in the allowed directory/);
+    expect(organisationViolation(microsoft, { tid: "99999999-2222-3333-4444-555555555555" })).toMatch(
+      /not in the allowed directory/,
+    );
   });
 
   it("does not restrict providers without a restriction configured", () => {

@@ -4,7 +4,10 @@ import type { ProviderSettings } from "./provider-settings.ts";
  * Checks the verified ID token against the provider's organisation restriction (Google `hd`, Microsoft `tid`).
  * Returns a message for the user when the account is outside the organisation, undefined when it may connect.
  */
-export function organisationViolation(provider: ProviderSettings, claims: Record<string, unknown> | undefined): string | undefined {
+export function organisationViolation(
+  provider: ProviderSettings,
+  claims: Record<string, unknown> | undefined,
+): string | undefined {
   if (provider.hostedDomain) {
     const hd = typeof claims?.["hd"] === "string" ? claims["hd"].toLowerCase() : undefined;
     if (hd !== provider.hostedDomain) {

@@ -7,13 +7,25 @@ import { IntegrationError } from "./errors.ts";
  */
 export function providerFailure(error: unknown, providerName: string, action: string): IntegrationError {
   if (error instanceof client.ResponseBodyError) {
-    return new IntegrationError(400, "Provider error", `${providerName} refused to ${action}: ${error.error}${error.error_description ? ` (${error.error_description})` : ""}`);
+    return new IntegrationError(
+      400,
+      "Provider error",
+      `${providerName} refused to ${action}: ${error.error}${error.error_description ? ` (${error.error_description})` : ""}`,
+    );
   }
   if (error instanceof client.ClientError && error.code === "OAUTH_RESPONSE_IS_NOT_CONFORM") {
-    return new IntegrationError(502, "Provider unavailable", `${providerName} sent an unexpected response while trying to ${action}`);
+    return new IntegrationError(
+      502,
+      "Provider unavailable",
+      `${providerName} sent an unexpected response while trying to ${action}`,
+    );
   }
   if (error instanceof client.ClientError || error instanceof client.AuthorizationResponseError) {
-    return new IntegrationError(400, "Provider response rejected", `The response from ${providerName} failed validation while trying to ${action}: ${error.message}`);
+    return new IntegrationError(
+      400,
+      "Provider response rejected",
+      `The response from ${providerName} failed validation while trying to ${action}: ${error.message}`,
+    );
   }
   if (error instanceof TypeError || (error instanceof Error && error.name === "TimeoutError")) {
     return new IntegrationError(502, "Provider unavailable", `${providerName} could not be reached to ${action}`);

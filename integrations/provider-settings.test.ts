@@ -4,7 +4,9 @@ import { resolveCredentials, resolveProviderSettings } from "./provider-settings
 
 describe("provider registry", () => {
   it("covers mail, calendar, files, documents, spreadsheets, CRM and notes", () => {
-    const categories = new Set(providerRegistry.flatMap((p) => Object.values(p.products).map((product) => product.category)));
+    const categories = new Set(
+      providerRegistry.flatMap((p) => Object.values(p.products).map((product) => product.category)),
+    );
     expect([...categories].sort()).toEqual(["calendar", "crm", "documents", "files", "mail", "notes", "spreadsheets"]);
     const ids = (id: string) => Object.keys(providerRegistry.find((p) => p.id === id)!.products);
     expect(ids("google")).toEqual(["gmail", "calendar", "drive", "docs", "sheets"]);
@@ -27,15 +29,24 @@ describe("credential resolution", () => {
   });
 
   it("names the missing half of a pair", () => {
-    expect(() => resolveCredentials({ HUBSPOT_CLIENT_ID: "x" }, "hubspot", "crm")).toThrow("HUBSPOT_CLIENT_SECRET is missing while HUBSPOT_CLIENT_ID is set");
-    expect(() => resolveCredentials({ GOOGLE_SHEETS_CLIENT_SECRET: "x" }, "google", "sheets")).toThrow(/GOOGLE_SHEETS_CLIENT_ID is missing/);
+    expect(() => resolveCredentials({ HUBSPOT_CLIENT_ID: "x" }, "hubspot", "crm")).toThrow(
+      "HUBSPOT_CLIENT_SECRET is missing while HUBSPOT_CLIENT_ID is set",
+    );
+    expect(() => resolveCredentials({ GOOGLE_SHEETS_CLIENT_SECRET: "x" }, "google", "sheets")).toThrow(
+      /GOOGLE_SHEETS_CLIENT_ID is missing/,
+    );
   });
 
   it("lists only products that have credentials, with the provider's and the product's scopes", () => {
     const providers = resolveProviderSettings({ GOOGLE_DOCS_CLIENT_ID: "d", GOOGLE_DOCS_CLIENT_SECRET: "s" });
     const google = providers.get("google")!;
     expect([...google.products.keys()]).toEqual(["docs"]);
-    expect(google.products.get("docs")!.scopes).toEqual(["openid", "email", "profile", "https://www.googleapis.com/auth/documents"]);
+    expect(google.products.get("docs")!.scopes).toEqual([
+      "openid",
+      "email",
+      "profile",
+      "https://www.googleapis.com/auth/documents",
+    ]);
     expect(providers.get("notion")!.products.size).toBe(0);
   });
 });
@@ -51,15 +62,25 @@ describe("provider endpoints and restrictions", () => {
   it("uses Microsoft's tenant-specific issuer when a tenant is set, common otherwise", () => {
     const tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47";
     const restricted = resolveProviderSettings({ MICROSOFT_TENANT_ID: tenant }).get("microsoft")!;
-    expect(restricted.endpoints).toEqual({ kind: "discovery", issuer: new URL(`https://login.microsoftonline.com/${tenant}/v2.0`) });
+    expect(restricted.endpoints).toEqual({
+      kind: "discovery",
+      issuer: new URL(`https://login.microsoftonline.com/${tenant}/v2.0`),
+    });
     expect(restricted.tenantId).toBe(tenant);
     const open = resolveProviderSettings({}).get("microsoft")!;
-    expect(open.endpoints).toEqual({ kind: "discovery", issuer: new URL("https://login.microsoftonline.com/common/v2.0") });
-    expect(() => resolveProviderSettings({ MICROSOFT_TENANT_ID: "contoso.com" })).toThrow(/MICROSOFT_TENANT_ID must be the directory \(tenant\) id/);
+    expect(open.endpoints).toEqual({
+      kind: "discovery",
+      issuer: new URL("https://login.microsoftonline.com/common/v2.0"),
+    });
+    expect(() => resolveProviderSettings({ MICROSOFT_TENANT_ID: "contoso.com" })).toThrow(
+      /MICROSOFT_TENANT_ID must be the directory \(tenant\) id/,
+    );
   });
 
   it("moves Salesforce to a sandbox login URL and keeps its RFC 7009 revocation endpoint", () => {
-    const salesforce = resolveProviderSettings({ SALESFORCE_LOGIN_URL: "https://test.salesforce.com" }).get("salesforce")!;
+    const salesforce = resolveProviderSettings({ SALESFORCE_LOGIN_URL: "https://test.salesforce.com" }).get(
+      "salesforce",
+    )!;
     expect(salesforce.endpoints).toEqual({
       kind: "static",
       authorizationEndpoint: new URL("https://test.salesforce.com/services/oauth2/authorize"),
@@ -72,7 +93,11 @@ describe("provider endpoints and restrictions", () => {
   it("accepts endpoint overrides over https, or http on loopback only", () => {
     const google = resolveProviderSettings({ GOOGLE_ISSUER_URL: "http://127.0.0.1:4000" }).get("google")!;
     expect(google.endpoints).toEqual({ kind: "discovery", issuer: new URL("http://127.0.0.1:4000") });
-    expect(() => resolveProviderSettings({ GOOGLE_ISSUER_URL: "http://idp.example.com" })).toThrow(/GOOGLE_ISSUER_URL must be an https URL/);
-    expect(() => resolveProviderSettings({ HUBSPOT_TOKEN_URL: "not a url" })).toThrow(/HUBSPOT_TOKEN_URL must be an absolute URL/);
+    expect(() => resolveProviderSettings({ GOOGLE_ISSUER_URL: "http://idp.example.com" })).toThrow(
+      /GOOGLE_ISSUER_URL must be an https URL/,
+    );
+    expect(() => resolveProviderSettings({ HUBSPOT_TOKEN_URL: "not a url" })).toThrow(
+      /HUBSPOT_TOKEN_URL must be an absolute URL/,
+    );
   });
 });

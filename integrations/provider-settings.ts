@@ -63,13 +63,19 @@ function endpointUrl(env: Env, name: string): URL | undefined {
 }
 
 /** The client id/secret for one product: `<PROVIDER>_<PRODUCT>_CLIENT_ID/_SECRET` overrides `<PROVIDER>_CLIENT_ID/_SECRET`. */
-export function resolveCredentials(env: Env, provider: string, product: string): { clientId: string; clientSecret: string } | undefined {
+export function resolveCredentials(
+  env: Env,
+  provider: string,
+  product: string,
+): { clientId: string; clientSecret: string } | undefined {
   for (const prefix of [envName(provider, product), envName(provider)]) {
     const clientId = value(env, `${prefix}_CLIENT_ID`);
     const clientSecret = value(env, `${prefix}_CLIENT_SECRET`);
     if (clientId === undefined && clientSecret === undefined) continue;
-    if (clientId === undefined) throw new ConfigError(`${prefix}_CLIENT_ID is missing while ${prefix}_CLIENT_SECRET is set`);
-    if (clientSecret === undefined) throw new ConfigError(`${prefix}_CLIENT_SECRET is missing while ${prefix}_CLIENT_ID is set`);
+    if (clientId === undefined)
+      throw new ConfigError(`${prefix}_CLIENT_ID is missing while ${prefix}_CLIENT_SECRET is set`);
+    if (clientSecret === undefined)
+      throw new ConfigError(`${prefix}_CLIENT_SECRET is missing while ${prefix}_CLIENT_ID is set`);
     return { clientId, clientSecret };
   }
   return undefined;
@@ -106,7 +112,9 @@ function resolveProvider(env: Env, definition: ProviderDefinition): ProviderSett
   if (definition.restriction === "tenant") {
     tenantId = value(env, `${prefix}_TENANT_ID`);
     if (tenantId !== undefined && !tenantIdPattern.test(tenantId)) {
-      throw new ConfigError(`${prefix}_TENANT_ID must be the directory (tenant) id, a GUID such as 72f988bf-86f1-41af-91ab-2d7cd011db47`);
+      throw new ConfigError(
+        `${prefix}_TENANT_ID must be the directory (tenant) id, a GUID such as 72f988bf-86f1-41af-91ab-2d7cd011db47`,
+      );
     }
     tenantId = tenantId?.toLowerCase();
   }
@@ -137,7 +145,9 @@ function resolveProvider(env: Env, definition: ProviderDefinition): ProviderSett
     endpoints: resolveEndpoints(env, definition, tenantId),
     authorizationParams: { ...definition.authorizationParams, ...(hostedDomain ? { hd: hostedDomain } : {}) },
     tokenEndpointAuthMethod: definition.tokenEndpointAuthMethod,
-    ...(definition.assumedAccessTokenLifetimeSeconds ? { assumedAccessTokenLifetimeSeconds: definition.assumedAccessTokenLifetimeSeconds } : {}),
+    ...(definition.assumedAccessTokenLifetimeSeconds
+      ? { assumedAccessTokenLifetimeSeconds: definition.assumedAccessTokenLifetimeSeconds }
+      : {}),
     ...(tenantId ? { tenantId } : {}),
     ...(hostedDomain ? { hostedDomain } : {}),
     products,

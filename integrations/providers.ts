@@ -59,10 +59,18 @@ const google: OidcProviderDefinition = {
   restriction: "hostedDomain",
   products: {
     gmail: { displayName: "Gmail", category: "mail", scopes: ["https://www.googleapis.com/auth/gmail.modify"] },
-    calendar: { displayName: "Google Calendar", category: "calendar", scopes: ["https://www.googleapis.com/auth/calendar"] },
+    calendar: {
+      displayName: "Google Calendar",
+      category: "calendar",
+      scopes: ["https://www.googleapis.com/auth/calendar"],
+    },
     drive: { displayName: "Google Drive", category: "files", scopes: ["https://www.googleapis.com/auth/drive"] },
     docs: { displayName: "Google Docs", category: "documents", scopes: ["https://www.googleapis.com/auth/documents"] },
-    sheets: { displayName: "Google Sheets", category: "spreadsheets", scopes: ["https://www.googleapis.com/auth/spreadsheets"] },
+    sheets: {
+      displayName: "Google Sheets",
+      category: "spreadsheets",
+      scopes: ["https://www.googleapis.com/auth/spreadsheets"],
+    },
   },
 };
 
@@ -80,7 +88,11 @@ const microsoft: OidcProviderDefinition = {
   products: {
     outlook: { displayName: "Outlook mail", category: "mail", scopes: ["Mail.ReadWrite", "Mail.Send"] },
     calendar: { displayName: "Outlook Calendar", category: "calendar", scopes: ["Calendars.ReadWrite"] },
-    onedrive: { displayName: "OneDrive and SharePoint", category: "files", scopes: ["Files.ReadWrite.All", "Sites.ReadWrite.All"] },
+    onedrive: {
+      displayName: "OneDrive and SharePoint",
+      category: "files",
+      scopes: ["Files.ReadWrite.All", "Sites.ReadWrite.All"],
+    },
     word: { displayName: "Word", category: "documents", scopes: ["Files.ReadWrite"] },
     excel: { displayName: "Excel", category: "spreadsheets", scopes: ["Files.ReadWrite"] },
   },

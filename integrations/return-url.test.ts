@@ -21,6 +21,8 @@ describe("return URL allow list", () => {
   });
 
   it("adds the outcome to the query, keeping what was there", () => {
-    expect(withOutcome("https://app.example.com/i?tab=2", { status: "connected" })).toBe("https://app.example.com/i?tab=2&status=connected");
+    expect(withOutcome("https://app.example.com/i?tab=2", { status: "connected" })).toBe(
+      "https://app.example.com/i?tab=2&status=connected",
+    );
   });
 });

@@ -13,7 +13,12 @@ export function isAllowedReturnUrl(raw: string, allowedHosts: readonly string[])
   if (url.username || url.password) return false;
   const host = url.host.toLowerCase();
   const hostname = url.hostname.toLowerCase();
-  return allowedHosts.some((allowed) => allowed === host || (!allowed.includes(":") && allowed === hostname) || (allowed.startsWith("[") && allowed === host));
+  return allowedHosts.some(
+    (allowed) =>
+      allowed === host ||
+      (!allowed.includes(":") && allowed === hostname) ||
+      (allowed.startsWith("[") && allowed === host),
+  );
 }
 
 /** The return URL with the sign-in's outcome added as query parameters. */

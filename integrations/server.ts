@@ -57,7 +57,15 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
     // The route pattern, not the URL: connect links carry a one-time session id and callbacks an authorization code.
     res.on("finish", () => {
       const route = (req.route as { path?: string } | undefined)?.path;
-      logger.info({ method: req.method, route: route ?? req.path, status: res.statusCode, ms: Math.round(performance.now() - started) }, "Request");
+      logger.info(
+        {
+          method: req.method,
+          route: route ?? req.path,
+          status: res.statusCode,
+          ms: Math.round(performance.now() - started),
+        },
+        "Request",
+      );
     });
     next();
   });
@@ -75,7 +83,14 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  logger.info({ url, publicUrl: config.publicUrl.href, providers: [...config.providers.values()].filter((p) => p.products.size > 0).map((p) => p.id) }, "Integrations service listening");
+  logger.info(
+    {
+      url,
+      publicUrl: config.publicUrl.href,
+      providers: [...config.providers.values()].filter((p) => p.products.size > 0).map((p) => p.id),
+    },
+    "Integrations service listening",
+  );
 
   return {
     url,

@@ -26,7 +26,13 @@ export interface CookieOptions {
 }
 
 function attributes(options: CookieOptions, maxAgeSeconds: number): string {
-  return [`Path=${options.path}`, `Max-Age=${maxAgeSeconds}`, "HttpOnly", "SameSite=Lax", ...(options.secure ? ["Secure"] : [])].join("; ");
+  return [
+    `Path=${options.path}`,
+    `Max-Age=${maxAgeSeconds}`,
+    "HttpOnly",
+    "SameSite=Lax",
+    ...(options.secure ? ["Secure"] : []),
+  ].join("; ");
 }
 
 export function setSignInCookie(cookie: SignInCookie, options: CookieOptions, now: number): string {

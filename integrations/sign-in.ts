@@ -27,7 +27,11 @@ export function redirectUri(publicUrl: URL, provider: string): string {
   return `${publicUrl.href.replace(/\/+$/, "")}/v1/auth/${encodeURIComponent(provider)}/callback`;
 }
 
-export function configuredProduct(config: IntegrationsConfig, providerId: string, productId: string): { provider: ProviderSettings; product: ProductSettings } {
+export function configuredProduct(
+  config: IntegrationsConfig,
+  providerId: string,
+  productId: string,
+): { provider: ProviderSettings; product: ProductSettings } {
   const provider = config.providers.get(providerId);
   if (!provider) throw providerNotConfigured(providerId);
   const product = provider.products.get(productId);
@@ -50,7 +54,9 @@ export function createSignIn(deps: SignInDeps) {
     async createConnectSession(request: ConnectRequest): Promise<{ id: string; url: string; expiresAt: string }> {
       configuredProduct(config, request.provider, request.product);
       if (!isAllowedReturnUrl(request.returnUrl, config.allowedReturnHosts)) {
-        throw badRequest(`returnUrl must be an absolute http(s) URL on an allowed host (${config.allowedReturnHosts.join(", ")})`);
+        throw badRequest(
+          `returnUrl must be an absolute http(s) URL on an allowed host (${config.allowedReturnHosts.join(", ")})`,
+        );
       }
       const id = await signIns.createConnectSession(request, ttl);
       return {
@@ -63,7 +69,10 @@ export function createSignIn(deps: SignInDeps) {
     /** The browser opened its connect link: remember a one-time state, and send it to the provider with PKCE S256. */
     async start(sessionId: string): Promise<{ authorizationUrl: string; cookie: SignInCookie }> {
       const session = await signIns.takeConnectSession(sessionId);
-      if (!session) throw badRequest("This connect link has expired or was already used. Start connecting again from the application.");
+      if (!session)
+        throw badRequest(
+          "This connect link has expired or was already used. Start connecting again from the application.",
+        );
       const { provider, product } = configuredProduct(config, session.provider, session.product);
       const configuration = await clients.configuration(provider, product).catch((error: unknown) => {
         throw providerFailure(error, provider.displayName, "start the sign-in");
@@ -95,30 +104,52 @@ export function createSignIn(deps: SignInDeps) {
      * exchanged (PKCE), the ID token validated and checked against the organisation restriction, and the tokens stored.
      * Returns where to send the browser.
      */
-    async complete(providerId: string, query: URLSearchParams, cookie: SignInCookie | undefined): Promise<{ location: string }> {
+    async complete(
+      providerId: string,
+      query: URLSearchParams,
+      cookie: SignInCookie | undefined,
+    ): Promise<{ location: string }> {
       const configured = config.providers.get(providerId);
       if (!configured || configured.products.size === 0) throw providerNotConfigured(providerId);
       const state = query.get("state");
-      if (!state) throw invalidState("The sign-in response carries no state. Start connecting again from the application.");
-      if (!cookie) throw invalidState("The sign-in cookie is missing or expired (was the sign-in started in this browser?). Start connecting again.");
-      if (!safeEqual(cookie.state, state)) throw invalidState("The sign-in state does not match this browser's sign-in. Start connecting again.");
+      if (!state)
+        throw invalidState("The sign-in response carries no state. Start connecting again from the application.");
+      if (!cookie)
+        throw invalidState(
+          "The sign-in cookie is missing or expired (was the sign-in started in this browser?). Start connecting again.",
+        );
+      if (!safeEqual(cookie.state, state))
+        throw invalidState("The sign-in state does not match this browser's sign-in. Start connecting again.");
       const pending = await signIns.takePendingSignIn(state);
-      if (!pending) throw invalidState("This sign-in response was already used or has expired. Start connecting again.");
-      if (pending.provider !== providerId) throw invalidState("The sign-in response arrived for a different provider. Start connecting again.");
-      if ((cookie.nonce ?? undefined) !== (pending.nonce ?? undefined)) throw invalidState("The sign-in cookie does not belong to this sign-in.");
+      if (!pending)
+        throw invalidState("This sign-in response was already used or has expired. Start connecting again.");
+      if (pending.provider !== providerId)
+        throw invalidState("The sign-in response arrived for a different provider. Start connecting again.");
+      if ((cookie.nonce ?? undefined) !== (pending.nonce ?? undefined))
+        throw invalidState("The sign-in cookie does not belong to this sign-in.");
 
       const { provider, product } = configuredProduct(config, pending.provider, pending.product);
       const log = logger.child({ userId: pending.userId, provider: provider.id, product: product.product });
       // The return URL was allow-listed when the session was created; check again so a changed list applies.
-      if (!isAllowedReturnUrl(pending.returnUrl, config.allowedReturnHosts)) throw badRequest("The return URL of this sign-in is no longer allowed.");
+      if (!isAllowedReturnUrl(pending.returnUrl, config.allowedReturnHosts))
+        throw badRequest("The return URL of this sign-in is no longer allowed.");
 
       const providerError = query.get("error");
       if (providerError) {
         log.info({ error: providerError }, "Provider reported a sign-in error");
-        return { location: withOutcome(pending.returnUrl, { status: "error", error: providerError, provider: provider.id, product: product.product }) };
+        return {
+          location: withOutcome(pending.returnUrl, {
+            status: "error",
+            error: providerError,
+            provider: provider.id,
+            product: product.product,
+          }),
+        };
       }
 
-      const configuration = await clients.configuration(provider, product);
+      const configuration = await clients.configuration(provider, product).catch((error: unknown) => {
+        throw providerFailure(error, provider.displayName, "complete the sign-in");
+      });
       // The provider redirected to the public URL; rebuild it from configuration, not from this request's path,
       // so it matches the registered redirect URI behind a prefix-stripping proxy.
       const callbackUrl = new URL(redirectUri(config.publicUrl, provider.id));
@@ -136,7 +167,10 @@ export function createSignIn(deps: SignInDeps) {
 
       const violation = organisationViolation(provider, claims);
       if (violation) {
-        log.warn({ hd: claims?.["hd"], tid: claims?.["tid"] }, "Sign-in refused: account outside the allowed organisation");
+        log.warn(
+          { hd: claims?.["hd"], tid: claims?.["tid"] },
+          "Sign-in refused: account outside the allowed organisation",
+        );
         await revokeQuietly(configuration, response.refresh_token ?? response.access_token);
         throw forbidden(violation);
       }
@@ -148,10 +182,21 @@ export function createSignIn(deps: SignInDeps) {
         ...(typeof claims?.["hd"] === "string" ? { hostedDomain: claims["hd"] } : {}),
         ...(typeof claims?.["tid"] === "string" ? { tenantId: claims["tid"] } : {}),
       };
-      const connection = await connections.saveSignIn({ userId: pending.userId, provider: provider.id, product: product.product, account, tokens });
+      const connection = await connections.saveSignIn({
+        userId: pending.userId,
+        provider: provider.id,
+        product: product.product,
+        account,
+        tokens,
+      });
       log.info({ connectionId: connection.id, hasRefreshToken: connection.hasRefreshToken }, "Connection stored");
       return {
-        location: withOutcome(pending.returnUrl, { status: "connected", connection_id: connection.id, provider: provider.id, product: product.product }),
+        location: withOutcome(pending.returnUrl, {
+          status: "connected",
+          connection_id: connection.id,
+          provider: provider.id,
+          product: product.product,
+        }),
       };
     },
   };
@@ -159,7 +204,10 @@ export function createSignIn(deps: SignInDeps) {
   async function revokeQuietly(configuration: client.Configuration, token: string): Promise<void> {
     if (!configuration.serverMetadata().revocation_endpoint) return;
     await client.tokenRevocation(configuration, token).catch((error: unknown) => {
-      logger.warn({ err: error instanceof Error ? error.message : String(error) }, "Could not revoke the refused sign-in's token");
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        "Could not revoke the refused sign-in's token",
+      );
     });
   }
 }

@@ -8,7 +8,8 @@ describe("signed cookies", () => {
   it("verifies its own signature and refuses a changed payload or another secret", () => {
     const value = signCookieValue({ state: "abc" }, secret);
     expect(verifyCookieValue(value, secret)).toEqual({ state: "abc" });
-    const forged = Buffer.from(JSON.stringify({ state: "evil" })).toString("base64url") + value.slice(value.indexOf("."));
+    const forged =
+      Buffer.from(JSON.stringify({ state: "evil" })).toString("base64url") + value.slice(value.indexOf("."));
     expect(verifyCookieValue(forged, secret)).toBeUndefined();
     expect(verifyCookieValue(value, "t".repeat(32))).toBeUndefined();
     expect(verifyCookieValue("garbage", secret)).toBeUndefined();
@@ -29,7 +30,11 @@ describe("signed cookies", () => {
     );
     expect(header).toMatch(/; Path=\/oauthsvc\/v1\/auth; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/);
     const cookieHeader = header.split(";")[0]!;
-    expect(readSignInCookie(cookieHeader, secret, now)).toEqual({ state: "st", codeVerifier: "v".repeat(43), expiresAt: now + 600_000 });
+    expect(readSignInCookie(cookieHeader, secret, now)).toEqual({
+      state: "st",
+      codeVerifier: "v".repeat(43),
+      expiresAt: now + 600_000,
+    });
     expect(readSignInCookie(cookieHeader, secret, now + 600_001)).toBeUndefined();
   });
 });

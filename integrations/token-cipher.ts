@@ -32,25 +32,35 @@ export function createTokenCipher(key: Buffer): TokenCipher {
       cipher.setAAD(Buffer.from(context, "utf8"));
       const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
       const tag = cipher.getAuthTag();
-      return ["v1", keyId, iv.toString("base64url"), ciphertext.toString("base64url"), tag.toString("base64url")].join(".");
+      return ["v1", keyId, iv.toString("base64url"), ciphertext.toString("base64url"), tag.toString("base64url")].join(
+        ".",
+      );
     },
     decrypt(sealed, context) {
       const parts = sealed.split(".");
-      if (parts.length !== 5 || parts[0] !== "v1") throw new TamperedCiphertextError("Stored token is not in the expected format");
+      if (parts.length !== 5 || parts[0] !== "v1")
+        throw new TamperedCiphertextError("Stored token is not in the expected format");
       const [, recordKeyId, ivPart, ciphertextPart, tagPart] = parts as [string, string, string, string, string];
       if (recordKeyId !== keyId) {
-        throw new TamperedCiphertextError(`Stored token was encrypted under key ${recordKeyId}, but the configured key is ${keyId}`);
+        throw new TamperedCiphertextError(
+          `Stored token was encrypted under key ${recordKeyId}, but the configured key is ${keyId}`,
+        );
       }
       const iv = Buffer.from(ivPart, "base64url");
       const tag = Buffer.from(tagPart, "base64url");
-      if (iv.length !== 12 || tag.length !== 16) throw new TamperedCiphertextError("Stored token is not in the expected format");
+      if (iv.length !== 12 || tag.length !== 16)
+        throw new TamperedCiphertextError("Stored token is not in the expected format");
       try {
         const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: 16 });
         decipher.setAAD(Buffer.from(context, "utf8"));
         decipher.setAuthTag(tag);
-        return Buffer.concat([decipher.update(Buffer.from(ciphertextPart, "base64url")), decipher.final()]).toString("utf8");
+        return Buffer.concat([decipher.update(Buffer.from(ciphertextPart, "base64url")), decipher.final()]).toString(
+          "utf8",
+        );
       } catch {
-        throw new TamperedCiphertextError("Stored token failed its integrity check (tampered or bound to another record)");
+        throw new TamperedCiphertextError(
+          "Stored token failed its integrity check (tampered or bound to another record)",
+        );
       }
     },
   };

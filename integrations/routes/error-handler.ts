@@ -11,15 +11,28 @@ export const rendersPages: RequestHandler = (_req, res, next) => {
 };
 
 function describe(error: unknown): { status: number; type: string; message: string; expected: boolean } {
-  if (error instanceof IntegrationError) return { status: error.status, type: error.type, message: error.message, expected: true };
+  if (error instanceof IntegrationError)
+    return { status: error.status, type: error.type, message: error.message, expected: true };
   if (error instanceof TamperedCiphertextError) {
-    return { status: 500, type: "Stored token unreadable", message: "The stored tokens of this connection failed their integrity check and were not used; connect it again", expected: false };
+    return {
+      status: 500,
+      type: "Stored token unreadable",
+      message: "The stored tokens of this connection failed their integrity check and were not used; connect it again",
+      expected: false,
+    };
   }
   const status = (error as { status?: unknown; type?: unknown }).status;
   const bodyParserType = (error as { type?: unknown }).type;
-  if (status === 413) return { status: 413, type: "Payload Too Large", message: "Request bodies are limited to 10 MB", expected: true };
-  if (status === 400 && bodyParserType === "entity.parse.failed") return { status: 400, type: "Bad Request", message: "The request body is not valid JSON", expected: true };
-  return { status: 500, type: "Internal Server Error", message: "Something went wrong on our side; it has been logged", expected: false };
+  if (status === 413)
+    return { status: 413, type: "Payload Too Large", message: "Request bodies are limited to 10 MB", expected: true };
+  if (status === 400 && bodyParserType === "entity.parse.failed")
+    return { status: 400, type: "Bad Request", message: "The request body is not valid JSON", expected: true };
+  return {
+    status: 500,
+    type: "Internal Server Error",
+    message: "Something went wrong on our side; it has been logged",
+    expected: false,
+  };
 }
 
 /** Maps domain errors to `{error, message}` (or a page); anything unexpected is logged once and answered without details. */
@@ -27,12 +40,28 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const { status, type, message, expected } = describe(error);
     if (!expected) {
-      logger.error({ err: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error), method: req.method, path: req.path }, "Request failed");
+      logger.error(
+        {
+          err:
+            error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+          method: req.method,
+          path: req.path,
+        },
+        "Request failed",
+      );
     }
     if (res.headersSent) return;
     if (res.locals["page"]) {
-      const title = status === 403 ? "This account cannot be connected" : status >= 500 ? "Connecting failed" : "This sign-in cannot continue";
-      res.status(status).type("html").send(errorPage(status, title, message));
+      const title =
+        status === 403
+          ? "This account cannot be connected"
+          : status >= 500
+            ? "Connecting failed"
+            : "This sign-in cannot continue";
+      res
+        .status(status)
+        .type("html")
+        .send(errorPage(status, title, message));
       return;
     }
     res.status(status).json({ error: type, message });

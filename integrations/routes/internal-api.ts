@@ -31,7 +31,13 @@ function parse<T>(schema: z.ZodType<T>, value: unknown): T {
 }
 
 /** Calls from the rest of kubecrew: start a connection, list them, hand out fresh access tokens, delete. */
-export function internalApiRoutes(config: IntegrationsConfig, signIn: SignIn, connections: ConnectionStore, accessTokens: AccessTokens, now: () => Date): Router {
+export function internalApiRoutes(
+  config: IntegrationsConfig,
+  signIn: SignIn,
+  connections: ConnectionStore,
+  accessTokens: AccessTokens,
+  now: () => Date,
+): Router {
   const router = Router();
   router.use("/v1/internal", requireInternalApiKey(config.internalApiKey));
   router.use("/v1/internal", (_req, res, next) => {
@@ -46,7 +52,11 @@ export function internalApiRoutes(config: IntegrationsConfig, signIn: SignIn, co
         .map((provider) => ({
           id: provider.id,
           name: provider.displayName,
-          products: [...provider.products.values()].map((product) => ({ id: product.product, name: product.displayName, scopes: product.scopes })),
+          products: [...provider.products.values()].map((product) => ({
+            id: product.product,
+            name: product.displayName,
+            scopes: product.scopes,
+          })),
         })),
     });
   });
@@ -68,7 +78,9 @@ export function internalApiRoutes(config: IntegrationsConfig, signIn: SignIn, co
 
   router.post("/v1/internal/connections/:id/access-token", async (req, res) => {
     const token = await accessTokens.fresh(req.params.id);
-    const expiresIn = token.expiresAt ? Math.max(0, Math.floor((token.expiresAt.getTime() - now().getTime()) / 1000)) : null;
+    const expiresIn = token.expiresAt
+      ? Math.max(0, Math.floor((token.expiresAt.getTime() - now().getTime()) / 1000))
+      : null;
     res.json({
       access_token: token.accessToken,
       token_type: token.tokenType,

@@ -17,7 +17,11 @@ export interface PrefixProxy {
  * rewrite ingress-nginx generates for `path: /oauthsvc(/|$)(.*)` with `rewrite-target: /$2`. Runs in the foreground
  * with its own prefix, config and temp paths in a temporary directory, on a free loopback port.
  */
-export async function startPrefixProxy(options: { upstream: string; prefix?: string; port?: number }): Promise<PrefixProxy> {
+export async function startPrefixProxy(options: {
+  upstream: string;
+  prefix?: string;
+  port?: number;
+}): Promise<PrefixProxy> {
   const prefix = options.prefix ?? "/oauthsvc";
   const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "kubecrew-nginx-"));
@@ -52,9 +56,13 @@ http {
 }
 `;
   writeFileSync(join(dir, "nginx.conf"), config);
-  const child: ChildProcess = spawn("/usr/sbin/nginx", ["-p", dir, "-c", join(dir, "nginx.conf"), "-e", join(dir, "logs/error.log")], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const child: ChildProcess = spawn(
+    "/usr/sbin/nginx",
+    ["-p", dir, "-c", join(dir, "nginx.conf"), "-e", join(dir, "logs/error.log")],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<never>((_, reject) =>

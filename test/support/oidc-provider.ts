@@ -1,7 +1,12 @@
 import { generateKeyPairSync } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import Provider, { type Adapter, type AdapterPayload, type ClientMetadata, type KoaContextWithOIDC } from "oidc-provider";
+import Provider, {
+  type Adapter,
+  type AdapterPayload,
+  type ClientMetadata,
+  type KoaContextWithOIDC,
+} from "oidc-provider";
 
 /** The provider's storage, in this process's memory (one store per provider, so tests do not share grants). */
 function memoryAdapter() {
@@ -77,6 +82,8 @@ export interface OidcTestProvider {
   rotateRefreshTokens: boolean;
   /** Leave refresh_token out of refresh responses, as Google does. */
   omitRefreshTokenOnRefresh: boolean;
+  /** The user declines on the consent screen. */
+  declineConsent: boolean;
   /** Successful refresh_token grants so far, counted by the provider itself. */
   refreshCount(): number;
   /** Every token value the provider issued (access, refresh, ID tokens), to look for in storage. */
@@ -85,7 +92,11 @@ export interface OidcTestProvider {
   stop(): Promise<void>;
 }
 
-export async function startOidcProvider(options: { clients: TestClient[]; scopes?: string[]; port?: number }): Promise<OidcTestProvider> {
+export async function startOidcProvider(options: {
+  clients: TestClient[];
+  scopes?: string[];
+  port?: number;
+}): Promise<OidcTestProvider> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -98,6 +109,7 @@ export async function startOidcProvider(options: { clients: TestClient[]; scopes
     accessTokenTtlSeconds: 3600,
     rotateRefreshTokens: false,
     omitRefreshTokenOnRefresh: false,
+    declineConsent: false,
     refreshCount: () => refreshes,
     issuedTokens: () => [...issued],
     async isAccessTokenActive(token) {
@@ -115,14 +127,12 @@ export async function startOidcProvider(options: { clients: TestClient[]; scopes
   const provider = new Provider(issuer, {
     adapter: memoryAdapter(),
     jwks: { keys: [{ ...privateKey.export({ format: "jwk" }), kid: "test-signing-key", use: "sig", alg: "RS256" }] },
-    clients: options.clients.map(
-      (client): ClientMetadata => ({
-        ...client,
-        grant_types: ["authorization_code", "refresh_token"],
-        response_types: ["code"],
-        token_endpoint_auth_method: client.token_endpoint_auth_method ?? "client_secret_post",
-      }),
-    ),
+    clients: options.clients.map((client): ClientMetadata => ({
+      ...client,
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: client.token_endpoint_auth_method ?? "client_secret_post",
+    })),
     cookies: { keys: ["kubecrew-test-cookie-key"] },
     // Scopes the provider grants besides the OpenID ones (unknown scopes are dropped, as real providers refuse them).
     scopes: ["openid", "offline_access", ...(options.scopes ?? [])],
@@ -160,7 +170,12 @@ export async function startOidcProvider(options: { clients: TestClient[]; scopes
   provider.use(async (ctx, next) => {
     await next();
     const body = ctx.body as Record<string, unknown> | undefined;
-    if (ctx.path === "/token" && fixture.omitRefreshTokenOnRefresh && ctx.oidc?.params?.["grant_type"] === "refresh_token" && body) {
+    if (
+      ctx.path === "/token" &&
+      fixture.omitRefreshTokenOnRefresh &&
+      ctx.oidc?.params?.["grant_type"] === "refresh_token" &&
+      body
+    ) {
       delete body["refresh_token"];
     }
   });
@@ -169,7 +184,21 @@ export async function startOidcProvider(options: { clients: TestClient[]; scopes
   async function interact(req: IncomingMessage, res: ServerResponse) {
     const details = await provider.interactionDetails(req, res);
     if (details.prompt.name === "login") {
-      await provider.interactionFinished(req, res, { login: { accountId: fixture.account.sub } }, { mergeWithLastSubmission: false });
+      await provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId: fixture.account.sub } },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
+    if (fixture.declineConsent) {
+      await provider.interactionFinished(
+        req,
+        res,
+        { error: "access_denied", error_description: "The user declined" },
+        { mergeWithLastSubmission: false },
+      );
       return;
     }
     const grant = details.grantId

@@ -3,7 +3,17 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "v
 import type { IntegrationsService } from "../../../integrations/server.ts";
 import type { OidcTestProvider } from "../../support/oidc-provider.ts";
 import { freePort } from "../../support/redis.ts";
-import { createConnectLink, dumpRedis, integrationsEnv, internal, planBases, startIntegrations, startProvider, TestBrowser, uniquePrefix } from "./harness.ts";
+import {
+  createConnectLink,
+  dumpRedis,
+  integrationsEnv,
+  internal,
+  planBases,
+  startIntegrations,
+  startProvider,
+  TestBrowser,
+  uniquePrefix,
+} from "./harness.ts";
 
 describe("access tokens from the internal API", () => {
   const redisUrl = inject("redisUrl");
@@ -42,7 +52,8 @@ describe("access tokens from the internal API", () => {
     return new URL(end.location!).searchParams.get("connection_id")!;
   }
 
-  const token = (service: IntegrationsService, id: string) => internal(service.url, "POST", `/v1/internal/connections/${id}/access-token`);
+  const token = (service: IntegrationsService, id: string) =>
+    internal(service.url, "POST", `/v1/internal/connections/${id}/access-token`);
 
   it("hands out the stored token while it is far from expiry, without a refresh", async () => {
     const id = await connect(3600);
@@ -50,7 +61,10 @@ describe("access tokens from the internal API", () => {
     const first = await token(replicaA, id);
     expect(first.status).toBe(200);
     expect(first.headers.get("cache-control")).toBe("no-store");
-    expect(first.body).toMatchObject({ token_type: expect.stringMatching(/^bearer$/i), scope: expect.stringContaining("gmail") });
+    expect(first.body).toMatchObject({
+      token_type: expect.stringMatching(/^bearer$/i),
+      scope: expect.stringContaining("gmail"),
+    });
     expect(first.body.expires_in).toBeGreaterThan(3500);
     expect(await provider.isAccessTokenActive(first.body.access_token)).toBe(true);
     expect((await token(replicaB, id)).body.access_token).toBe(first.body.access_token);
@@ -77,7 +91,9 @@ describe("access tokens from the internal API", () => {
     const id = await connect(30);
     provider.accessTokenTtlSeconds = 3600;
     const before = provider.refreshCount();
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => token(i % 2 === 0 ? replicaA : replicaB, id)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => token(i % 2 === 0 ? replicaA : replicaB, id)),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(new Set(answers.map((a) => a.body.access_token)).size).toBe(1);
     expect(provider.refreshCount() - before).toBe(1);
@@ -143,7 +159,10 @@ describe("access tokens from the internal API", () => {
   it("answers 404 for an unknown connection", async () => {
     const answer = await token(replicaA, "no-such-connection");
     expect(answer.status).toBe(404);
-    expect(answer.body).toEqual({ error: "Connection not found", message: "No connection found with ID: no-such-connection" });
+    expect(answer.body).toEqual({
+      error: "Connection not found",
+      message: "No connection found with ID: no-such-connection",
+    });
   });
 
   it("deletes a connection and revokes its grant at the provider (RFC 7009)", async () => {
@@ -154,7 +173,9 @@ describe("access tokens from the internal API", () => {
     const deleted = await internal(replicaA.url, "DELETE", `/v1/internal/connections/${id}`);
     expect(deleted).toMatchObject({ status: 200, body: { deleted: true, revoked: true } });
     expect(await provider.isAccessTokenActive(body.access_token)).toBe(false);
-    expect((await internal(replicaA.url, "GET", `/v1/internal/users/${userId}/connections`)).body.connections).toEqual([]);
+    expect((await internal(replicaA.url, "GET", `/v1/internal/users/${userId}/connections`)).body.connections).toEqual(
+      [],
+    );
     expect((await token(replicaA, id)).status).toBe(404);
     expect((await internal(replicaA.url, "DELETE", `/v1/internal/connections/${id}`)).status).toBe(404);
   });
@@ -168,11 +189,17 @@ describe("access tokens from the internal API", () => {
     await fetch(`${provider.issuer}/token/revocation`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ token: first.body.access_token, client_id: "google-client", client_secret: "google-secret-value-123" }),
+      body: new URLSearchParams({
+        token: first.body.access_token,
+        client_id: "google-client",
+        client_secret: "google-secret-value-123",
+      }),
     });
     const answer = await token(replicaA, id);
     expect(answer.status).toBe(409);
     expect(answer.body.error).toBe("Reauthorization required");
-    expect((await internal(replicaA.url, "GET", `/v1/internal/connections/${id}`)).body.status).toBe("reauthorization_required");
+    expect((await internal(replicaA.url, "GET", `/v1/internal/connections/${id}`)).body.status).toBe(
+      "reauthorization_required",
+    );
   });
 });

@@ -45,12 +45,22 @@ export function startProvider(publicBases: string[]): Promise<OidcTestProvider> 
     { ...clients.microsoft, redirect_uris: redirects("microsoft") },
     { ...clients.hubspot, redirect_uris: redirects("hubspot") },
   ];
-  const scopes = providerRegistry.flatMap((provider) => [...provider.baseScopes, ...Object.values(provider.products).flatMap((product) => product.scopes)]);
+  const scopes = providerRegistry.flatMap((provider) => [
+    ...provider.baseScopes,
+    ...Object.values(provider.products).flatMap((product) => product.scopes),
+  ]);
   return startOidcProvider({ clients: testClients, scopes: [...new Set(scopes)] });
 }
 
 /** The environment an operator would set, with the real google/microsoft/hubspot entries pointed at the test provider. */
-export function integrationsEnv(options: { issuer: string; publicUrl: string; redisUrl: string; port: number; prefix: string; extra?: Record<string, string> }) {
+export function integrationsEnv(options: {
+  issuer: string;
+  publicUrl: string;
+  redisUrl: string;
+  port: number;
+  prefix: string;
+  extra?: Record<string, string>;
+}) {
   return {
     INTEGRATIONS_HOST: "127.0.0.1",
     INTEGRATIONS_PORT: String(options.port),
@@ -89,14 +99,20 @@ export async function startIntegrations(env: Record<string, string>): Promise<In
 export async function internal(service: string, method: string, path: string, body?: unknown) {
   const response = await fetch(`${service}${path}`, {
     method,
-    headers: { authorization: `Bearer ${internalApiKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${internalApiKey}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
 }
 
-export async function createConnectLink(service: string, request: { userId: string; provider: string; product: string; returnUrl?: string }) {
+export async function createConnectLink(
+  service: string,
+  request: { userId: string; provider: string; product: string; returnUrl?: string },
+) {
   const { status, body } = await internal(service, "POST", "/v1/internal/connect-sessions", { returnUrl, ...request });
   if (status !== 201) throw new Error(`connect session: ${status} ${JSON.stringify(body)}`);
   return body as { id: string; url: string; expiresAt: string };
@@ -120,8 +136,10 @@ export class TestBrowser {
       const location = response.headers.get("location");
       if (response.status >= 300 && response.status < 400 && location) {
         const next = new URL(location, current).href;
-        if (next.startsWith(stopAtOrigin)) return { status: response.status, location: next, body: await response.text() };
-        if (options.stopAtPath && options.stopAtPath.test(new URL(next).pathname)) return { status: response.status, location: next, body: "" };
+        if (next.startsWith(stopAtOrigin))
+          return { status: response.status, location: next, body: await response.text() };
+        if (options.stopAtPath && options.stopAtPath.test(new URL(next).pathname))
+          return { status: response.status, location: next, body: "" };
         await response.arrayBuffer();
         current = next;
         continue;

@@ -25,7 +25,14 @@ describe("sign-in through the integrations service", () => {
     const bases = await planBases();
     provider = await startProvider([bases.direct]);
     service = await startIntegrations(
-      integrationsEnv({ issuer: provider.issuer, publicUrl: bases.direct, redisUrl, port: bases.directPort, prefix, extra: { GOOGLE_HOSTED_DOMAIN: "example.com" } }),
+      integrationsEnv({
+        issuer: provider.issuer,
+        publicUrl: bases.direct,
+        redisUrl,
+        port: bases.directPort,
+        prefix,
+        extra: { GOOGLE_HOSTED_DOMAIN: "example.com" },
+      }),
     );
   });
   afterAll(async () => {
@@ -72,7 +79,9 @@ describe("sign-in through the integrations service", () => {
     const start = await fetch(link.url, { redirect: "manual" });
     expect(start.status).toBe(303);
     const cookie = start.headers.getSetCookie()[0]!;
-    expect(cookie).toMatch(/^kubecrew_oauth_signin=[^;]+\.[^;]+; Path=\/v1\/auth; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
+    expect(cookie).toMatch(
+      /^kubecrew_oauth_signin=[^;]+\.[^;]+; Path=\/v1\/auth; Max-Age=\d+; HttpOnly; SameSite=Lax$/,
+    );
     const authorization = new URL(start.headers.get("location")!);
     expect(authorization.origin).toBe(provider.issuer);
     expect(authorization.searchParams.get("code_challenge_method")).toBe("S256");
@@ -81,7 +90,9 @@ describe("sign-in through the integrations service", () => {
     expect(authorization.searchParams.get("hd")).toBe("example.com");
     expect(authorization.searchParams.get("access_type")).toBe("offline");
     expect(authorization.searchParams.get("prompt")).toBe("consent");
-    expect(authorization.searchParams.get("redirect_uri")).toBe(`${new URL(service.url).origin}/v1/auth/google/callback`);
+    expect(authorization.searchParams.get("redirect_uri")).toBe(
+      `${new URL(service.url).origin}/v1/auth/google/callback`,
+    );
     expect(authorization.searchParams.get("scope")).toBe("openid email profile https://www.googleapis.com/auth/drive");
     // The connect link is single use.
     const again = await fetch(link.url, { redirect: "manual" });
@@ -102,7 +113,12 @@ describe("sign-in through the integrations service", () => {
 
     async function get(url: URL | string, cookie?: string) {
       const response = await fetch(url, { redirect: "manual", headers: cookie ? { cookie } : {} });
-      return { status: response.status, body: await response.text(), location: response.headers.get("location"), type: response.headers.get("content-type") };
+      return {
+        status: response.status,
+        body: await response.text(),
+        location: response.headers.get("location"),
+        type: response.headers.get("content-type"),
+      };
     }
 
     it("answers 400 to a wrong state and stores nothing", async () => {
@@ -114,7 +130,9 @@ describe("sign-in through the integrations service", () => {
       expect(answer.status).toBe(400);
       expect(answer.type).toMatch(/text\/html/);
       expect(answer.body).toContain("does not match");
-      expect((await internal(service.url, "GET", "/v1/internal/users/user-wrong-state/connections")).body.connections).toEqual([]);
+      expect(
+        (await internal(service.url, "GET", "/v1/internal/users/user-wrong-state/connections")).body.connections,
+      ).toEqual([]);
     });
 
     it("answers 400 to a missing state, and to a missing cookie", async () => {
@@ -151,12 +169,18 @@ describe("sign-in through the integrations service", () => {
 
   it("answers 403 with a clear page to an account of another Google domain, and stores nothing", async () => {
     provider.account = { sub: "mallory", email: "mallory@other.org", hd: "other.org" };
-    const link = await createConnectLink(service.url, { userId: "user-other-domain", provider: "google", product: "sheets" });
+    const link = await createConnectLink(service.url, {
+      userId: "user-other-domain",
+      provider: "google",
+      product: "sheets",
+    });
     const end = await new TestBrowser().open(link.url);
     expect(end.status).toBe(403);
     expect(end.body).toContain("This account cannot be connected");
     expect(end.body).toContain("belongs to other.org; only accounts of example.com may be connected");
-    expect((await internal(service.url, "GET", "/v1/internal/users/user-other-domain/connections")).body.connections).toEqual([]);
+    expect(
+      (await internal(service.url, "GET", "/v1/internal/users/user-other-domain/connections")).body.connections,
+    ).toEqual([]);
     const dump = await dumpRedis(redisUrl, prefix);
     expect([...dump.keys()].filter((key) => key.includes("user-other-domain"))).toEqual([]);
     for (const value of dump.values()) expect(value).not.toContain("user-other-domain");
@@ -164,10 +188,41 @@ describe("sign-in through the integrations service", () => {
 
   it("refuses a Google account without any hosted domain when one is required", async () => {
     provider.account = { sub: "gmail-user", email: "someone@gmail.test" };
-    const link = await createConnectLink(service.url, { userId: "user-no-domain", provider: "google", product: "gmail" });
+    const link = await createConnectLink(service.url, {
+      userId: "user-no-domain",
+      provider: "google",
+      product: "gmail",
+    });
     const end = await new TestBrowser().open(link.url);
     expect(end.status).toBe(403);
-    expect((await internal(service.url, "GET", "/v1/internal/users/user-no-domain/connections")).body.connections).toEqual([]);
+    expect(
+      (await internal(service.url, "GET", "/v1/internal/users/user-no-domain/connections")).body.connections,
+    ).toEqual([]);
+  });
+
+  it("sends the browser back with the provider's error when the user declines, storing nothing", async () => {
+    provider.account = { sub: "decliner", email: "decliner@example.com", hd: "example.com" };
+    provider.declineConsent = true;
+    try {
+      const link = await createConnectLink(service.url, {
+        userId: "user-declines",
+        provider: "google",
+        product: "gmail",
+      });
+      const end = await new TestBrowser().open(link.url);
+      expect(end.status).toBe(303);
+      expect(Object.fromEntries(new URL(end.location!).searchParams)).toEqual({
+        status: "error",
+        error: "access_denied",
+        provider: "google",
+        product: "gmail",
+      });
+      expect(
+        (await internal(service.url, "GET", "/v1/internal/users/user-declines/connections")).body.connections,
+      ).toEqual([]);
+    } finally {
+      provider.declineConsent = false;
+    }
   });
 
   it("connects an OAuth 2 provider without ID tokens (HubSpot's entry, endpoints pointed at the test provider)", async () => {
@@ -176,17 +231,31 @@ describe("sign-in through the integrations service", () => {
     expect(end.location, end.body).toBeDefined();
     expect(Object.fromEntries(new URL(end.location!).searchParams)).toMatchObject({ status: "connected" });
     const { body } = await internal(service.url, "GET", "/v1/internal/users/user-crm/connections");
-    expect(body.connections).toMatchObject([{ provider: "hubspot", product: "crm", account: {}, hasRefreshToken: true }]);
+    expect(body.connections).toMatchObject([
+      { provider: "hubspot", product: "crm", account: {}, hasRefreshToken: true },
+    ]);
   });
 
   it("answers 404 with a clear body for a provider without credentials, and for an unknown provider", async () => {
-    const notion = await internal(service.url, "POST", "/v1/internal/connect-sessions", { userId: "u", provider: "notion", product: "notes", returnUrl });
+    const notion = await internal(service.url, "POST", "/v1/internal/connect-sessions", {
+      userId: "u",
+      provider: "notion",
+      product: "notes",
+      returnUrl,
+    });
     expect(notion.status).toBe(404);
     expect(notion.body).toEqual({
       error: "Provider not configured",
-      message: expect.stringContaining("No client credentials are configured for notion notes; set NOTION_CLIENT_ID and NOTION_CLIENT_SECRET"),
+      message: expect.stringContaining(
+        "No client credentials are configured for notion notes; set NOTION_CLIENT_ID and NOTION_CLIENT_SECRET",
+      ),
     });
-    const unknown = await internal(service.url, "POST", "/v1/internal/connect-sessions", { userId: "u", provider: "myspace", product: "x", returnUrl });
+    const unknown = await internal(service.url, "POST", "/v1/internal/connect-sessions", {
+      userId: "u",
+      provider: "myspace",
+      product: "x",
+      returnUrl,
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toBe("Provider not configured");
     const callback = await fetch(`${service.url}/v1/auth/notion/callback?state=abc&code=def`);
@@ -198,7 +267,12 @@ describe("sign-in through the integrations service", () => {
 
   it("refuses a return URL outside the allow list (no open redirect)", async () => {
     for (const bad of ["https://evil.example.net/steal", "//evil.example.net/", "javascript:alert(1)"]) {
-      const answer = await internal(service.url, "POST", "/v1/internal/connect-sessions", { userId: "u", provider: "google", product: "gmail", returnUrl: bad });
+      const answer = await internal(service.url, "POST", "/v1/internal/connect-sessions", {
+        userId: "u",
+        provider: "google",
+        product: "gmail",
+        returnUrl: bad,
+      });
       expect(answer.status).toBe(400);
       expect(answer.body.message).toContain("returnUrl must be an absolute http(s) URL on an allowed host");
     }
@@ -206,7 +280,9 @@ describe("sign-in through the integrations service", () => {
 
   it("requires the internal API key", async () => {
     for (const authorization of [undefined, "Bearer wrong-key", `Basic ${Buffer.from("a:b").toString("base64")}`]) {
-      const response = await fetch(`${service.url}/v1/internal/users/user-ada/connections`, { headers: authorization ? { authorization } : {} });
+      const response = await fetch(`${service.url}/v1/internal/users/user-ada/connections`, {
+        headers: authorization ? { authorization } : {},
+      });
       expect(response.status).toBe(401);
       expect(await response.json()).toEqual({ error: "Unauthorized", message: "Invalid or missing internal API key" });
     }
@@ -219,14 +295,26 @@ describe("sign-in through the integrations service", () => {
     const big = await fetch(`${service.url}/v1/internal/connect-sessions`, {
       method: "POST",
       headers: { authorization: `Bearer ${internalApiKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ userId: "u", provider: "google", product: "gmail", returnUrl, padding: "x".repeat(11 * 1024 * 1024) }),
+      body: JSON.stringify({
+        userId: "u",
+        provider: "google",
+        product: "gmail",
+        returnUrl,
+        padding: "x".repeat(11 * 1024 * 1024),
+      }),
     });
     expect(big.status).toBe(413);
     expect(await big.json()).toEqual({ error: "Payload Too Large", message: "Request bodies are limited to 10 MB" });
     const underLimit = await fetch(`${service.url}/v1/internal/connect-sessions`, {
       method: "POST",
       headers: { authorization: `Bearer ${internalApiKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ userId: "u", provider: "google", product: "gmail", returnUrl, padding: "x".repeat(9 * 1024 * 1024) }),
+      body: JSON.stringify({
+        userId: "u",
+        provider: "google",
+        product: "gmail",
+        returnUrl,
+        padding: "x".repeat(9 * 1024 * 1024),
+      }),
     });
     expect(underLimit.status).toBe(201);
   });

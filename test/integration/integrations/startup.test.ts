@@ -42,7 +42,14 @@ describe("startup", () => {
   });
 
   const env = async (extra: Record<string, string> = {}) =>
-    integrationsEnv({ issuer: "http://127.0.0.1:9", publicUrl: "https://app.example.com/oauthsvc", redisUrl, port: await freePort(), prefix: uniquePrefix("startup"), extra });
+    integrationsEnv({
+      issuer: "http://127.0.0.1:9",
+      publicUrl: "https://app.example.com/oauthsvc",
+      redisUrl,
+      port: await freePort(),
+      prefix: uniquePrefix("startup"),
+      extra,
+    });
 
   it.each([
     ["too short", "ab".repeat(31)],
@@ -54,7 +61,9 @@ describe("startup", () => {
     expect(stdout).toBe("");
     const lines = stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^kubecrew integrations: OAUTH_DB_ENCRYPTION_KEY (must be exactly 64 hexadecimal characters|is required)/);
+    expect(lines[0]).toMatch(
+      /^kubecrew integrations: OAUTH_DB_ENCRYPTION_KEY (must be exactly 64 hexadecimal characters|is required)/,
+    );
   });
 
   it("stops with one clear line when OAUTH_DB_ENCRYPTION_KEY is missing", async () => {
@@ -62,7 +71,9 @@ describe("startup", () => {
     delete withoutKey["OAUTH_DB_ENCRYPTION_KEY"];
     const { code, stderr } = await launch(withoutKey).done;
     expect(code).toBe(1);
-    expect(stderr.trim()).toBe("kubecrew integrations: OAUTH_DB_ENCRYPTION_KEY is required (64 hexadecimal characters; generate one with `openssl rand -hex 32`)");
+    expect(stderr.trim()).toBe(
+      "kubecrew integrations: OAUTH_DB_ENCRYPTION_KEY is required (64 hexadecimal characters; generate one with `openssl rand -hex 32`)",
+    );
   });
 
   it("starts with a good key, serves /health, stops on SIGTERM, and logs no secret", async () => {
@@ -71,16 +82,27 @@ describe("startup", () => {
     const { child, done } = launch(settings);
     let health: unknown;
     for (let i = 0; i < 100 && !health; i++) {
-      health = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.json(), () => undefined);
+      health = await fetch(`http://127.0.0.1:${port}/health`).then(
+        (r) => r.json(),
+        () => undefined,
+      );
       if (!health) await new Promise((r) => setTimeout(r, 100));
     }
     expect(health).toEqual({ status: "ok", redis: "reachable" });
-    await fetch(`http://127.0.0.1:${port}/v1/internal/providers`, { headers: { authorization: `Bearer ${settings.OAUTH_INTERNAL_API_KEY}` } });
+    await fetch(`http://127.0.0.1:${port}/v1/internal/providers`, {
+      headers: { authorization: `Bearer ${settings.OAUTH_INTERNAL_API_KEY}` },
+    });
     child.kill("SIGTERM");
     const { code, stdout } = await done;
     expect(code).toBe(0);
     expect(stdout).toContain('"msg":"Integrations service listening"');
-    for (const secret of [settings.OAUTH_DB_ENCRYPTION_KEY, settings.OAUTH_COOKIE_SECRET, settings.OAUTH_INTERNAL_API_KEY, settings.GOOGLE_CLIENT_SECRET, settings.MICROSOFT_CLIENT_SECRET]) {
+    for (const secret of [
+      settings.OAUTH_DB_ENCRYPTION_KEY,
+      settings.OAUTH_COOKIE_SECRET,
+      settings.OAUTH_INTERNAL_API_KEY,
+      settings.GOOGLE_CLIENT_SECRET,
+      settings.MICROSOFT_CLIENT_SECRET,
+    ]) {
       expect(stdout).not.toContain(secret);
     }
   });
@@ -106,5 +128,4 @@ describe("startup", () => {
       await service.stop();
     }
   });
-
 });

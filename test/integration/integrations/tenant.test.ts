@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { IntegrationsService } from "../../../integrations/server.ts";
 import type { OidcTestProvider } from "../../support/oidc-provider.ts";
-import { createConnectLink, dumpRedis, integrationsEnv, internal, planBases, startIntegrations, startProvider, TestBrowser, tenantId, uniquePrefix } from "./harness.ts";
+import {
+  createConnectLink,
+  dumpRedis,
+  integrationsEnv,
+  internal,
+  planBases,
+  startIntegrations,
+  startProvider,
+  TestBrowser,
+  tenantId,
+  uniquePrefix,
+} from "./harness.ts";
 
 describe("Microsoft tenant restriction", () => {
   const redisUrl = inject("redisUrl");
@@ -13,7 +24,14 @@ describe("Microsoft tenant restriction", () => {
     const bases = await planBases();
     provider = await startProvider([bases.direct]);
     service = await startIntegrations(
-      integrationsEnv({ issuer: provider.issuer, publicUrl: bases.direct, redisUrl, port: bases.directPort, prefix, extra: { MICROSOFT_TENANT_ID: tenantId } }),
+      integrationsEnv({
+        issuer: provider.issuer,
+        publicUrl: bases.direct,
+        redisUrl,
+        port: bases.directPort,
+        prefix,
+        extra: { MICROSOFT_TENANT_ID: tenantId },
+      }),
     );
   });
   afterAll(async () => {
@@ -23,12 +41,21 @@ describe("Microsoft tenant restriction", () => {
 
   it("connects an account of the configured tenant", async () => {
     provider.account = { sub: "grace", email: "grace@contoso.test", tid: tenantId };
-    const link = await createConnectLink(service.url, { userId: "user-grace", provider: "microsoft", product: "outlook" });
+    const link = await createConnectLink(service.url, {
+      userId: "user-grace",
+      provider: "microsoft",
+      product: "outlook",
+    });
     const end = await new TestBrowser().open(link.url);
     expect(new URL(end.location!).searchParams.get("status")).toBe("connected");
     const { body } = await internal(service.url, "GET", "/v1/internal/users/user-grace/connections");
     expect(body.connections).toMatchObject([
-      { provider: "microsoft", product: "outlook", account: { subject: "grace", tenantId }, scopes: expect.arrayContaining(["Mail.ReadWrite", "Mail.Send"]) },
+      {
+        provider: "microsoft",
+        product: "outlook",
+        account: { subject: "grace", tenantId },
+        scopes: expect.arrayContaining(["Mail.ReadWrite", "Mail.Send"]),
+      },
     ]);
   });
 
@@ -38,7 +65,9 @@ describe("Microsoft tenant restriction", () => {
     const end = await new TestBrowser().open(link.url);
     expect(end.status).toBe(403);
     expect(end.body).toContain("not in the allowed directory (tenant)");
-    expect((await internal(service.url, "GET", "/v1/internal/users/user-eve/connections")).body.connections).toEqual([]);
+    expect((await internal(service.url, "GET", "/v1/internal/users/user-eve/connections")).body.connections).toEqual(
+      [],
+    );
     const dump = await dumpRedis(redisUrl, prefix);
     for (const [key, value] of dump) {
       expect(key).not.toContain("user-eve");
@@ -48,9 +77,15 @@ describe("Microsoft tenant restriction", () => {
 
   it("answers 403 to an account whose ID token carries no tenant", async () => {
     provider.account = { sub: "personal", email: "someone@outlook.test" };
-    const link = await createConnectLink(service.url, { userId: "user-personal", provider: "microsoft", product: "calendar" });
+    const link = await createConnectLink(service.url, {
+      userId: "user-personal",
+      provider: "microsoft",
+      product: "calendar",
+    });
     const end = await new TestBrowser().open(link.url);
     expect(end.status).toBe(403);
-    expect((await internal(service.url, "GET", "/v1/internal/users/user-personal/connections")).body.connections).toEqual([]);
+    expect(
+      (await internal(service.url, "GET", "/v1/internal/users/user-personal/connections")).body.connections,
+    ).toEqual([]);
   });
 });
