@@ -20,6 +20,27 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        // A real control plane and the local node (hack/local-cluster.sh), one per run, or TEST_KUBECONFIG's cluster.
+        test: {
+          name: "cluster",
+          include: ["test/cluster/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          globalSetup: ["test/support/cluster-global-setup.ts"],
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        // The Helm chart and the image build, without a cluster: helm lint, helm template under the main value
+        // combinations, the Dockerfile against the sources the CLI loads.
+        test: {
+          name: "chart",
+          include: ["test/chart/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

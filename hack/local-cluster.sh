@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# A real Kubernetes control plane on loopback for tests and local work, plus a local node that runs pods as processes.
+#
+#   hack/local-cluster.sh up [--no-node]  start etcd, kube-apiserver, kube-controller-manager and the local node
+#                                         (idempotent: a running cluster is left as it is); prints the start time
+#   hack/local-cluster.sh kubeconfig      print the admin kubeconfig's path
+#   hack/local-cluster.sh status          exit 0 when the cluster answers /readyz
+#   hack/local-cluster.sh down            stop everything it started, pods' processes included
+#
+# KUBECREW_CLUSTER_DIR=<dir> holds the state (certificates, etcd data, logs, pid files); default
+# ${XDG_CACHE_HOME:-~/.cache}/kubecrew/cluster. Give each concurrent cluster its own directory.
+# The binaries come from hack/tools.sh (KUBECREW_TEST_ASSETS overrides, as there).
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STATE="${KUBECREW_CLUSTER_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kubecrew/cluster}"
+PKI="$STATE/pki"
+RUN="$STATE/run"
+LOGS="$STATE/logs"
+KUBECONFIG_ADMIN="$STATE/admin.kubeconfig"
+NODE_BIN="$REPO/node_modules/.bin/node"
+SERVICE_CIDR=10.0.0.0/24
+# kube-controller-manager runs only what a cluster without a scheduler or cloud needs for Jobs and namespaces.
+CONTROLLERS=job-controller,cronjob-controller,garbage-collector-controller,ttl-after-finished-controller,serviceaccount-token-controller,serviceaccount-controller,namespace-controller,root-ca-certificate-publisher-controller,clusterrole-aggregation-controller,deployment-controller,replicaset-controller
+
+log() { echo "local-cluster: $*" >&2; }
+die() {
+  echo "local-cluster: $*" >&2
+  exit 1
+}
+
+now_ms() { date +%s%3N; }
+
+assets() { bash "$REPO/hack/tools.sh" path; }
+
+pid_alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
+
+free_port() {
+  "$NODE_BIN" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+readyz() {
+  [ -f "$STATE/apiserver.port" ] || return 1
+  curl -sf --max-time 2 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" \
+    "https://127.0.0.1:$(cat "$STATE/apiserver.port")/readyz" >/dev/null 2>&1
+}
+
+# wait_for <what> <seconds> <log file> <command...>
+wait_for() {
+  local what="$1" timeout="$2" logfile="$3"
+  shift 3
+  local deadline=$((SECONDS + timeout))
+  until "$@"; do
+    if [ $SECONDS -ge $deadline ]; then
+      log "$what did not come up in ${timeout}s; last lines of $logfile:"
+      tail -n 30 "$logfile" >&2 || true
+      exit 1
+    fi
+    sleep 0.2
+  done
+}
+
+# start <name> <command...>: a detached process (own session), its pid recorded, its output in logs/<name>.log
+start() {
+  local name="$1"
+  shift
+  setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null 9>&- &
+  echo $! >"$RUN/$name.pid"
+}
+
+stop() {
+  local name="$1" pid
+  [ -f "$RUN/$name.pid" ] || return 0
+  pid="$(cat "$RUN/$name.pid")"
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$RUN/$name.pid"
+}
+
+# --- certificates (made once per state dir; a warm start reuses them) --------------------------------------------
+sign() { # sign <name> <subject> [extensions]
+  local name="$1" subject="$2" ext="${3:-}"
+  openssl genrsa -out "$PKI/$name.key" 2048 2>/dev/null
+  openssl req -new -key "$PKI/$name.key" -subj "$subject" -out "$PKI/$name.csr" 2>/dev/null
+  printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n%s\n' "$ext" >"$PKI/$name.ext"
+  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial -days 3650 \
+    -extfile "$PKI/$name.ext" -out "$PKI/$name.crt" 2>/dev/null
+  rm -f "$PKI/$name.csr" "$PKI/$name.ext"
+}
+
+make_pki() {
+  [ -f "$PKI/.complete" ] && return
+  rm -rf "$PKI"
+  mkdir -p "$PKI"
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$PKI/ca.key" -subj "/CN=kubecrew-local-ca" -days 3650 \
+    -out "$PKI/ca.crt" 2>/dev/null
+  sign apiserver "/CN=kube-apiserver" \
+    "extendedKeyUsage=serverAuth
+subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  # The local node serves the kubelet API (pod logs) on loopback.
+  sign kubelet "/CN=kubecrew-local-node" "extendedKeyUsage=serverAuth
+subjectAltName=IP:127.0.0.1,DNS:localhost"
+  sign admin "/O=system:masters/CN=kubecrew-admin" "extendedKeyUsage=clientAuth"
+  sign controller-manager "/O=system:masters/CN=system:kube-controller-manager" "extendedKeyUsage=clientAuth"
+  sign apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "extendedKeyUsage=clientAuth"
+  openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
+  touch "$PKI/.complete"
+}
+
+write_kubeconfig() { # write_kubeconfig <file> <user cert name> <port>
+  local file="$1" user="$2" port="$3"
+  cat >"$file.tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: kubecrew-local
+  cluster:
+    server: https://127.0.0.1:$port
+    certificate-authority-data: $(base64 -w0 <"$PKI/ca.crt")
+users:
+- name: $user
+  user:
+    client-certificate-data: $(base64 -w0 <"$PKI/$user.crt")
+    client-key-data: $(base64 -w0 <"$PKI/$user.key")
+contexts:
+- name: kubecrew-local
+  context:
+    cluster: kubecrew-local
+    user: $user
+    namespace: default
+current-context: kubecrew-local
+EOF
+  mv "$file.tmp" "$file"
+}
+
+control_plane_running() { pid_alive etcd && pid_alive kube-apiserver && pid_alive kube-controller-manager && readyz; }
+
+start_node() {
+  [ -x "$NODE_BIN" ] || die "node_modules/.bin/node is missing: run npm ci first"
+  start local-node "$NODE_BIN" "$REPO/hack/local-node/main.ts" --kubeconfig "$KUBECONFIG_ADMIN" \
+    --state-dir "$STATE/node" --serving-cert "$PKI/kubelet.crt" --serving-key "$PKI/kubelet.key"
+  wait_for "the local node" 30 "$LOGS/local-node.log" node_ready
+}
+
+node_ready() {
+  pid_alive local-node || {
+    tail -n 30 "$LOGS/local-node.log" >&2
+    die "the local node exited"
+  }
+  [ -f "$STATE/node/ready" ]
+}
+
+default_service_account() { "$KUBECTL" --kubeconfig "$KUBECONFIG_ADMIN" get serviceaccount default -n default >/dev/null 2>&1; }
+
+up() {
+  local with_node=1
+  [ "${1:-}" = "--no-node" ] && with_node=0
+  local t0
+  t0=$(now_ms)
+  mkdir -p "$STATE" "$RUN" "$LOGS"
+  exec 9>"$STATE/.lock"
+  flock 9
+  bash "$REPO/hack/tools.sh" ensure
+  local bin
+  bin="$(assets)"
+  KUBECTL="$bin/kubectl"
+
+  if control_plane_running; then
+    if [ $with_node = 1 ] && ! pid_alive local-node; then start_node; fi
+    log "already up; kubeconfig: $KUBECONFIG_ADMIN"
+    return
+  fi
+  stop_all
+  make_pki
+
+  local etcd_port etcd_peer_port api_port
+  etcd_port=$(free_port)
+  etcd_peer_port=$(free_port)
+  api_port=$(free_port)
+  rm -rf "$STATE/etcd"
+  start etcd "$bin/etcd" --name local --data-dir "$STATE/etcd" \
+    --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls "http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
+    --initial-cluster "local=http://127.0.0.1:$etcd_peer_port" --unsafe-no-fsync --log-level warn
+  wait_for etcd 20 "$LOGS/etcd.log" curl -sf --max-time 1 "http://127.0.0.1:$etcd_port/health" -o /dev/null
+
+  echo "$api_port" >"$STATE/apiserver.port"
+  write_kubeconfig "$KUBECONFIG_ADMIN" admin "$api_port"
+  write_kubeconfig "$STATE/controller-manager.kubeconfig" controller-manager "$api_port"
+  start kube-apiserver "$bin/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$etcd_port" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
+    --cert-dir "$STATE/apiserver-certs" \
+    --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+    --client-ca-file "$PKI/ca.crt" \
+    --authorization-mode RBAC \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+    --service-cluster-ip-range "$SERVICE_CIDR" \
+    --endpoint-reconciler-type none \
+    --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" \
+    --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority "$PKI/ca.crt" \
+    --kubelet-preferred-address-types InternalIP \
+    --allow-privileged=true --profiling=false --v=1
+  wait_for kube-apiserver 60 "$LOGS/kube-apiserver.log" readyz
+
+  start kube-controller-manager "$bin/kube-controller-manager" \
+    --kubeconfig "$STATE/controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$STATE/controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$STATE/controller-manager.kubeconfig" \
+    --secure-port 0 --leader-elect=false --controllers "$CONTROLLERS" \
+    --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
+    --use-service-account-credentials=false \
+    --kube-api-qps 200 --kube-api-burst 400 --concurrent-job-syncs 10 --v=1
+  # The serviceaccount controller creating `default` in `default` means the controllers are working.
+  wait_for kube-controller-manager 60 "$LOGS/kube-controller-manager.log" default_service_account
+
+  if [ $with_node = 1 ]; then start_node; fi
+  local ms=$(($(now_ms) - t0))
+  log "up in $((ms / 1000)).$(printf '%03d' $((ms % 1000)) | cut -c1) s; kubeconfig: $KUBECONFIG_ADMIN"
+}
+
+stop_all() {
+  stop local-node
+  # Processes of pods the node could not stop (it was killed): it records each pod process group it starts.
+  if [ -d "$STATE/node/pgids" ]; then
+    for f in "$STATE/node/pgids"/*; do
+      [ -e "$f" ] || continue
+      kill -KILL -- "-$(basename "$f")" 2>/dev/null || true
+      rm -f "$f"
+    done
+  fi
+  stop kube-controller-manager
+  stop kube-apiserver
+  stop etcd
+  rm -f "$STATE/apiserver.port" "$STATE/node/ready"
+}
+
+down() {
+  mkdir -p "$STATE" "$RUN"
+  exec 9>"$STATE/.lock"
+  flock 9
+  stop_all
+  rm -rf "$STATE/etcd"
+  log "down"
+}
+
+case "${1:-}" in
+  up)
+    shift
+    up "$@"
+    ;;
+  down) down ;;
+  kubeconfig) echo "$KUBECONFIG_ADMIN" ;;
+  status) control_plane_running ;;
+  *) die "usage: hack/local-cluster.sh up [--no-node] | down | kubeconfig | status" ;;
+esac

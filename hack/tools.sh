@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The Kubernetes test binaries, built from upstream Go modules into a cache outside the clone.
+#
+#   hack/tools.sh ensure     build whatever is missing (idempotent; a second run does nothing)
+#   hack/tools.sh path       print the directory holding etcd, kube-apiserver, kube-controller-manager, kubectl, helm
+#   hack/tools.sh versions   print the pinned versions
+#
+# KUBECREW_TEST_ASSETS=<dir> uses prebuilt binaries from <dir> instead (as KUBEBUILDER_ASSETS does for envtest).
+# KUBECREW_CACHE=<dir> moves the cache (default: ${XDG_CACHE_HOME:-~/.cache}/kubecrew).
+# The pins live in the go.mod files under hack/k8s/; change them there and here together.
+set -euo pipefail
+
+KUBERNETES_VERSION=v1.36.3
+ETCD_VERSION=v3.6.8 # what Kubernetes v1.36.3 is tested with (its build/dependencies.yaml)
+HELM_VERSION=v4.3.1
+GO_MIN=1.26
+
+HACK="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+CACHE="${KUBECREW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubecrew}"
+BIN="$CACHE/k8s-$KUBERNETES_VERSION/bin"
+BINARIES=(etcd kube-apiserver kube-controller-manager kubectl helm)
+
+log() { echo "tools: $*" >&2; }
+die() {
+  echo "tools: $*" >&2
+  exit 1
+}
+
+assets_dir() {
+  if [ -n "${KUBECREW_TEST_ASSETS:-}" ]; then echo "$KUBECREW_TEST_ASSETS"; else echo "$BIN"; fi
+}
+
+# The version a binary was built at is recorded next to it; a different pin rebuilds it.
+stamp() { echo "$BIN/.$1.version"; }
+want_version() {
+  case "$1" in
+    etcd) echo "$ETCD_VERSION" ;;
+    helm) echo "$HELM_VERSION" ;;
+    *) echo "$KUBERNETES_VERSION" ;;
+  esac
+}
+is_current() { [ -x "$BIN/$1" ] && [ "$(cat "$(stamp "$1")" 2>/dev/null)" = "$(want_version "$1")" ]; }
+
+check_go() {
+  command -v go >/dev/null ||
+    die "Go $GO_MIN or newer is needed to build the Kubernetes test binaries: install it from https://go.dev/dl/ (or set KUBECREW_TEST_ASSETS to a directory holding ${BINARIES[*]})"
+  local v
+  v="$(go env GOVERSION | sed 's/^go//')"
+  if [ "$(printf '%s\n%s\n' "$GO_MIN" "$v" | sort -V | head -1)" != "$GO_MIN" ]; then
+    die "Go $GO_MIN or newer is needed to build the Kubernetes test binaries, found go$v: install it from https://go.dev/dl/"
+  fi
+}
+
+# go build <module dir> <ldflags> <packages...>: builds into a scratch dir, then moves the binaries into place.
+go_build() {
+  local dir="$1" ldflags="$2"
+  shift 2
+  local out
+  out="$(mktemp -d "$BIN/.build.XXXXXX")"
+  (cd "$HACK/k8s/$dir" && CGO_ENABLED=0 GOFLAGS="-buildvcs=false -mod=readonly" \
+    go build -trimpath -ldflags "$ldflags" -o "$out/" "$@") || {
+    rm -rf "$out"
+    die "building $dir failed (see the go output above)"
+  }
+  mv -f "$out"/* "$BIN/"
+  rmdir "$out"
+}
+
+build_kubernetes() {
+  # The same -X flags as Kubernetes' own hack/lib/version.sh, so `kubectl version`, client-go and helm's kubeVersion
+  # checks see the real release.
+  local minor ld="-s -w"
+  minor="$(echo "$KUBERNETES_VERSION" | cut -d. -f2)"
+  for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    ld+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ld+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  log "building kube-apiserver, kube-controller-manager and kubectl $KUBERNETES_VERSION (the first time takes a while)"
+  go_build kubernetes "$ld" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kubectl
+  for b in kube-apiserver kube-controller-manager kubectl; do want_version "$b" >"$(stamp "$b")"; done
+}
+
+build_etcd() {
+  log "building etcd $ETCD_VERSION"
+  go_build etcd "-s -w" go.etcd.io/etcd/server/v3
+  mv -f "$BIN/server" "$BIN/etcd" # go names a main package ending in /v3 after the element before it
+  want_version etcd >"$(stamp etcd)"
+}
+
+build_helm() {
+  log "building helm $HELM_VERSION"
+  go_build helm "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION -X helm.sh/helm/v4/internal/version.gitTreeState=clean" \
+    helm.sh/helm/v4/cmd/helm
+  want_version helm >"$(stamp helm)"
+}
+
+ensure() {
+  if [ -n "${KUBECREW_TEST_ASSETS:-}" ]; then
+    for b in "${BINARIES[@]}"; do
+      [ -x "$KUBECREW_TEST_ASSETS/$b" ] || die "KUBECREW_TEST_ASSETS=$KUBECREW_TEST_ASSETS has no executable $b"
+    done
+    return
+  fi
+  mkdir -p "$BIN"
+  # One builder at a time: concurrent `npm test` runs wait here instead of building twice.
+  exec 9>"$BIN/.lock"
+  flock 9
+  local todo=()
+  for b in "${BINARIES[@]}"; do is_current "$b" || todo+=("$b"); done
+  [ ${#todo[@]} -eq 0 ] && return
+  check_go
+  local start=$SECONDS
+  case " ${todo[*]} " in *" kube-apiserver "* | *" kube-controller-manager "* | *" kubectl "*) build_kubernetes ;; esac
+  case " ${todo[*]} " in *" etcd "*) build_etcd ;; esac
+  case " ${todo[*]} " in *" helm "*) build_helm ;; esac
+  log "built ${todo[*]} into $BIN in $((SECONDS - start)) s"
+}
+
+case "${1:-}" in
+  ensure) ensure ;;
+  path) assets_dir ;;
+  versions) printf 'kubernetes %s\netcd %s\nhelm %s\n' "$KUBERNETES_VERSION" "$ETCD_VERSION" "$HELM_VERSION" ;;
+  *) die "usage: hack/tools.sh ensure|path|versions" ;;
+esac
