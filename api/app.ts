@@ -26,7 +26,6 @@ export function createApp(deps: ApiDeps): Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("trust proxy", deps.trustProxy ?? false);
-  app.use(express.json({ limit: deps.bodyLimitBytes }));
 
   const document = JSON.stringify(openApiDocument(deps.extraPaths));
   app.get("/openapi.json", (_req, res) => {
@@ -35,7 +34,10 @@ export function createApp(deps: ApiDeps): Express {
   app.get(["/healthz", "/readyz"], (_req, res) => {
     res.json({ status: "ok" });
   });
+  // Extra routers parse their own bodies (the token endpoint takes forms and must answer even a broken JSON body in
+  // OAuth's error format), so they come before the crew routes' JSON parser.
   for (const router of deps.extraRouters ?? []) app.use(router);
+  app.use(express.json({ limit: deps.bodyLimitBytes }));
   app.use(integrationsFallback());
 
   app.use(

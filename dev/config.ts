@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { authConfigSchema } from "../api/auth/config.ts";
 import { llmProvider } from "../core/crew.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
@@ -16,7 +17,9 @@ export const devConfigSchema = z.object({
   KUBECREW_LLM_BASE_URL: z.string().url().optional(),
   KUBECREW_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** Tokens, clients and rate limits in Redis when set; in memory otherwise. */
   REDIS_URL: z.string().optional(),
+  ...authConfigSchema.shape,
 });
 export type DevConfig = z.infer<typeof devConfigSchema>;
 

@@ -1,9 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Router } from "express";
+import type { Redis } from "ioredis";
+import { createMemoryAuth, createRedisAuth } from "../api/auth/api-auth.ts";
 import { MemoryTokenStore } from "../api/auth/memory-token-store.ts";
+import { connectRedis, redisReady } from "../api/auth/redis-client.ts";
 import { newToken } from "../api/auth/token-format.ts";
 import type { TokenStore } from "../api/auth/token-store.ts";
+import type { ExtraPaths } from "../api/openapi.ts";
 import { startApi } from "../api/server.ts";
 import type { Crew, LlmConfig } from "../core/crew.ts";
 import type { Logger } from "../core/logger.ts";
@@ -36,7 +41,7 @@ export function devLlm(config: DevConfig): LlmConfig {
 
 /**
  * `kubecrew dev`: every component in one process — the crew API, executions in memory, each task a child process
- * of the same runner the Job pods run. No cluster, no Redis.
+ * of the same runner the Job pods run. No cluster; Redis only when REDIS_URL is set (tokens, clients, rate limits).
  */
 export async function startDev(
   config: DevConfig,
@@ -49,16 +54,28 @@ export async function startDev(
   );
   const defaultCrew = config.KUBECREW_DEFAULT_CREW ?? crews[0]?.metadata.name;
 
-  let tokens = options.tokens;
+  let auth: { tokens: TokenStore; routers: Router[]; paths: ExtraPaths };
   let orgToken: string | undefined;
   let userToken: string | undefined;
-  if (!tokens) {
+  let redis: Redis | undefined;
+  if (options.tokens) {
+    auth = { tokens: options.tokens, routers: [], paths: {} }; // the caller's store (tests): crew routes only
+  } else if (config.REDIS_URL) {
+    redis = connectRedis(config.REDIS_URL, { log, commandTimeoutMs: config.KUBECREW_REDIS_COMMAND_TIMEOUT_MS });
+    auth = createRedisAuth({ redis, config, log });
+    // Start answering either way: while Redis is away requests get 503, and the client reconnects by itself.
+    await redisReady(redis, 5000).catch(() => log.warn("Redis is not reachable yet; token checks answer 503 until it is"));
+    log.info(
+      "Tokens live in Redis (REDIS_URL); create one with: kubecrew token create --crew '*' --kind org " +
+        "(or a service account: kubecrew client create --crew '*', then POST /oauth/token)",
+    );
+  } else {
     const memory = new MemoryTokenStore();
     orgToken = config.KUBECREW_DEV_ORG_TOKEN ?? newToken("org");
     userToken = config.KUBECREW_DEV_USER_TOKEN ?? newToken("user");
     memory.add(orgToken, { kind: "org", crews: "*", subject: "dev-org" });
     memory.add(userToken, { kind: "user", crews: "*", subject: "dev-user" });
-    tokens = memory;
+    auth = createMemoryAuth({ store: memory, config, log });
   }
 
   const workRoot = mkdtempSync(join(tmpdir(), "kubecrew-dev-"));
@@ -76,7 +93,9 @@ export async function startDev(
   });
   const api = await startApi({
     backend: executions,
-    tokens,
+    tokens: auth.tokens,
+    extraRouters: auth.routers,
+    extraPaths: auth.paths,
     log,
     bodyLimitBytes: config.KUBECREW_BODY_LIMIT_BYTES,
     host: config.HOST,
@@ -93,6 +112,7 @@ export async function startDev(
     async stop() {
       executions.close();
       await api.stop();
+      redis?.disconnect();
       rmSync(workRoot, { recursive: true, force: true });
     },
   };

@@ -1,22 +1,151 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import type { Principal } from "./principal.ts";
-import type { TokenStore } from "./token-store.ts";
+import { newClientId, newToken, newTokenId, secretHash } from "./token-format.ts";
+import {
+  principalOfRecord,
+  type ClientRecord,
+  type CreatedClient,
+  type IssuedToken,
+  type ManagedTokenStore,
+  type NewClientRequest,
+  type NewTokenRequest,
+  type TokenRecord,
+} from "./token-store.ts";
 
-const sha256 = (token: string) => createHash("sha256").update(token).digest();
+interface StoredToken {
+  hash: Buffer;
+  record: TokenRecord;
+  expiresAt: number;
+}
 
-/** Tokens held in memory as SHA-256 hashes, for the embedded default and tests. */
-export class MemoryTokenStore implements TokenStore {
-  private readonly tokens = new Map<string, { hash: Buffer; principal: Principal }>();
+/** A hash of nothing anyone holds: unknown clients are compared against it, so they cost the same time as known ones. */
+const noSecret = secretHash("kubecrew: no such client");
 
+/**
+ * Tokens and clients held in memory, only as SHA-256 hashes: the embedded default (`kubecrew dev` without Redis)
+ * and tests. Same behaviour as RedisTokenStore (one contract suite runs against both).
+ */
+export class MemoryTokenStore implements ManagedTokenStore {
+  private readonly tokens = new Map<string, StoredToken>();
+  private readonly ids = new Map<string, string>();
+  private readonly clients = new Map<string, { hash: Buffer; record: ClientRecord }>();
+  private readonly now: () => number;
+
+  constructor(options: { now?: () => number } = {}) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Adds a token chosen by the caller (the dev server's printed tokens, test fixtures); it never expires. */
   add(token: string, principal: Principal): void {
-    const hash = sha256(token);
-    this.tokens.set(hash.toString("hex"), { hash, principal });
+    const id = newTokenId();
+    this.store(token, { id, ...principal, created: new Date(this.now()).toISOString() }, Infinity);
   }
 
   async verify(token: string): Promise<Principal | undefined> {
-    const hash = sha256(token);
+    const hash = secretHash(token);
     const entry = this.tokens.get(hash.toString("hex"));
-    // The map lookup is by hash, so timing reveals nothing about the token; compare anyway as defence in depth.
-    return entry && timingSafeEqual(entry.hash, hash) ? entry.principal : undefined;
+    // The lookup is by hash, so timing reveals nothing about the token; compare anyway as defence in depth.
+    if (!entry || !timingSafeEqual(entry.hash, hash)) return undefined;
+    if (entry.expiresAt <= this.now()) {
+      this.forget(entry.record.id);
+      return undefined;
+    }
+    return principalOfRecord(entry.record);
+  }
+
+  async createToken(request: NewTokenRequest): Promise<IssuedToken> {
+    const token = newToken(request.kind);
+    const id = newTokenId();
+    const now = this.now();
+    const expiresAt = request.ttlSeconds ? now + request.ttlSeconds * 1000 : Infinity;
+    const record: TokenRecord = {
+      id,
+      kind: request.kind,
+      crews: request.crews,
+      subject: request.kind === "user" ? request.user! : id,
+      created: new Date(now).toISOString(),
+      ...(Number.isFinite(expiresAt) ? { expires: new Date(expiresAt).toISOString() } : {}),
+    };
+    this.store(token, record, expiresAt);
+    return { token, record };
+  }
+
+  async listTokens(): Promise<TokenRecord[]> {
+    this.dropExpired();
+    return [...this.tokens.values()].filter((t) => !t.record.clientId).map((t) => t.record);
+  }
+
+  async revokeToken(id: string): Promise<boolean> {
+    this.dropExpired();
+    return this.forget(id);
+  }
+
+  async createClient(request: NewClientRequest): Promise<CreatedClient> {
+    const clientSecret = newToken("clientSecret");
+    const record: ClientRecord = {
+      clientId: newClientId(),
+      role: request.role,
+      crews: request.crews,
+      ...(request.name ? { name: request.name } : {}),
+      created: new Date(this.now()).toISOString(),
+    };
+    this.clients.set(record.clientId, { hash: secretHash(clientSecret), record });
+    return { clientSecret, record };
+  }
+
+  async listClients(): Promise<ClientRecord[]> {
+    return [...this.clients.values()].map((c) => c.record);
+  }
+
+  async revokeClient(clientId: string): Promise<boolean> {
+    if (!this.clients.delete(clientId)) return false;
+    for (const entry of [...this.tokens.values()]) {
+      if (entry.record.clientId === clientId) this.forget(entry.record.id);
+    }
+    return true;
+  }
+
+  async authenticateClient(clientId: string, clientSecret: string): Promise<ClientRecord | undefined> {
+    const client = this.clients.get(clientId);
+    const matches = timingSafeEqual(client?.hash ?? noSecret, secretHash(clientSecret));
+    return client && matches ? client.record : undefined;
+  }
+
+  async issueAccessToken(clientId: string, ttlSeconds: number): Promise<IssuedToken | undefined> {
+    const client = this.clients.get(clientId)?.record;
+    if (!client) return undefined;
+    const token = newToken("access");
+    const now = this.now();
+    const expiresAt = now + ttlSeconds * 1000;
+    const record: TokenRecord = {
+      id: newTokenId(),
+      kind: client.role,
+      crews: client.crews,
+      subject: client.clientId,
+      clientId: client.clientId,
+      created: new Date(now).toISOString(),
+      expires: new Date(expiresAt).toISOString(),
+    };
+    this.store(token, record, expiresAt);
+    return { token, record };
+  }
+
+  private store(token: string, record: TokenRecord, expiresAt: number): void {
+    const hash = secretHash(token);
+    this.tokens.set(hash.toString("hex"), { hash, record, expiresAt });
+    this.ids.set(record.id, hash.toString("hex"));
+  }
+
+  private forget(id: string): boolean {
+    const key = this.ids.get(id);
+    if (key === undefined) return false;
+    this.ids.delete(id);
+    this.tokens.delete(key);
+    return true;
+  }
+
+  private dropExpired(): void {
+    const now = this.now();
+    for (const entry of [...this.tokens.values()]) if (entry.expiresAt <= now) this.forget(entry.record.id);
   }
 }

@@ -11,6 +11,8 @@ const commands: Record<string, (program: Command) => Promise<void>> = {
   runner: async (p) => (await import("../../runner/command.ts")).registerRunnerCommand(p),
   controller: async (p) => (await import("../../controller/command.ts")).registerControllerCommand(p),
   integrations: async (p) => (await import("../../integrations/command.ts")).registerIntegrationsCommand(p),
+  token: async (p) => (await import("./token-command.ts")).registerTokenCommand(p),
+  client: async (p) => (await import("./client-command.ts")).registerClientCommand(p),
 };
 
 const program = new Command("kubecrew")

@@ -1,0 +1,85 @@
+import { Redis } from "ioredis";
+import { z } from "zod";
+import { ConfigError, parseConfig } from "../../core/config.ts";
+import { RedisTokenStore } from "../auth/redis-token-store.ts";
+import { TokenStoreUnavailable, type ManagedTokenStore } from "../auth/token-store.ts";
+
+/** What the `token` and `client` commands read from the environment. */
+export const adminCliConfigSchema = z.object({
+  REDIS_URL: z
+    .string({ error: "required: the Redis that holds the API's tokens (redis://host:6379)" })
+    .regex(/^rediss?:\/\//, "a redis:// or rediss:// URL"),
+  KUBECREW_REDIS_KEY_PREFIX: z.string().default("kubecrew:"),
+});
+
+/** A failure the command reports in one line before exiting 1. */
+export class CommandFailure extends Error {}
+
+/**
+ * Runs a management command against the token store in REDIS_URL: a configuration mistake exits 2 with one line
+ * naming the variable, an unreachable Redis or a CommandFailure exits 1 with one line.
+ */
+export async function withTokenStore(
+  env: NodeJS.ProcessEnv,
+  action: (store: ManagedTokenStore) => Promise<void>,
+): Promise<void> {
+  let config;
+  try {
+    config = parseConfig(adminCliConfigSchema, env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(err.message);
+    process.exit(2);
+  }
+  // A short-lived client: one connection attempt, no retries, so an unreachable Redis is reported at once.
+  const redis = new Redis(config.REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 5000,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+  });
+  let connectionError: Error | undefined;
+  redis.on("error", (err: Error) => {
+    connectionError = err; // reported below, with the failed command
+  });
+  try {
+    await redis.connect().catch((err: unknown) => {
+      throw new TokenStoreUnavailable(err);
+    });
+    await action(new RedisTokenStore(redis, { prefix: config.KUBECREW_REDIS_KEY_PREFIX }));
+  } catch (err) {
+    if (err instanceof TokenStoreUnavailable) {
+      const why = connectionError?.message ?? (err.cause as Error | undefined)?.message ?? "unknown error";
+      console.error(`Cannot reach Redis (REDIS_URL): ${why}`);
+      process.exitCode = 1;
+    } else if (err instanceof CommandFailure) {
+      console.error(err.message);
+      process.exitCode = 1;
+    } else throw err;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** zod issues of a request body, in terms of the command's options. */
+export function optionErrors(error: z.ZodError, optionOf: Record<string, string>): string {
+  return error.issues
+    .map((issue) => {
+      const field = String(issue.path[0] ?? "");
+      return `${optionOf[field] ?? field}: ${issue.message}`;
+    })
+    .join("; ");
+}
+
+/** Rows as aligned columns under a header. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join("\n") + "\n";
+}
+
+export const crewsText = (crews: string[] | "*") => (crews === "*" ? "*" : crews.join(","));

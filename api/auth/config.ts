@@ -1,0 +1,30 @@
+import { z } from "zod";
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/**
+ * Settings of tokens, the token endpoint, its rate limits and the admin API, from the environment. Merged into the
+ * config schemas of the commands that serve the API (`kubecrew api`, `kubecrew dev`).
+ */
+export const authConfigSchema = z.object({
+  /** Lifetime of access tokens from the token endpoint (`expires_in`). */
+  KUBECREW_TOKEN_TTL_SECONDS: positiveInt(3600),
+  /** Token requests per window for one client_id; a failed authentication costs KUBECREW_OAUTH_FAILED_AUTH_COST. */
+  KUBECREW_OAUTH_RATE_LIMIT_PER_CLIENT: positiveInt(60),
+  /** Token requests per window from one source address (an IPv6 /64 counts as one address). */
+  KUBECREW_OAUTH_RATE_LIMIT_PER_IP: positiveInt(300),
+  KUBECREW_OAUTH_RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
+  /** How many requests one failed client authentication counts as: brute-force protection (RFC 6749 §2.3.1). */
+  KUBECREW_OAUTH_FAILED_AUTH_COST: positiveInt(5),
+  /** The realm in `WWW-Authenticate: Basic realm="…"`. */
+  KUBECREW_OAUTH_REALM: z
+    .string()
+    .regex(/^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/, "printable ASCII without quotes or backslashes")
+    .default("kubecrew"),
+  /** Enables the admin API (`/admin/tokens`, `/admin/clients`) for callers sending it in `X-Admin-Key`. */
+  KUBECREW_ADMIN_KEY: z.string().min(32, "at least 32 characters").optional(),
+  KUBECREW_REDIS_KEY_PREFIX: z.string().default("kubecrew:"),
+  /** A Redis command slower than this fails, so requests answer 503 instead of hanging while Redis is unwell. */
+  KUBECREW_REDIS_COMMAND_TIMEOUT_MS: positiveInt(2000),
+});
+export type AuthConfig = z.infer<typeof authConfigSchema>;
