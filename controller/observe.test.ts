@@ -58,3 +58,14 @@ describe("observeTasks", () => {
     ]);
   });
 });
+
+describe("a task whose runner reported success", () => {
+  it("counts as succeeded while its Job still shows the pod running", () => {
+    const observed = observeTasks(
+      spec,
+      [job("one", { active: 1 })],
+      [{ metadata: { name: "r" }, spec: { executionRef: { name: "e" }, taskName: "one", taskIndex: 0, agent: "Writer", executionTime: 1, output: "done" } }],
+    );
+    expect(observed.one!.run?.state).toBe("succeeded");
+  });
+});

@@ -75,5 +75,12 @@ export function observeTasks(spec: CrewSpec | undefined, jobs: JobObject[], resu
       slot(result.taskName).results.push(result);
     }
   }
+  // A task whose runner reported success is done even while its pod is still exiting (the Job not yet Complete):
+  // it must not look like a stray run to stop.
+  for (const task of Object.values(observed)) {
+    if (task.run?.state === "running" && task.results.some((r) => r.output !== undefined && r.error === undefined)) {
+      task.run = { ...task.run, state: "succeeded" };
+    }
+  }
   return observed;
 }

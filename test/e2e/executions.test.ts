@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { kubectl, kubectlStatus } from "./support/kubectl.ts";
+import {
+  applyCrew,
+  createNamespace,
+  crewYaml,
+  deleteNamespace,
+  finalStatus,
+  jobsOf,
+  kickoff,
+  RUNNER_SA,
+  startClusterApi,
+  startControllerProcess,
+  status,
+  waitFor,
+  type ClusterApi,
+  type ControllerProcess,
+} from "./support/fixture.ts";
+
+const kubeconfig = inject("kubeconfig");
+let namespace: string;
+let controller: ControllerProcess;
+let api: ClusterApi;
+
+beforeAll(async () => {
+  namespace = await createNamespace(kubeconfig, "exec");
+  await applyCrew(kubeconfig, namespace, crewYaml("research", "sleep-1500"));
+  await applyCrew(kubeconfig, namespace, crewYaml("failing", "fail", { tasks: 2, retries: 1 }));
+  await applyCrew(kubeconfig, namespace, crewYaml("slow", "sleep-60000", { tasks: 2 }));
+  await applyCrew(kubeconfig, namespace, crewYaml("task-timeout", "sleep-60000", { tasks: 2, taskTimeout: 3 }));
+  await applyCrew(kubeconfig, namespace, crewYaml("exec-timeout", "sleep-2500", { tasks: 3, executionTimeout: 4 }));
+  await applyCrew(kubeconfig, namespace, crewYaml("big", "size-204800", { tasks: 1 }));
+  await applyCrew(kubeconfig, namespace, crewYaml("too-big", "size-1100000", { tasks: 1 }));
+  controller = await startControllerProcess(kubeconfig, namespace);
+  api = await startClusterApi(kubeconfig, namespace);
+});
+
+afterAll(async () => {
+  await api?.stop();
+  await controller?.kill("SIGTERM");
+  if (namespace) await deleteNamespace(kubeconfig, namespace);
+});
+
+describe("a crew run as Job pods", () => {
+  it("goes from kickoff over HTTP through running (current task, progress) to completed with every task's output, agent and time", async () => {
+    const id = await kickoff(api, "research");
+    const first = await status(api, "research", id);
+    expect(first).toMatchObject({ status: "running", state: "RUNNING" });
+
+    const seen = new Set<string>();
+    const final = await waitFor(`${id} completed`, async () => {
+      const body = await status(api, "research", id);
+      if (body.status === "running") {
+        expect(body.progress.total_tasks).toBe(3);
+        seen.add(`${body.current_task}:${body.progress.completed_tasks}`);
+        return undefined;
+      }
+      return body;
+    }, 90_000, 100);
+    expect([...seen]).toEqual(expect.arrayContaining(["step1:0", "step2:1", "step3:2"]));
+    expect(final).toMatchObject({ status: "completed", state: "SUCCESS" });
+    expect(final.result.tasks.map((t: any) => t.task_id)).toEqual(["step1", "step2", "step3"]);
+    for (const t of final.result.tasks) {
+      expect(t.agent).toBe("tides Writer");
+      expect(t.output).toContain("[mock llm]");
+      expect(t.execution_time).toBeGreaterThan(1);
+    }
+    expect(final.result.output).toBe(final.result.tasks[2].output);
+    expect(final.execution_time).toBeGreaterThan(4);
+
+    const jobs = await jobsOf(kubeconfig, namespace, id);
+    expect(jobs.map((j) => j.metadata.name).sort()).toEqual([`${id}-0`, `${id}-1`, `${id}-2`]);
+    const results = JSON.parse(await kubectl(kubeconfig, ["get", "crewtaskresults", "-n", namespace, "-l", `kubecrew.io/execution=${id}`, "-o", "json"])).items;
+    expect(results).toHaveLength(3);
+    expect(results[0].metadata.ownerReferences[0]).toMatchObject({ kind: "CrewExecution", name: id });
+
+    const table = await kubectl(kubeconfig, ["get", "ce", "-n", namespace, id]);
+    const [header, row] = table.trim().split("\n");
+    expect(header).toMatch(/^NAME\s+STATUS\s+PROGRESS\s+CURRENT TASK\s+DURATION\s+AGE/);
+    expect(row).toMatch(new RegExp(`^${id}\\s+Succeeded\\s+3/3\\s`));
+  });
+
+  it("creates hardened Job pods: owned by the execution, non-root, read-only root, no capabilities, the runner's account", async () => {
+    const jobs = await jobsOf(kubeconfig, namespace);
+    const job = jobs[0];
+    expect(job.metadata.ownerReferences[0]).toMatchObject({ kind: "CrewExecution", controller: true });
+    expect(job.spec.template.spec.restartPolicy).toBe("Never");
+    expect(job.spec.template.spec.serviceAccountName).toBe(RUNNER_SA);
+    expect(job.spec.activeDeadlineSeconds).toBe(60);
+    const container = job.spec.template.spec.containers[0];
+    expect(job.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+    expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+  });
+
+  it("reports a task that exhausts its retries with the runner's own error message", async () => {
+    const id = await kickoff(api, "failing");
+    const final = await finalStatus(api, "failing", id);
+    expect(final).toMatchObject({ status: "error", state: "FAILED" });
+    expect(final.error).toContain('Task "step1" failed');
+    expect(final.error).toContain("mock llm: failure requested");
+    const [job] = await jobsOf(kubeconfig, namespace, id);
+    expect(job.status.failed).toBe(2); // backoffLimit 1: two attempts
+  });
+
+  it("stops a running execution: its Job is deleted, the status says so, a second stop answers 400", async () => {
+    const id = await kickoff(api, "slow");
+    await waitFor("first Job running", async () => (await jobsOf(kubeconfig, namespace, id)).find((j) => (j.status?.active ?? 0) > 0));
+    const stop = await api.call(`/crews/slow/stop/${id}`, { method: "POST" });
+    expect(stop.status).toBe(200);
+    const final = await finalStatus(api, "slow", id, 30_000);
+    expect(final).toMatchObject({ status: "error", state: "FAILED", error: "Execution stopped" });
+    await waitFor("Job deleted", async () => (await jobsOf(kubeconfig, namespace, id)).length === 0, 30_000);
+    const again = await api.call(`/crews/slow/stop/${id}`, { method: "POST" });
+    expect(again.status).toBe(400);
+  });
+
+  it("ends a task that runs out of time (activeDeadlineSeconds) with an error naming the task", async () => {
+    const id = await kickoff(api, "task-timeout");
+    const final = await finalStatus(api, "task-timeout", id, 60_000);
+    expect(final).toMatchObject({ status: "error" });
+    expect(final.error).toBe('Task "step1" timed out after 3s');
+  });
+
+  it("ends an execution that runs out of time with an error naming the task it was running", async () => {
+    const id = await kickoff(api, "exec-timeout");
+    const final = await finalStatus(api, "exec-timeout", id, 60_000);
+    expect(final).toMatchObject({ status: "error" });
+    expect(final.error).toMatch(/^Execution timed out after 4s while running task "step[1-3]"$/);
+    await waitFor("running Job removed", async () => (await jobsOf(kubeconfig, namespace, id)).every((j) => !(j.status?.active > 0)), 30_000);
+  });
+
+  it("delivers a 200 KiB output whole", async () => {
+    const id = await kickoff(api, "big");
+    const final = await finalStatus(api, "big", id);
+    expect(final.status).toBe("completed");
+    expect(final.result.output).toHaveLength(204_800);
+    expect(final.result.tasks[0].output).toHaveLength(204_800);
+  });
+
+  it("fails a task whose output is above 1 MiB with a clear error instead of truncating it", async () => {
+    const id = await kickoff(api, "too-big");
+    const final = await finalStatus(api, "too-big", id);
+    expect(final.status).toBe("error");
+    expect(final.error).toMatch(/Task "step1" failed: Task output is 1100000 bytes, above the 1 MiB limit/);
+  });
+});
+
+describe("the runner's service account", () => {
+  it("may create CrewTaskResults and nothing else", async () => {
+    const as = ["--as", `system:serviceaccount:${namespace}:${RUNNER_SA}`, "-n", namespace];
+    const can = async (verb: string, resource: string) => (await kubectlStatus(kubeconfig, ["auth", "can-i", verb, resource, ...as])).code === 0;
+    const matrix: [string, string, boolean][] = [
+      ["create", "crewtaskresults.kubecrew.io", true],
+      ["get", "crewtaskresults.kubecrew.io", false],
+      ["list", "crewtaskresults.kubecrew.io", false],
+      ["update", "crewtaskresults.kubecrew.io", false],
+      ["delete", "crewtaskresults.kubecrew.io", false],
+      ["get", "crewexecutions.kubecrew.io", false],
+      ["patch", "crewexecutions.kubecrew.io", false],
+      ["update", "crewexecutions.kubecrew.io/status", false],
+      ["get", "crews.kubecrew.io", false],
+      ["create", "jobs.batch", false],
+      ["create", "pods", false],
+      ["get", "configmaps", false],
+      ["get", "secrets", false],
+      ["list", "secrets", false],
+      ["create", "events", false],
+    ];
+    const answers = await Promise.all(matrix.map(async ([verb, resource]) => [verb, resource, await can(verb, resource)]));
+    expect(answers).toEqual(matrix);
+  });
+});

@@ -1,0 +1,169 @@
+import { createHmac } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { kubectl } from "./support/kubectl.ts";
+import {
+  applyCrew,
+  createNamespace,
+  crewYaml,
+  deleteNamespace,
+  finalStatus,
+  jobsOf,
+  kickoff,
+  startClusterApi,
+  startControllerProcess,
+  status,
+  waitFor,
+  type ClusterApi,
+  type ControllerProcess,
+} from "./support/fixture.ts";
+
+const kubeconfig = inject("kubeconfig");
+let namespace: string;
+let api: ClusterApi;
+let controller: ControllerProcess;
+const extra: ControllerProcess[] = [];
+const TTL = 4;
+
+interface Hook {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+const hooks: Hook[] = [];
+let failNext = 0;
+let receiver: http.Server;
+let receiverUrl: string;
+
+beforeAll(async () => {
+  namespace = await createNamespace(kubeconfig, "ops");
+  await applyCrew(kubeconfig, namespace, crewYaml("hooked", "mock", { tasks: 3 }));
+  await applyCrew(kubeconfig, namespace, crewYaml("quick", "mock", { tasks: 1 }));
+  await applyCrew(kubeconfig, namespace, crewYaml("slow", "sleep-60000", { tasks: 1 }));
+  await kubectl(kubeconfig, ["create", "secret", "generic", "hooked-webhook", "-n", namespace, "--from-literal=secret=hook-s3cret"]);
+  receiver = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (failNext > 0) {
+        failNext--;
+        res.writeHead(503).end();
+        return;
+      }
+      hooks.push({ path: req.url ?? "", headers: req.headers, body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  controller = await startControllerProcess(kubeconfig, namespace, { identity: "ops-a", env: { KUBECREW_FINISHED_TTL_SECONDS: String(TTL) } });
+  api = await startClusterApi(kubeconfig, namespace);
+});
+
+afterAll(async () => {
+  await api?.stop();
+  await controller?.kill("SIGKILL");
+  for (const c of extra) await c.kill("SIGKILL");
+  receiver?.close();
+  if (namespace) await deleteNamespace(kubeconfig, namespace);
+});
+
+describe("webhooks", () => {
+  it("POSTs each task and the crew's end, signed with the crew's secret, retrying a failing receiver", async () => {
+    failNext = 2;
+    const id = await kickoff(api, "hooked", {
+      taskWebhookUrl: `${receiverUrl}/task`,
+      crewWebhookUrl: `${receiverUrl}/crew`,
+      meta: { ticket: 42 },
+    });
+    expect((await finalStatus(api, "hooked", id)).status).toBe("completed");
+    await waitFor("4 webhooks", async () => hooks.filter((h) => h.body.includes(id)).length >= 4, 30_000);
+    const mine = hooks.filter((h) => JSON.parse(h.body).kickoff_id === id);
+    for (const h of mine) {
+      const ts = h.headers["x-kubecrew-timestamp"] as string;
+      const expected = "sha256=" + createHmac("sha256", "hook-s3cret").update(`${ts}.${h.body}`).digest("hex");
+      expect(h.headers["x-kubecrew-signature"]).toBe(expected);
+    }
+    const tasks = mine.filter((h) => h.path === "/task").map((h) => JSON.parse(h.body));
+    expect(tasks.map((t) => t.name).sort()).toEqual(["step1", "step2", "step3"]);
+    expect(tasks[0]).toMatchObject({ kickoff_id: id, agent: "tides Writer", meta: { ticket: 42 } });
+    expect(tasks[0].description).toMatch(/^Step \d on tides$/);
+    expect(tasks[0].expected_output).toMatch(/^Text \d$/);
+    expect(tasks[0].output).toContain("[mock llm]");
+    const crew = mine.filter((h) => h.path === "/crew").map((h) => JSON.parse(h.body));
+    expect(crew).toHaveLength(1);
+    expect(crew[0]).toMatchObject({ kickoff_id: id, meta: { ticket: 42 } });
+    expect(crew[0].result).toContain("[mock llm]");
+    expect(crew[0].token_usage.total_tokens).toBeGreaterThan(0);
+    const ce = JSON.parse(await kubectl(kubeconfig, ["get", "ce", id, "-n", namespace, "-o", "json"]));
+    await waitFor("deliveries recorded", async () => {
+      const annotations = JSON.parse(await kubectl(kubeconfig, ["get", "ce", id, "-n", namespace, "-o", "json"])).metadata.annotations ?? {};
+      const records = JSON.parse(annotations["kubecrew.io/webhook-deliveries"] ?? "{}");
+      return Object.keys(records).length === 4 && Object.values(records).every((r) => r === "delivered");
+    });
+    expect(ce.metadata.name).toBe(id);
+  });
+});
+
+describe("operations", () => {
+  it("serves /healthz, /readyz and /metrics on the health port", async () => {
+    expect((await fetch(`${controller.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${controller.url}/readyz`)).status).toBe(200);
+    const text = await (await fetch(`${controller.url}/metrics`)).text();
+    expect(text).toMatch(/kubecrew_controller_reconciles_total\{result="success"\} [1-9]/);
+    expect(text).toMatch(/kubecrew_controller_reconcile_duration_seconds_bucket/);
+    expect(text).toMatch(/kubecrew_executions\{phase="Succeeded"\} [1-9]/);
+    expect(text).toMatch(/kubecrew_controller_queue_depth \d/);
+    expect(text).toMatch(/kubecrew_controller_reconciles_in_flight \d/);
+    expect(text).toMatch(/kubecrew_controller_apiserver_writes_total\{verb="create",resource="jobs"\} [1-9]/);
+  });
+
+  it("answers /status from its caches: polling costs the apiserver no request", async () => {
+    const id = await kickoff(api, "quick");
+    await finalStatus(api, "quick", id);
+    const before = api.backend.readThroughs();
+    for (let i = 0; i < 50; i++) await status(api, "quick", id);
+    expect(api.backend.readThroughs()).toBe(before);
+  });
+
+  it("removes Jobs and ConfigMaps of a finished execution after the TTL, keeping its results", async () => {
+    const id = await kickoff(api, "quick");
+    await finalStatus(api, "quick", id);
+    expect(await jobsOf(kubeconfig, namespace, id)).toHaveLength(1);
+    await waitFor("children removed", async () => {
+      const jobs = await jobsOf(kubeconfig, namespace, id);
+      const cms = JSON.parse(await kubectl(kubeconfig, ["get", "configmaps", "-n", namespace, "-l", `kubecrew.io/execution=${id}`, "-o", "json"])).items;
+      return jobs.length === 0 && cms.length === 0;
+    }, (TTL + 20) * 1000);
+    const results = JSON.parse(await kubectl(kubeconfig, ["get", "crewtaskresults", "-n", namespace, "-l", `kubecrew.io/execution=${id}`, "-o", "json"])).items;
+    expect(results).toHaveLength(1);
+    expect((await status(api, "quick", id)).status).toBe("completed");
+  });
+
+  it("deleting a CrewExecution removes its Job, pod, ConfigMap and results through the garbage collector", async () => {
+    const id = await kickoff(api, "slow");
+    await waitFor("Job running", async () => (await jobsOf(kubeconfig, namespace, id)).find((j) => (j.status?.active ?? 0) > 0));
+    await kubectl(kubeconfig, ["delete", "ce", id, "-n", namespace, "--wait=false"]);
+    await waitFor("children collected", async () => {
+      const selector = `kubecrew.io/execution=${id}`;
+      const left = await kubectl(kubeconfig, ["get", "jobs,pods,configmaps,crewtaskresults", "-n", namespace, "-l", selector, "-o", "name"]);
+      return left.trim() === "";
+    }, 60_000);
+  });
+
+  it("elects one leader: a second replica waits, and takes over when the leader shuts down", async () => {
+    const standby = await startControllerProcess(kubeconfig, namespace, { identity: "ops-b", waitForLeader: false });
+    extra.push(standby);
+    expect((await fetch(`${standby.url}/readyz`)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await standby.metric("kubecrew_controller_leader")).toBe(0);
+    expect(await controller.metric("kubecrew_controller_leader")).toBe(1);
+    const started = Date.now();
+    expect(await controller.kill("SIGTERM")).toBe(0);
+    await waitFor("standby leads", async () => (await standby.metric("kubecrew_controller_leader")) === 1, 15_000);
+    expect(Date.now() - started).toBeLessThan(4000); // released, not expired
+    const id = await kickoff(api, "quick");
+    expect((await finalStatus(api, "quick", id)).status).toBe("completed");
+  });
+});

@@ -1,0 +1,240 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, mkdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+import { MemoryTokenStore } from "../../../api/auth/memory-token-store.ts";
+import { createKubernetesBackend, type KubernetesBackend } from "../../../api/kubernetes-backend.ts";
+import { startApi } from "../../../api/server.ts";
+import { silentLogger } from "../../../core/logger.ts";
+import { kubectl } from "./kubectl.ts";
+
+export const repo = join(import.meta.dirname, "..", "..", "..");
+export const nodeBinary = join(repo, "node_modules", ".bin", "node");
+export const ORG_TOKEN = "kco_e2e-org-token-00000000000000000000";
+export const RUNNER_SA = "kubecrew-runner";
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ""}`);
+    await sleep(everyMs);
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The runner's service account, allowed to create CrewTaskResults and nothing else (what the chart installs). */
+export function runnerRbacYaml(namespace: string): string {
+  return `apiVersion: v1
+kind: ServiceAccount
+metadata: { name: ${RUNNER_SA}, namespace: ${namespace} }
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: { name: ${RUNNER_SA}, namespace: ${namespace} }
+rules:
+  - apiGroups: [kubecrew.io]
+    resources: [crewtaskresults]
+    verbs: [create]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: { name: ${RUNNER_SA}, namespace: ${namespace} }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: Role, name: ${RUNNER_SA} }
+subjects:
+  - { kind: ServiceAccount, name: ${RUNNER_SA}, namespace: ${namespace} }
+`;
+}
+
+/** A namespace of its own for one test file, with the runner's service account and role. */
+export async function createNamespace(kubeconfig: string, prefix: string): Promise<string> {
+  const namespace = `e2e-${prefix}-${Math.random().toString(36).slice(2, 7)}`;
+  await kubectl(kubeconfig, ["create", "namespace", namespace]);
+  await kubectl(kubeconfig, ["apply", "-f", "-"], runnerRbacYaml(namespace));
+  return namespace;
+}
+
+export async function deleteNamespace(kubeconfig: string, namespace: string): Promise<void> {
+  await kubectl(kubeconfig, ["delete", "namespace", namespace, "--wait=false", "--ignore-not-found"]);
+}
+
+export interface CrewOptions {
+  tasks?: number;
+  retries?: number;
+  taskTimeout?: number;
+  executionTimeout?: number;
+  annotations?: Record<string, string>;
+}
+
+/** A crew whose agent uses the mock provider with `model` (e.g. "fail", "sleep-2000", "size-204800"). */
+export function crewYaml(name: string, model: string, options: CrewOptions = {}): string {
+  const tasks = Array.from({ length: options.tasks ?? 3 }, (_, i) => i + 1);
+  const annotations = options.annotations ? `\n  annotations: ${JSON.stringify(options.annotations)}` : "";
+  return `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata:
+  name: ${name}${annotations}
+spec:
+  inputs: [{ name: topic }]
+  llm: { provider: mock, model: "${model}" }
+  agents:
+    - { name: writer, role: "{topic} Writer", goal: "Write about {topic}", backstory: "Writes well." }
+  tasks:
+${tasks.map((i) => `    - { name: step${i}, agent: writer, description: "Step ${i} on {topic}", expectedOutput: "Text ${i}" }`).join("\n")}
+  runner:
+    retries: ${options.retries ?? 0}
+    taskTimeoutSeconds: ${options.taskTimeout ?? 60}
+    executionTimeoutSeconds: ${options.executionTimeout ?? 600}
+`;
+}
+
+export async function applyCrew(kubeconfig: string, namespace: string, yaml: string): Promise<void> {
+  await kubectl(kubeconfig, ["apply", "-n", namespace, "-f", "-"], yaml);
+}
+
+export interface ControllerProcess {
+  child: ChildProcess;
+  url: string;
+  logFile: string;
+  exited: Promise<number | null>;
+  kill(signal: NodeJS.Signals): Promise<number | null>;
+  metric(name: string): Promise<number>;
+}
+
+/** `kubecrew controller` as a child process (so a test can SIGKILL it), watching one namespace. */
+export async function startControllerProcess(
+  kubeconfig: string,
+  namespace: string,
+  options: { identity?: string; env?: Record<string, string>; waitForLeader?: boolean } = {},
+): Promise<ControllerProcess> {
+  const port = await freePort();
+  const logDir = join(repo, ".e2e-logs");
+  mkdirSync(logDir, { recursive: true });
+  const identity = options.identity ?? `controller-${namespace}`;
+  const logFile = join(logDir, `${namespace}-${identity}-${Date.now()}.log`);
+  const out = createWriteStream(logFile);
+  const child = spawn(nodeBinary, [join(repo, "core/cli/main.ts"), "controller"], {
+    cwd: repo,
+    env: {
+      ...process.env,
+      KUBECONFIG: kubeconfig,
+      KUBECREW_NAMESPACE: namespace,
+      KUBECREW_HEALTH_HOST: "127.0.0.1",
+      KUBECREW_HEALTH_PORT: String(port),
+      KUBECREW_CONTROLLER_ID: identity,
+      KUBECREW_LEADER_ELECTION_NAMESPACE: namespace,
+      KUBECREW_LEASE_DURATION_SECONDS: "4",
+      KUBECREW_RENEW_DEADLINE_SECONDS: "3",
+      KUBECREW_RETRY_PERIOD_SECONDS: "1",
+      KUBECREW_RUNNER_SERVICE_ACCOUNT: RUNNER_SA,
+      KUBECREW_WEBHOOK_INITIAL_DELAY_MS: "200",
+      LOG_LEVEL: "debug",
+      ...options.env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout!.pipe(out);
+  child.stderr!.pipe(out);
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const metric = async (name: string) => {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith(name + " ") || l.startsWith(name + "{"));
+    return line ? Number(line.split(" ").at(-1)) : NaN;
+  };
+  const controller: ControllerProcess = {
+    child,
+    url,
+    logFile,
+    exited,
+    metric,
+    kill: async (signal) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+  await waitFor(`controller ${identity} healthy`, async () => (await fetch(`${url}/readyz`)).ok, 30_000);
+  if (options.waitForLeader !== false) await waitFor(`controller ${identity} leading`, async () => (await metric("kubecrew_controller_leader")) === 1, 30_000);
+  return controller;
+}
+
+export interface ClusterApi {
+  url: string;
+  backend: KubernetesBackend;
+  stop(): Promise<void>;
+  /** fetch against the API with the org token. */
+  call(path: string, init?: { method?: string; body?: unknown }): Promise<{ status: number; body: any }>;
+}
+
+/** The crew API in cluster mode, in this process: the Kubernetes backend over informer caches. */
+export async function startClusterApi(kubeconfig: string, namespace: string, defaultCrew?: string): Promise<ClusterApi> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const log = silentLogger();
+  const backend = await createKubernetesBackend({ kubeConfig: kc, namespace, log });
+  const tokens = new MemoryTokenStore();
+  tokens.add(ORG_TOKEN, { kind: "org", crews: "*", subject: "e2e-org" });
+  const server = await startApi({ backend, tokens, log, port: 0, host: "127.0.0.1", bodyLimitBytes: 10 * 1024 * 1024, ...(defaultCrew ? { defaultCrew } : {}) });
+  return {
+    url: server.url,
+    backend,
+    stop: async () => {
+      await server.stop();
+      await backend.stop();
+    },
+    call: async (path, init = {}) => {
+      const res = await fetch(server.url + path, {
+        method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+        headers: { Authorization: `Bearer ${ORG_TOKEN}`, ...(init.body !== undefined ? { "Content-Type": "application/json" } : {}) },
+        ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    },
+  };
+}
+
+/** Kicks off `crew` with a topic; answers the kickoff_id. */
+export async function kickoff(api: ClusterApi, crew: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await api.call(`/crews/${crew}/kickoff`, { body: { inputs: { topic: "tides" }, ...extra } });
+  if (res.status !== 200) throw new Error(`kickoff ${crew}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.kickoff_id as string;
+}
+
+export async function status(api: ClusterApi, crew: string, id: string): Promise<any> {
+  const res = await api.call(`/crews/${crew}/status/${id}`);
+  if (res.status !== 200) throw new Error(`status ${id}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** Polls /status until it leaves "running"; answers the final body. */
+export async function finalStatus(api: ClusterApi, crew: string, id: string, timeoutMs = 90_000): Promise<any> {
+  return waitFor(`execution ${id} finished`, async () => {
+    const body = await status(api, crew, id);
+    return body.status === "running" ? undefined : body;
+  }, timeoutMs, 250);
+}
+
+export async function jobsOf(kubeconfig: string, namespace: string, execution?: string): Promise<any[]> {
+  const selector = execution ? `kubecrew.io/execution=${execution}` : "kubecrew.io/execution";
+  return JSON.parse(await kubectl(kubeconfig, ["get", "jobs", "-n", namespace, "-l", selector, "-o", "json"])).items;
+}
