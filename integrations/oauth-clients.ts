@@ -12,6 +12,9 @@ function clientAuthentication(provider: ProviderSettings, product: ProductSettin
     : client.ClientSecretPost(product.clientSecret);
 }
 
+/** Well inside the refresh lock's 30 s, so a slow provider never lets a second refresh start. */
+const providerTimeoutSeconds = 10;
+
 async function build(provider: ProviderSettings, product: ProductSettings): Promise<client.Configuration> {
   const auth = clientAuthentication(provider, product);
   const metadata = { client_secret: product.clientSecret };
@@ -25,6 +28,7 @@ async function build(provider: ProviderSettings, product: ProductSettings): Prom
     });
     // Check the ID token's signature against the provider's published keys as well as its claims.
     client.enableNonRepudiationChecks(configuration);
+    configuration.timeout = providerTimeoutSeconds;
     return configuration;
   }
   const server: client.ServerMetadata = {
@@ -36,6 +40,7 @@ async function build(provider: ProviderSettings, product: ProductSettings): Prom
   const configuration = new client.Configuration(server, product.clientId, metadata, auth);
   const urls = [endpoints.authorizationEndpoint, endpoints.tokenEndpoint, endpoints.revocationEndpoint];
   if (urls.some((url) => url?.protocol === "http:")) client.allowInsecureRequests(configuration);
+  configuration.timeout = providerTimeoutSeconds;
   return configuration;
 }
 

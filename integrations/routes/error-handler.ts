@@ -21,6 +21,17 @@ function describe(error: unknown): { status: number; type: string; message: stri
       expected: false,
     };
   }
+  if (
+    error instanceof Error &&
+    (error.name === "MaxRetriesPerRequestError" || error.message === "Connection is closed.")
+  ) {
+    return {
+      status: 503,
+      type: "Service Unavailable",
+      message: "The connection store (Redis) is unreachable; try again shortly",
+      expected: false,
+    };
+  }
   const status = (error as { status?: unknown; type?: unknown }).status;
   const bodyParserType = (error as { type?: unknown }).type;
   if (status === 413)

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import fetchCookie from "fetch-cookie";
 import { Redis } from "ioredis";
 import { CookieJar } from "tough-cookie";
-import { silentLogger } from "../../../core/logger.ts";
+import { createLogger, silentLogger, type Logger } from "../../../core/logger.ts";
 import { loadConfig } from "../../../integrations/config.ts";
 import { providerRegistry } from "../../../integrations/providers.ts";
 import { start, type IntegrationsService } from "../../../integrations/server.ts";
@@ -91,8 +91,21 @@ export function uniquePrefix(name: string): string {
   return `test:${name}:${randomBytes(4).toString("hex")}:`;
 }
 
-export async function startIntegrations(env: Record<string, string>): Promise<IntegrationsService> {
-  return start(loadConfig(env), { logger: silentLogger() });
+export async function startIntegrations(
+  env: Record<string, string>,
+  logger: Logger = silentLogger(),
+): Promise<IntegrationsService> {
+  return start(loadConfig(env), { logger });
+}
+
+/** A real pino logger (with the project's redaction) whose lines the test can read. */
+export function capturingLogger(): { logger: Logger; lines: () => string } {
+  const chunks: string[] = [];
+  const logger = createLogger(
+    { level: "debug", name: "integrations" },
+    { write: (chunk: string) => void chunks.push(chunk) },
+  );
+  return { logger, lines: () => chunks.join("") };
 }
 
 /** Calls the internal API with the key. */

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { IntegrationsService } from "../../../integrations/server.ts";
 import type { OidcTestProvider } from "../../support/oidc-provider.ts";
 import {
+  capturingLogger,
   createConnectLink,
   dumpRedis,
   integrationsEnv,
@@ -20,20 +21,21 @@ describe("sign-in through the integrations service", () => {
   const prefix = uniquePrefix("sign-in");
   let provider: OidcTestProvider;
   let service: IntegrationsService;
+  let env: Record<string, string>;
+  const logs = capturingLogger();
 
   beforeAll(async () => {
     const bases = await planBases();
     provider = await startProvider([bases.direct]);
-    service = await startIntegrations(
-      integrationsEnv({
-        issuer: provider.issuer,
-        publicUrl: bases.direct,
-        redisUrl,
-        port: bases.directPort,
-        prefix,
-        extra: { GOOGLE_HOSTED_DOMAIN: "example.com" },
-      }),
-    );
+    env = integrationsEnv({
+      issuer: provider.issuer,
+      publicUrl: bases.direct,
+      redisUrl,
+      port: bases.directPort,
+      prefix,
+      extra: { GOOGLE_HOSTED_DOMAIN: "example.com" },
+    });
+    service = await startIntegrations(env, logs.logger);
   });
   afterAll(async () => {
     await service?.stop();
@@ -317,5 +319,24 @@ describe("sign-in through the integrations service", () => {
       }),
     });
     expect(underLimit.status).toBe(201);
+  });
+
+  it("logs what happened without any token, code, state or secret", async () => {
+    const lines = logs.lines();
+    expect(lines).toContain('"msg":"Connection stored"');
+    expect(lines).toContain('"msg":"Sign-in refused: account outside the allowed organisation"');
+    const secrets = [
+      ...provider.issuedTokens(),
+      env["OAUTH_COOKIE_SECRET"]!,
+      env["OAUTH_INTERNAL_API_KEY"]!,
+      env["OAUTH_DB_ENCRYPTION_KEY"]!,
+      env["GOOGLE_CLIENT_SECRET"]!,
+      env["HUBSPOT_CLIENT_SECRET"]!,
+    ];
+    for (const secret of secrets) expect(lines.includes(secret), "a secret in the logs").toBe(false);
+    expect(lines).not.toMatch(/[?&](code|state)=/);
+    // Routes are logged as patterns: one-time connect links never reach a log line.
+    expect(lines).toContain('"route":"/v1/connect/:sessionId"');
+    expect(lines).not.toMatch(/\/v1\/connect\/[^:]/);
   });
 });

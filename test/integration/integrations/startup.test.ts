@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startRedis, freePort, type RedisServer } from "../../support/redis.ts";
-import { integrationsEnv, startIntegrations, uniquePrefix } from "./harness.ts";
+import { internalApiKey, integrationsEnv, startIntegrations, uniquePrefix } from "./harness.ts";
 
 /** Starts `kubecrew integrations` (the real command, registered on a commander program as core/cli/main.ts does). */
 function launch(env: Record<string, string>) {
@@ -117,6 +117,14 @@ describe("startup", () => {
       const ready = await fetch(`${service.url}/ready`);
       expect(ready.status).toBe(503);
       expect(await ready.json()).toEqual({ status: "not ready", redis: "unreachable" });
+      const list = await fetch(`${service.url}/v1/internal/users/someone/connections`, {
+        headers: { authorization: `Bearer ${internalApiKey}` },
+      });
+      expect(list.status).toBe(503);
+      expect(await list.json()).toEqual({
+        error: "Service Unavailable",
+        message: "The connection store (Redis) is unreachable; try again shortly",
+      });
       await privateRedis.start();
       let redis = "";
       for (let i = 0; i < 50 && redis !== "reachable"; i++) {
