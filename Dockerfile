@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1
+# The one kubecrew image: `kubecrew api|controller|integrations|runner|dev`. Node 24 runs the TypeScript sources
+# directly (type stripping): there is no build step, only production dependencies. Build: hack/build-image.sh.
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+FROM ${NODE_IMAGE} AS dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Production dependencies only: the pinned `node` devDependency, TypeScript, vitest and eslint stay out (the base
+# image provides Node 24). No dependency needs an install script.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+FROM ${NODE_IMAGE}
+# No package manager in the final image: nothing is installed at run time.
+RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
+      /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /opt/yarn-* /usr/local/bin/yarn /usr/local/bin/yarnpkg \
+ && printf '#!/bin/sh\n# The kubecrew CLI; task Jobs run `kubecrew runner …`.\nexec node /app/core/cli/main.ts "$@"\n' > /usr/local/bin/kubecrew \
+ && chmod 0755 /usr/local/bin/kubecrew
+WORKDIR /app
+# Node caches the compiled sources under NODE_COMPILE_CACHE: it halves a task pod's start-up. /tmp is an emptyDir in
+# the pods (the root filesystem is read-only).
+ENV NODE_ENV=production NODE_COMPILE_CACHE=/tmp/node-compile-cache
+COPY --from=dependencies /app/node_modules ./node_modules
+COPY package.json package-lock.json ./
+COPY bin ./bin
+COPY core ./core
+COPY api ./api
+COPY controller ./controller
+COPY runner ./runner
+COPY integrations ./integrations
+COPY dev ./dev
+COPY crds ./crds
+COPY examples ./examples
+# 65532: the conventional non-root user of distroless images, and what the chart's securityContext runs as.
+USER 65532:65532
+ENTRYPOINT ["node", "/app/core/cli/main.ts"]
+CMD ["--help"]
+LABEL org.opencontainers.image.title="kubecrew" \
+      org.opencontainers.image.description="Crews of AI agents as Kubernetes Jobs, behind a CrewAI-compatible API" \
+      org.opencontainers.image.licenses="Apache-2.0"

@@ -1,0 +1,142 @@
+/**
+ * The container image cannot be built here (no Docker engine), so these tests check what the build depends on:
+ * the Dockerfile copies every source the CLI loads and nothing it does not need, the production dependencies are
+ * enough, and the CLI starts from a tree laid out exactly as the image lays it out (sources copied per the
+ * Dockerfile, node_modules holding production dependencies only).
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, mkdirSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const repo = join(import.meta.dirname, "..", "..");
+const dockerfile = readFileSync(join(repo, "Dockerfile"), "utf8");
+const dockerignore = readFileSync(join(repo, ".dockerignore"), "utf8");
+const pkg = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+const node = join(repo, "node_modules", ".bin", "node");
+
+/** `COPY <dir> ./<dir>` lines of the final stage: the source folders the image holds. */
+const copiedDirs = [...dockerfile.matchAll(/^COPY (\w+) \.\/(\w+)$/gm)].map((m) => {
+  expect(m[1]).toBe(m[2]);
+  return m[1]!;
+});
+
+/** Module specifiers a file loads at run time (type-only imports are erased by Node and are left out). */
+function runtimeImports(text: string): string[] {
+  const source = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  const specifiers: string[] = [];
+  const statement = /^\s*(?:import|export)\s+(type\s+)?(?:[\w*\s{},$]*?\s+from\s+)?["']([^"']+)["']/gm;
+  for (const m of source.matchAll(statement)) if (!m[1]) specifiers.push(m[2]!);
+  for (const m of source.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) specifiers.push(m[1]!);
+  return specifiers;
+}
+
+function packageName(specifier: string): string {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
+}
+
+/** Every repository file reachable from the CLI's entry point, and every package those files import. */
+function reachableFromCli(): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const queue = [join(repo, "core", "cli", "main.ts")];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (files.has(file)) continue;
+    files.add(file);
+    for (const specifier of runtimeImports(readFileSync(file, "utf8"))) {
+      if (specifier.startsWith(".")) queue.push(resolve(dirname(file), specifier));
+      else if (!specifier.startsWith("node:") && !builtinModules.includes(specifier)) packages.add(packageName(specifier));
+    }
+  }
+  return { files, packages };
+}
+
+describe("Dockerfile", () => {
+  it("builds on Node 24, installs production dependencies only and runs as a non-root user", () => {
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-[\w-]+$/m);
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    expect(dockerfile).toMatch(/^USER 65532:65532$/m);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "\/app\/core\/cli\/main\.ts"\]$/m);
+    // The compile cache must be writable with a read-only root filesystem: /tmp is the pods' emptyDir.
+    expect(dockerfile).toMatch(/NODE_COMPILE_CACHE=\/tmp\//);
+    // The final stage has no package manager.
+    expect(dockerfile).toMatch(/rm -rf \/usr\/local\/lib\/node_modules\/npm/);
+  });
+
+  it("puts `kubecrew` on PATH, the command the chart's pods and the controller's task Jobs run", () => {
+    expect(dockerfile).toContain(`exec node /app/core/cli/main.ts "$@"`);
+    expect(dockerfile).toContain("> /usr/local/bin/kubecrew");
+  });
+
+  it("copies every source folder the CLI loads, and .dockerignore lets exactly those in", () => {
+    const { files } = reachableFromCli();
+    const folders = new Set([...files].map((f) => relative(repo, f).split(sep)[0]!));
+    for (const folder of folders) expect(copiedDirs, `the CLI loads ${folder}/`).toContain(folder);
+    const allowed = [...dockerignore.matchAll(/^!(\w+)\/$/gm)].map((m) => m[1]!);
+    expect(allowed.sort()).toEqual([...copiedDirs].sort());
+    expect(dockerignore).toMatch(/^\*\*\/\*\.test\.ts$/m);
+  });
+
+  it("the CLI loads no test file and only packages of `dependencies` (devDependencies are not in the image)", () => {
+    const { files, packages } = reachableFromCli();
+    expect([...files].filter((f) => f.endsWith(".test.ts") || relative(repo, f).startsWith(`test${sep}`))).toEqual([]);
+    for (const name of packages) expect(Object.keys(pkg.dependencies), `${name} is imported at run time`).toContain(name);
+    // Node 24 comes from the base image; the pinned `node` package is for development only.
+    expect(Object.keys(pkg.dependencies)).not.toContain("node");
+  });
+});
+
+describe("the CLI in the image's layout", () => {
+  let app: string;
+
+  beforeAll(() => {
+    app = mkdtempSync(join(tmpdir(), "kubecrew-image-"));
+    for (const file of ["package.json", "package-lock.json"]) cpSync(join(repo, file), join(app, file));
+    for (const dir of copiedDirs) {
+      cpSync(join(repo, dir), join(app, dir), { recursive: true, filter: (src) => !src.endsWith(".test.ts") });
+    }
+    // node_modules as `npm ci --omit=dev` leaves it: the top-level production packages (their own nested
+    // node_modules come along with them).
+    const listed = execFileSync("npm", ["ls", "--omit=dev", "--all", "--parseable"], {
+      cwd: repo,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    const topLevel = listed
+      .split("\n")
+      .map((line) => relative(repo, line.trim()))
+      .filter((path) => path.startsWith(`node_modules${sep}`) && path.split(`node_modules${sep}`).length === 2);
+    for (const path of topLevel) {
+      mkdirSync(dirname(join(app, path)), { recursive: true });
+      symlinkSync(join(repo, path), join(app, path));
+    }
+  }, 60_000);
+
+  afterAll(() => {
+    if (app) rmSync(app, { recursive: true, force: true });
+  });
+
+  it("holds no development-only package", () => {
+    for (const dev of ["vitest", "typescript", "eslint", "node", "oidc-provider"]) {
+      expect(existsSync(join(app, "node_modules", dev)), dev).toBe(false);
+    }
+  });
+
+  it.each(["api", "controller", "integrations", "runner", "dev", "token", "client"])("`kubecrew %s --help` starts", (command) => {
+    const run = spawnSync(node, [join(app, "core", "cli", "main.ts"), command, "--help"], {
+      cwd: app,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, NODE_COMPILE_CACHE: join(app, ".compile-cache") },
+    });
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(`Usage: kubecrew ${command}`);
+  });
+});
