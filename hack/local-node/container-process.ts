@@ -74,7 +74,9 @@ export function startContainerProcess(spec: ProcessSpec): ContainerProcess {
     async stop(graceSeconds) {
       if (!pid) return exited;
       killGroup(pid, "SIGTERM");
-      const timer = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceSeconds * 1000).unref());
+      const timer = new Promise<"timeout">((resolve) =>
+        setTimeout(() => resolve("timeout"), graceSeconds * 1000).unref(),
+      );
       if ((await Promise.race([exited, timer])) === "timeout") killGroup(pid, "SIGKILL");
       return exited;
     },

@@ -4,7 +4,11 @@ import type { AddressInfo } from "node:net";
 
 export interface LogSource {
   /** The log file of a container of the pod <namespace>/<name>, and whether it can still grow. */
-  find(namespace: string, pod: string, container: string | undefined): { file: string; live: () => boolean } | undefined;
+  find(
+    namespace: string,
+    pod: string,
+    container: string | undefined,
+  ): { file: string; live: () => boolean } | undefined;
 }
 
 /** The last `lines` lines of `text` (all of it for a negative count). */

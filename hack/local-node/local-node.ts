@@ -35,7 +35,10 @@ function writeShim(binDir: string, repoRoot: string): void {
   mkdirSync(binDir, { recursive: true });
   const shim = join(binDir, "kubecrew");
   const node = join(repoRoot, "node_modules", ".bin", "node");
-  writeFileSync(shim, `#!/bin/sh\n# The kubecrew CLI of ${repoRoot}\nexec "${node}" "${join(repoRoot, "core", "cli", "main.ts")}" "$@"\n`);
+  writeFileSync(
+    shim,
+    `#!/bin/sh\n# The kubecrew CLI of ${repoRoot}\nexec "${node}" "${join(repoRoot, "core", "cli", "main.ts")}" "$@"\n`,
+  );
   chmodSync(shim, 0o755);
 }
 
@@ -71,7 +74,11 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<{ stop(
     log,
     podsDir,
     pgidDir,
-    path: [join(options.repoRoot, "node_modules", ".bin"), binDir, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"].join(":"),
+    path: [
+      join(options.repoRoot, "node_modules", ".bin"),
+      binDir,
+      "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    ].join(":"),
     apiServer: { url: new URL(kc.getCurrentCluster()!.server), caPem: clusterCa(kc) },
   };
   const runtimes = new Map<string, PodRuntime>();
@@ -118,9 +125,16 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<{ stop(
   const markLost = async (pod: V1Pod) => {
     // Running here before this node process started: its processes are gone with the previous node process.
     const { name, namespace } = pod.metadata!;
-    const status = { phase: "Failed", reason: "LocalNodeRestarted", message: "The local node restarted while the pod ran" };
+    const status = {
+      phase: "Failed",
+      reason: "LocalNodeRestarted",
+      message: "The local node restarted while the pod ran",
+    };
     await core
-      .patchNamespacedPodStatus({ name: name!, namespace: namespace!, body: { status } }, setHeaderOptions("Content-Type", PatchStrategy.MergePatch))
+      .patchNamespacedPodStatus(
+        { name: name!, namespace: namespace!, body: { status } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      )
       .catch((error: unknown) => log.warn({ err: error }, "Marking a lost pod failed"));
   };
 
@@ -140,7 +154,11 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<{ stop(
       if (phase === "Succeeded" || phase === "Failed") {
         if (pod.metadata?.deletionTimestamp) {
           void core
-            .deleteNamespacedPod({ name: pod.metadata.name!, namespace: pod.metadata.namespace!, gracePeriodSeconds: 0 })
+            .deleteNamespacedPod({
+              name: pod.metadata.name!,
+              namespace: pod.metadata.namespace!,
+              gracePeriodSeconds: 0,
+            })
             .catch(() => undefined);
         }
         return;

@@ -18,7 +18,9 @@ const { values } = parseArgs({
   },
 });
 if (!values.kubeconfig || !values["state-dir"]) {
-  console.error("usage: node hack/local-node/main.ts --kubeconfig <file> --state-dir <dir> [--node-name <name>] [--serving-cert <pem> --serving-key <pem>]");
+  console.error(
+    "usage: node hack/local-node/main.ts --kubeconfig <file> --state-dir <dir> [--node-name <name>] [--serving-cert <pem> --serving-key <pem>]",
+  );
   process.exit(2);
 }
 

@@ -265,7 +265,10 @@ export class PodRuntime {
       const startedAt = new Date();
       if (!spec.command?.length) {
         // The image is ignored, so its entrypoint is unknown: a container must name its command.
-        exit = { exitCode: 128, startError: "the local node runs `command` (+ `args`); the image's entrypoint is unknown" };
+        exit = {
+          exitCode: 128,
+          startError: "the local node runs `command` (+ `args`); the image's entrypoint is unknown",
+        };
       } else {
         const cwd = join(this.root, spec.workingDir ?? "/");
         mkdirSync(cwd, { recursive: true });
@@ -299,7 +302,9 @@ export class PodRuntime {
       void this.writeStatus();
       const restart =
         !this.ending &&
-        (kind === "init" ? exit.exitCode !== 0 && policy !== "Never" : policy === "Always" || (policy === "OnFailure" && exit.exitCode !== 0));
+        (kind === "init"
+          ? exit.exitCode !== 0 && policy !== "Never"
+          : policy === "Always" || (policy === "OnFailure" && exit.exitCode !== 0));
       if (!restart) return exit.exitCode;
       run.lastTerminated = run.state;
       run.state = { kind: "waiting", reason: "CrashLoopBackOff", message: `back-off ${backoffMs / 1000}s restarting` };
@@ -315,10 +320,16 @@ export class PodRuntime {
     if (deadline !== undefined) {
       const remaining = this.run.startTime.getTime() + deadline * 1000 - Date.now();
       this.timers.push(
-        setTimeout(() => {
-          this.log.info({ activeDeadlineSeconds: deadline }, "Active deadline exceeded");
-          void this.end({ reason: "DeadlineExceeded", message: `Pod was active on the node longer than the specified deadline` }, this.graceSeconds());
-        }, Math.max(0, remaining)),
+        setTimeout(
+          () => {
+            this.log.info({ activeDeadlineSeconds: deadline }, "Active deadline exceeded");
+            void this.end(
+              { reason: "DeadlineExceeded", message: `Pod was active on the node longer than the specified deadline` },
+              this.graceSeconds(),
+            );
+          },
+          Math.max(0, remaining),
+        ),
       );
     }
     if (this.automountsToken() || (this.pod.spec?.volumes ?? []).some(hasServiceAccountToken)) {
@@ -362,7 +373,8 @@ export class PodRuntime {
             c.state = { kind: "terminated", exitCode: 137, reason: "ContainerStatusUnknown", finishedAt: new Date() };
           }
         }
-        if (!this.isTerminal()) this.run.failure = { reason: "Terminated", message: "The pod was stopped by the local node" };
+        if (!this.isTerminal())
+          this.run.failure = { reason: "Terminated", message: "The pod was stopped by the local node" };
         await sleep(10); // let the container loops record their exits
         await this.writeStatus();
       })();

@@ -126,7 +126,11 @@ export function podStatus(pod: V1Pod, run: PodRun, now: Date): Wire {
       .filter((c) => !owned.has(c.type))
       .map((c) => ({ ...c, lastProbeTime: null, lastTransitionTime: kubeTime(new Date(c.lastTransitionTime ?? now)) })),
     condition("PodReadyToStartContainers", run.sandboxReady && !terminal),
-    condition("Initialized", initialized, initialized ? undefined : terminal ? "PodCompleted" : "ContainersNotInitialized"),
+    condition(
+      "Initialized",
+      initialized,
+      initialized ? undefined : terminal ? "PodCompleted" : "ContainersNotInitialized",
+    ),
     condition("ContainersReady", ready, ready ? undefined : notReadyReason),
     condition("Ready", ready, ready ? undefined : notReadyReason),
   ];

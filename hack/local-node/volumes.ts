@@ -77,7 +77,8 @@ async function writeVolume(ctx: VolumeContext, volume: V1Volume): Promise<void> 
         writeKeys(dir, "secret", name, data, source.secret.items, mode, source.secret.optional);
       } else if (source.downwardAPI) {
         for (const item of source.downwardAPI.items ?? []) {
-          if (item.fieldRef) writeAtomically(join(dir, item.path), fieldValue(ctx.pod, item.fieldRef), item.mode ?? mode);
+          if (item.fieldRef)
+            writeAtomically(join(dir, item.path), fieldValue(ctx.pod, item.fieldRef), item.mode ?? mode);
         }
       }
     }

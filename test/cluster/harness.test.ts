@@ -10,8 +10,9 @@ import { eventually, useNamespace, waitForJobCondition } from "../support/cluste
 const ns = useNamespace("harness");
 const out = mkdtempSync(join(tmpdir(), "kubecrew-harness-"));
 const repo = join(import.meta.dirname, "..", "..");
-const pinnedNode = (JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { devDependencies: { node: string } })
-  .devDependencies.node;
+const pinnedNode = (
+  JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { devDependencies: { node: string } }
+).devDependencies.node;
 
 interface JobOptions {
   command: string[];
@@ -204,7 +205,9 @@ test("a pod past its activeDeadlineSeconds is killed and Failed with reason Dead
           {
             name: "main",
             image: "registry.invalid/ignored:1",
-            command: nodeScript('setInterval(() => require("node:fs").writeFileSync(process.env.OUT, String(Date.now())), 100)'),
+            command: nodeScript(
+              'setInterval(() => require("node:fs").writeFileSync(process.env.OUT, String(Date.now())), 100)',
+            ),
             env: [{ name: "OUT", value: heartbeat }],
           },
         ],

@@ -48,8 +48,13 @@ export function useNamespace(prefix = "test"): TestNamespace {
     objects: KubernetesObjectApi.makeApiClient(kc),
   };
   beforeAll(async () => {
-    const candidate = `${prefix.toLowerCase().replace(/[^a-z0-9-]/g, "-").slice(0, 40)}-${randomBytes(3).toString("hex")}`;
-    await handle.core.createNamespace({ body: { metadata: { name: candidate, labels: { "kubecrew.io/test": "true" } } } });
+    const candidate = `${prefix
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, "-")
+      .slice(0, 40)}-${randomBytes(3).toString("hex")}`;
+    await handle.core.createNamespace({
+      body: { metadata: { name: candidate, labels: { "kubecrew.io/test": "true" } } },
+    });
     name = candidate;
     // Pods need the namespace's `default` ServiceAccount, which the serviceaccount controller creates.
     await eventually(() => handle.core.readNamespacedServiceAccount({ name: "default", namespace: candidate }), {
