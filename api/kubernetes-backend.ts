@@ -59,7 +59,8 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
 
   const parseCrew = (raw: KubeObject): Crew | undefined => {
     const parsed = crewSchema.safeParse(raw);
-    if (!parsed.success) log.warn({ crew: raw.metadata?.name, problems: parsed.error.issues.map((i) => i.message) }, "Crew is invalid");
+    if (!parsed.success)
+      log.warn({ crew: raw.metadata?.name, problems: parsed.error.issues.map((i) => i.message) }, "Crew is invalid");
     return parsed.success ? parsed.data : undefined;
   };
 
@@ -67,7 +68,9 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     let items = results.byIndex(id);
     if (fromServer) {
       readThroughs++;
-      const list = await client.list<KubeObject>(resourcePath(CREW_TASK_RESULTS, namespace), { labelSelector: `${LABEL_EXECUTION}=${id}` });
+      const list = await client.list<KubeObject>(resourcePath(CREW_TASK_RESULTS, namespace), {
+        labelSelector: `${LABEL_EXECUTION}=${id}`,
+      });
       items = list.items;
     }
     const byTask: Record<string, TaskResultSpec[]> = {};
@@ -147,7 +150,9 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     },
 
     async stopExecution(_crew, id) {
-      const updated = await client.mergePatch<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace, id), { spec: { stop: true } });
+      const updated = await client.mergePatch<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace, id), {
+        spec: { stop: true },
+      });
       executions.upsert(updated);
     },
 

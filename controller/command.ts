@@ -25,7 +25,10 @@ export function registerControllerCommand(program: Command): void {
           process.exit(1);
         },
       });
-      log.info({ health: controller.url, namespace: config.namespace || "(all)", identity: config.leaderElection.identity }, "Controller started");
+      log.info(
+        { health: controller.url, namespace: config.namespace || "(all)", identity: config.leaderElection.identity },
+        "Controller started",
+      );
       await new Promise<void>((resolve) => {
         const onSignal = (signal: NodeJS.Signals) => {
           log.info({ signal }, "Shutting down");

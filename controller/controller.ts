@@ -6,7 +6,15 @@ import { EventRecorder } from "./events.ts";
 import { startHealthServer } from "./health-server.ts";
 import { Informer } from "./informer.ts";
 import { isNotFound, KubeClient, type KubeObject, type WriteVerb } from "./kube/client.ts";
-import { CREW_EXECUTIONS, CREW_TASK_RESULTS, CREWS, JOBS, LABEL_EXECUTION, resourcePath, SECRETS } from "./kube/resources.ts";
+import {
+  CREW_EXECUTIONS,
+  CREW_TASK_RESULTS,
+  CREWS,
+  JOBS,
+  LABEL_EXECUTION,
+  resourcePath,
+  SECRETS,
+} from "./kube/resources.ts";
 import { LeaderElector } from "./leader-election.ts";
 import { ControllerMetrics, resourceOfPath } from "./metrics.ts";
 import type { JobObject, TaskResultObject } from "./observe.ts";
@@ -65,8 +73,18 @@ export async function startController(config: ControllerConfig, deps: Controller
   const caches: Caches = {
     executions: new Informer<KubeObject>({ ...informerBase, path: resourcePath(CREW_EXECUTIONS, ns) }),
     crews: new Informer<KubeObject>({ ...informerBase, path: resourcePath(CREWS, ns) }),
-    jobs: new Informer<JobObject>({ ...informerBase, path: resourcePath(JOBS, ns), labelSelector: LABEL_EXECUTION, indexKeys: byExecution }),
-    results: new Informer<TaskResultObject>({ ...informerBase, path: resourcePath(CREW_TASK_RESULTS, ns), labelSelector: LABEL_EXECUTION, indexKeys: byExecution }),
+    jobs: new Informer<JobObject>({
+      ...informerBase,
+      path: resourcePath(JOBS, ns),
+      labelSelector: LABEL_EXECUTION,
+      indexKeys: byExecution,
+    }),
+    results: new Informer<TaskResultObject>({
+      ...informerBase,
+      path: resourcePath(CREW_TASK_RESULTS, ns),
+      labelSelector: LABEL_EXECUTION,
+      indexKeys: byExecution,
+    }),
   };
   let elector: LeaderElector | undefined;
   let leading = !config.leaderElection.enabled;
@@ -89,13 +107,16 @@ export async function startController(config: ControllerConfig, deps: Controller
     timeoutMs: config.webhooks.timeoutMs,
     now,
     secretFor: async (namespace, crew) => {
-      const secretName = caches.crews.get(namespace, crew)?.metadata?.annotations?.[WEBHOOK_SECRET_ANNOTATION] ?? `${crew}-webhook`;
+      const secretName =
+        caches.crews.get(namespace, crew)?.metadata?.annotations?.[WEBHOOK_SECRET_ANNOTATION] ?? `${crew}-webhook`;
       const cacheKey = `${namespace}/${secretName}`;
       const cached = secrets.get(cacheKey);
       if (cached && Date.now() - cached.at < 30_000) return cached.value;
       let value: string | undefined;
       try {
-        const secret = await client.get<{ data?: Record<string, string> }>(resourcePath(SECRETS, namespace, secretName));
+        const secret = await client.get<{ data?: Record<string, string> }>(
+          resourcePath(SECRETS, namespace, secretName),
+        );
         const encoded = secret.data?.[config.webhooks.secretKey];
         value = encoded ? Buffer.from(encoded, "base64").toString("utf8") : undefined;
       } catch (err) {
@@ -160,7 +181,10 @@ export async function startController(config: ControllerConfig, deps: Controller
         } else {
           result = "error";
           const retryInMs = queue.addRateLimited(key);
-          log.warn({ execution: key, err: err instanceof Error ? err.message : String(err), retryInMs }, "Reconcile failed");
+          log.warn(
+            { execution: key, err: err instanceof Error ? err.message : String(err), retryInMs },
+            "Reconcile failed",
+          );
         }
       } finally {
         queue.done(key);
@@ -174,7 +198,10 @@ export async function startController(config: ControllerConfig, deps: Controller
     if (running) return;
     running = true;
     await Promise.all(Object.values(caches).map((i: Informer<KubeObject>) => i.start()));
-    log.info({ executions: caches.executions.list().length, namespace: config.namespace || "(all)" }, "Caches synced; starting workers");
+    log.info(
+      { executions: caches.executions.list().length, namespace: config.namespace || "(all)" },
+      "Caches synced; starting workers",
+    );
     for (let i = 0; i < config.workers; i++) workers.push(work());
     for (const w of readyWaiters.splice(0)) w();
   };
@@ -187,7 +214,9 @@ export async function startController(config: ControllerConfig, deps: Controller
     checks: {
       live: () => {
         if (!running) return undefined;
-        const stuck = Object.entries(caches).find(([, i]) => Date.now() - (i as Informer<KubeObject>).lastActivity > stallLimitMs);
+        const stuck = Object.entries(caches).find(
+          ([, i]) => Date.now() - (i as Informer<KubeObject>).lastActivity > stallLimitMs,
+        );
         return stuck ? `informer ${stuck[0]} has seen no traffic for too long` : undefined;
       },
       ready: () => {
@@ -225,7 +254,8 @@ export async function startController(config: ControllerConfig, deps: Controller
     url: health.url,
     metrics,
     isLeader: () => leading,
-    ready: () => (running && caches.executions.hasSynced ? Promise.resolve() : new Promise((resolve) => readyWaiters.push(resolve))),
+    ready: () =>
+      running && caches.executions.hasSynced ? Promise.resolve() : new Promise((resolve) => readyWaiters.push(resolve)),
     stop: () =>
       (stopping ??= (async () => {
         log.info("Controller stopping");

@@ -65,7 +65,8 @@ export class EventRecorder {
       .then(
         () => undefined,
         (err: unknown) => {
-          if (!isAlreadyExists(err)) this.log.warn({ err: String(err), execution: target.name, reason }, "Cannot record event");
+          if (!isAlreadyExists(err))
+            this.log.warn({ err: String(err), execution: target.name, reason }, "Cannot record event");
         },
       )
       .finally(() => this.inFlight.delete(p));

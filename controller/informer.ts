@@ -169,7 +169,10 @@ export class Informer<T extends KubeObject> {
         }
         delay = delay === 0 ? backoff.initialMs : Math.min(delay * 2, backoff.maxMs);
         const jittered = Math.round(delay * (0.8 + Math.random() * 0.4));
-        this.opts.log.warn({ err: String(err), path: this.opts.path, retryInMs: jittered }, "Watch failed; reconnecting");
+        this.opts.log.warn(
+          { err: String(err), path: this.opts.path, retryInMs: jittered },
+          "Watch failed; reconnecting",
+        );
         await this.sleep(jittered);
       }
     }

@@ -83,7 +83,10 @@ export class LeaderElector {
         this.lastRenew = nowMs;
         if (!this.leading) {
           this.leading = true;
-          this.o.log.info({ identity: this.o.identity, lease: `${this.o.namespace}/${this.o.name}` }, "Became the leader");
+          this.o.log.info(
+            { identity: this.o.identity, lease: `${this.o.namespace}/${this.o.name}` },
+            "Became the leader",
+          );
           await this.o.onStartedLeading();
         }
       } else if (this.leading && nowMs - this.lastRenew > this.o.renewDeadlineSeconds * 1000) {
@@ -92,7 +95,10 @@ export class LeaderElector {
         this.o.onStoppedLeading();
       }
       await new Promise<void>((resolve) => {
-        this.timer = setTimeout(resolve, this.o.retryPeriodSeconds * 1000 * (this.leading ? 1 : 0.8 + Math.random() * 0.4));
+        this.timer = setTimeout(
+          resolve,
+          this.o.retryPeriodSeconds * 1000 * (this.leading ? 1 : 0.8 + Math.random() * 0.4),
+        );
         this.wake = resolve;
       });
     }
@@ -137,12 +143,17 @@ export class LeaderElector {
       spec: {
         ...spec,
         ...mine,
-        ...(takingOver ? { acquireTime: micro(now), leaseTransitions: (spec.leaseTransitions ?? 0) + (holder ? 1 : 0) } : {}),
+        ...(takingOver
+          ? { acquireTime: micro(now), leaseTransitions: (spec.leaseTransitions ?? 0) + (holder ? 1 : 0) }
+          : {}),
       },
     };
     try {
       const updated = await this.o.client.replace<Lease>(this.path, next);
-      this.observed = { key: `${this.o.identity}|${updated.spec.renewTime ?? ""}|${updated.metadata.resourceVersion}`, at: Date.now() };
+      this.observed = {
+        key: `${this.o.identity}|${updated.spec.renewTime ?? ""}|${updated.metadata.resourceVersion}`,
+        at: Date.now(),
+      };
       return true;
     } catch (err) {
       if (isConflict(err)) return false;

@@ -7,8 +7,17 @@ describe("mergePatchDiff", () => {
   });
 
   it("sends changed keys, removes dropped ones with null, patches nested objects key by key and replaces arrays", () => {
-    const before = { phase: "Running", currentTask: "one", progress: { completedTasks: 0, totalTasks: 2 }, tasks: [{ name: "one" }] };
-    const after = { phase: "Succeeded", progress: { completedTasks: 2, totalTasks: 2 }, tasks: [{ name: "one", phase: "Succeeded" }] };
+    const before = {
+      phase: "Running",
+      currentTask: "one",
+      progress: { completedTasks: 0, totalTasks: 2 },
+      tasks: [{ name: "one" }],
+    };
+    const after = {
+      phase: "Succeeded",
+      progress: { completedTasks: 2, totalTasks: 2 },
+      tasks: [{ name: "one", phase: "Succeeded" }],
+    };
     expect(mergePatchDiff(before, after)).toEqual({
       phase: "Succeeded",
       currentTask: null,

@@ -13,7 +13,12 @@ export class ControllerMetrics {
   readonly webhookDeliveries: Counter<"result">;
   readonly isLeader: Gauge;
 
-  constructor(sources: { phases: () => (string | undefined)[]; queueDepth: () => number; inFlight: () => number; isLeader: () => boolean }) {
+  constructor(sources: {
+    phases: () => (string | undefined)[];
+    queueDepth: () => number;
+    inFlight: () => number;
+    isLeader: () => boolean;
+  }) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "kubecrew_controller_" });
     this.reconciles = new Counter({

@@ -11,23 +11,41 @@ const spec = crewSpec.parse({
 });
 
 const job = (task: string, status: JobObject["status"], extra: Partial<JobObject["metadata"]> = {}): JobObject => ({
-  metadata: { name: `e-${task}`, labels: { "kubecrew.io/task": task }, creationTimestamp: "2026-01-01T00:00:00Z", ...extra },
+  metadata: {
+    name: `e-${task}`,
+    labels: { "kubecrew.io/task": task },
+    creationTimestamp: "2026-01-01T00:00:00Z",
+    ...extra,
+  },
   status,
 });
 
 describe("jobRunState", () => {
   it("reads success, failure with its reason, and a running Job", () => {
     expect(jobRunState(job("one", { conditions: [{ type: "Complete", status: "True" }] })).state).toBe("succeeded");
-    expect(jobRunState(job("one", { conditions: [{ type: "Failed", status: "True", reason: "DeadlineExceeded", message: "too slow" }] }))).toMatchObject({
+    expect(
+      jobRunState(
+        job("one", {
+          conditions: [{ type: "Failed", status: "True", reason: "DeadlineExceeded", message: "too slow" }],
+        }),
+      ),
+    ).toMatchObject({
       state: "failed",
       reason: "DeadlineExceeded",
       message: "too slow",
     });
-    expect(jobRunState(job("one", { conditions: [{ type: "FailureTarget", status: "True", reason: "BackoffLimitExceeded" }] }))).toMatchObject({
+    expect(
+      jobRunState(
+        job("one", { conditions: [{ type: "FailureTarget", status: "True", reason: "BackoffLimitExceeded" }] }),
+      ),
+    ).toMatchObject({
       state: "failed",
       reason: "BackoffLimitExceeded",
     });
-    expect(jobRunState(job("one", { active: 1, startTime: "2026-01-01T00:00:05Z" }))).toEqual({ state: "running", startTime: "2026-01-01T00:00:05Z" });
+    expect(jobRunState(job("one", { active: 1, startTime: "2026-01-01T00:00:05Z" }))).toEqual({
+      state: "running",
+      startTime: "2026-01-01T00:00:05Z",
+    });
   });
 
   it("counts a Job being deleted as ended", () => {
@@ -64,7 +82,19 @@ describe("a task whose runner reported success", () => {
     const observed = observeTasks(
       spec,
       [job("one", { active: 1 })],
-      [{ metadata: { name: "r" }, spec: { executionRef: { name: "e" }, taskName: "one", taskIndex: 0, agent: "Writer", executionTime: 1, output: "done" } }],
+      [
+        {
+          metadata: { name: "r" },
+          spec: {
+            executionRef: { name: "e" },
+            taskName: "one",
+            taskIndex: 0,
+            agent: "Writer",
+            executionTime: 1,
+            output: "done",
+          },
+        },
+      ],
     );
     expect(observed.one!.run?.state).toBe("succeeded");
   });

@@ -48,7 +48,11 @@ export function jobRunState(job: JobObject): NonNullable<ObservedTask["run"]> {
  * Builds decide()'s view of the world from the caches: each task's Job (by the task label) and every result the
  * runner reported for it. Failed attempts are numbered in the order they were created.
  */
-export function observeTasks(spec: CrewSpec | undefined, jobs: JobObject[], results: TaskResultObject[]): Record<string, ObservedTask> {
+export function observeTasks(
+  spec: CrewSpec | undefined,
+  jobs: JobObject[],
+  results: TaskResultObject[],
+): Record<string, ObservedTask> {
   const observed: Record<string, ObservedTask> = {};
   const names = new Set(spec?.tasks.map((t) => t.name) ?? []);
   const slot = (name: string) => (observed[name] ??= { results: [] });
@@ -57,9 +61,10 @@ export function observeTasks(spec: CrewSpec | undefined, jobs: JobObject[], resu
     if (!name || (spec && !names.has(name))) continue;
     slot(name).run = jobRunState(job);
   }
-  const sorted = [...results].sort((a, b) =>
-    (a.metadata?.creationTimestamp ?? "").localeCompare(b.metadata?.creationTimestamp ?? "") ||
-    (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
+  const sorted = [...results].sort(
+    (a, b) =>
+      (a.metadata?.creationTimestamp ?? "").localeCompare(b.metadata?.creationTimestamp ?? "") ||
+      (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
   );
   const attempts = new Map<string, number>();
   for (const object of sorted) {

@@ -1,10 +1,26 @@
 import { crewSpec as crewSpecSchema, type CrewSpec } from "../core/crew.ts";
-import { crewWebhookPayload, decide, successfulResult, taskWebhookPayload, type Action, type DecideInput, type ObservedTask } from "../core/decide.ts";
+import {
+  crewWebhookPayload,
+  decide,
+  successfulResult,
+  taskWebhookPayload,
+  type Action,
+  type DecideInput,
+  type ObservedTask,
+} from "../core/decide.ts";
 import { crewExecution, isFinished, type ExecutionStatus } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
 import type { Informer } from "./informer.ts";
 import { isAlreadyExists, isNotFound, type KubeClient, type KubeObject } from "./kube/client.ts";
-import { CONFIG_MAPS, CREW_EXECUTIONS, CREW_TASK_RESULTS, CREWS, JOBS, LABEL_EXECUTION, resourcePath } from "./kube/resources.ts";
+import {
+  CONFIG_MAPS,
+  CREW_EXECUTIONS,
+  CREW_TASK_RESULTS,
+  CREWS,
+  JOBS,
+  LABEL_EXECUTION,
+  resourcePath,
+} from "./kube/resources.ts";
 import type { EventRecorder } from "./events.ts";
 import { mergePatchDiff } from "./merge-patch.ts";
 import { observeTasks, type JobObject, type TaskResultObject } from "./observe.ts";
@@ -67,7 +83,10 @@ export class Reconciler {
     if (!raw || raw.metadata?.deletionTimestamp) return {};
     const parsed = crewExecution.safeParse(raw);
     if (!parsed.success) {
-      this.o.log.warn({ execution: key, problems: parsed.error.issues.map((i) => i.message) }, "CrewExecution does not match the schema");
+      this.o.log.warn(
+        { execution: key, problems: parsed.error.issues.map((i) => i.message) },
+        "CrewExecution does not match the schema",
+      );
       return {};
     }
     const execution = parsed.data;
@@ -105,9 +124,13 @@ export class Reconciler {
     }
     this.enqueueDueWebhooks(raw, ref, input, status);
 
-    let requeueAfterMs = decision.requeueAfterSeconds !== undefined ? Math.ceil(decision.requeueAfterSeconds * 1000) : undefined;
+    let requeueAfterMs =
+      decision.requeueAfterSeconds !== undefined ? Math.ceil(decision.requeueAfterSeconds * 1000) : undefined;
     if (isFinished(status?.phase)) requeueAfterMs = await this.cleanUpWhenDue(raw, ref, status!, now);
-    return { ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}), ...(status?.phase ? { phase: status.phase } : {}) };
+    return {
+      ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+      ...(status?.phase ? { phase: status.phase } : {}),
+    };
   }
 
   private observe(key: string, spec: CrewSpec | undefined): Record<string, ObservedTask> {
@@ -116,7 +139,11 @@ export class Reconciler {
 
   private missingFailureReports(observed: Record<string, ObservedTask>): boolean {
     return Object.values(observed).some(
-      (t) => t.run?.state === "failed" && t.run.reason !== "DeadlineExceeded" && !t.results.some((r) => r.error !== undefined) && !successfulResult(t),
+      (t) =>
+        t.run?.state === "failed" &&
+        t.run.reason !== "DeadlineExceeded" &&
+        !t.results.some((r) => r.error !== undefined) &&
+        !successfulResult(t),
     );
   }
 
@@ -141,7 +168,10 @@ export class Reconciler {
     }
     const parsed = crewSpecSchema.safeParse(raw.spec);
     if (!parsed.success) {
-      this.o.log.warn({ crew: `${namespace}/${crewName}`, problems: parsed.error.issues.map((i) => i.message) }, "Crew is invalid");
+      this.o.log.warn(
+        { crew: `${namespace}/${crewName}`, problems: parsed.error.issues.map((i) => i.message) },
+        "Crew is invalid",
+      );
       return undefined;
     }
     return parsed.data;
@@ -173,13 +203,19 @@ export class Reconciler {
         this.o.caches.executions.upsert(updated);
         raw.metadata = updated.metadata;
         raw.status = updated.status;
-        log.debug({ execution: ref.name, phase: action.status.phase, task: action.status.currentTask }, "Status updated");
+        log.debug(
+          { execution: ref.name, phase: action.status.phase, task: action.status.currentTask },
+          "Status updated",
+        );
         return action.status;
       }
       case "startTask": {
         const runner = spec?.runner;
         if (!runner) throw new Error(`no crew spec to start task ${action.taskName}`);
-        const assignment = { ...action.assignment, execution: { ...action.assignment.execution, namespace: ref.namespace, uid: ref.uid } };
+        const assignment = {
+          ...action.assignment,
+          execution: { ...action.assignment.execution, namespace: ref.namespace, uid: ref.uid },
+        };
         await createIfAbsent(client, resourcePath(CONFIG_MAPS, ref.namespace), taskConfigMap(ref, assignment));
         const job = taskJob(ref, assignment, runner, this.o.jobSettings);
         const created = await createIfAbsent(client, resourcePath(JOBS, ref.namespace), job);
@@ -205,7 +241,15 @@ export class Reconciler {
       case "webhook": {
         const hook = action.kind === "crew" ? "crew" : `task:${String(action.payload.task_id ?? action.payload.name)}`;
         if (!this.deliveredHooks(raw).has(hook)) {
-          this.o.webhooks.enqueue({ hook, kind: action.kind, namespace: ref.namespace, execution: ref.name, crew: ref.crew, url: action.url, payload: action.payload });
+          this.o.webhooks.enqueue({
+            hook,
+            kind: action.kind,
+            namespace: ref.namespace,
+            execution: ref.name,
+            crew: ref.crew,
+            url: action.url,
+            payload: action.payload,
+          });
         }
         return status;
       }
@@ -213,24 +257,42 @@ export class Reconciler {
   }
 
   /** Level-based webhook delivery: every hook the written status calls for and nobody has delivered yet. */
-  private enqueueDueWebhooks(raw: KubeObject, ref: ExecutionRef, input: DecideInput, status: ExecutionStatus | undefined): void {
+  private enqueueDueWebhooks(
+    raw: KubeObject,
+    ref: ExecutionRef,
+    input: DecideInput,
+    status: ExecutionStatus | undefined,
+  ): void {
     const hooks = input.execution.spec.webhooks;
     const spec = status?.crewSpec;
     if (!hooks || !status || !spec) return;
     const done = this.deliveredHooks(raw);
-    const due = (hook: string) => !done.has(hook) && !this.o.webhooks.has(deliveryId({ namespace: ref.namespace, execution: ref.name, hook }));
+    const due = (hook: string) =>
+      !done.has(hook) && !this.o.webhooks.has(deliveryId({ namespace: ref.namespace, execution: ref.name, hook }));
     const base = { namespace: ref.namespace, execution: ref.name, crew: ref.crew };
     if (hooks.task) {
       for (const [index, task] of (status.tasks ?? []).entries()) {
         const hook = `task:${task.name}`;
         if (task.phase !== "Succeeded" || !due(hook)) continue;
-        this.o.webhooks.enqueue({ ...base, hook, kind: "task", url: hooks.task, payload: taskWebhookPayload(input, spec, index) });
+        this.o.webhooks.enqueue({
+          ...base,
+          hook,
+          kind: "task",
+          url: hooks.task,
+          payload: taskWebhookPayload(input, spec, index),
+        });
       }
     }
     if (hooks.crew && isFinished(status.phase) && due("crew")) {
       const last = spec.tasks.at(-1)?.name;
       const output = status.phase === "Succeeded" && last ? successfulResult(input.observed[last])?.output : undefined;
-      this.o.webhooks.enqueue({ ...base, hook: "crew", kind: "crew", url: hooks.crew, payload: crewWebhookPayload(input, spec, status, output) });
+      this.o.webhooks.enqueue({
+        ...base,
+        hook: "crew",
+        kind: "crew",
+        url: hooks.crew,
+        payload: crewWebhookPayload(input, spec, status, output),
+      });
     }
   }
 
@@ -260,9 +322,12 @@ export class Reconciler {
           // a hand-edited annotation: start over
         }
         records[delivery.hook] = result;
-        const updated = await this.o.client.mergePatch<KubeObject>(resourcePath(CREW_EXECUTIONS, delivery.namespace, delivery.execution), {
-          metadata: { annotations: { [WEBHOOKS_ANNOTATION]: JSON.stringify(records) } },
-        });
+        const updated = await this.o.client.mergePatch<KubeObject>(
+          resourcePath(CREW_EXECUTIONS, delivery.namespace, delivery.execution),
+          {
+            metadata: { annotations: { [WEBHOOKS_ANNOTATION]: JSON.stringify(records) } },
+          },
+        );
         this.o.caches.executions.upsert(updated);
       })
       .finally(() => {
@@ -273,7 +338,12 @@ export class Reconciler {
   }
 
   /** After the TTL, removes the Jobs and ConfigMaps of a finished execution (results stay); else when to look again. */
-  private async cleanUpWhenDue(raw: KubeObject, ref: ExecutionRef, status: ExecutionStatus, now: Date): Promise<number | undefined> {
+  private async cleanUpWhenDue(
+    raw: KubeObject,
+    ref: ExecutionRef,
+    status: ExecutionStatus,
+    now: Date,
+  ): Promise<number | undefined> {
     const ttl = this.o.finishedTtlSeconds;
     if (ttl < 0 || raw.metadata?.annotations?.[CLEANED_UP_ANNOTATION]) return undefined;
     const finishedAt = Date.parse(status.completionTime ?? "") || now.getTime();
@@ -290,7 +360,10 @@ export class Reconciler {
       metadata: { annotations: { [CLEANED_UP_ANNOTATION]: now.toISOString() } },
     });
     this.o.caches.executions.upsert(updated);
-    this.o.log.info({ execution: ref.name, removed: names.size }, "Removed the Jobs and ConfigMaps of a finished execution");
+    this.o.log.info(
+      { execution: ref.name, removed: names.size },
+      "Removed the Jobs and ConfigMaps of a finished execution",
+    );
     return undefined;
   }
 }
@@ -316,4 +389,3 @@ function splitKey(key: string): [string, string] {
   const slash = key.indexOf("/");
   return [key.slice(0, slash), key.slice(slash + 1)];
 }
-

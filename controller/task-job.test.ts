@@ -4,7 +4,14 @@ import type { TaskAssignment } from "../core/task-assignment.ts";
 import { taskConfigMap, taskJob, taskJobName } from "./task-job.ts";
 
 const spec = crewSpec.parse({
-  agents: [{ name: "w", role: "Writer", goal: "g", llm: { provider: "openai", model: "gpt", apiKeySecretRef: { name: "llm", key: "key" } } }],
+  agents: [
+    {
+      name: "w",
+      role: "Writer",
+      goal: "g",
+      llm: { provider: "openai", model: "gpt", apiKeySecretRef: { name: "llm", key: "key" } },
+    },
+  ],
   tasks: [{ name: "one", description: "d", expectedOutput: "o", agent: "w" }],
   runner: { retries: 2, taskTimeoutSeconds: 90, serviceAccountName: "crew-runner" },
 });
@@ -16,7 +23,13 @@ const assignment: TaskAssignment = {
   inputs: {},
 };
 const ref = { name: assignment.execution.id, namespace: "team", uid: "uid-1", crew: "research" };
-const settings = { defaultImage: "kubecrew:test", defaultServiceAccount: "kubecrew-runner", runnerCommand: ["kubecrew", "runner", "--kubernetes", "--assignment"] };
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- manifests are asserted field by field
+type Loose = any;
+const settings = {
+  defaultImage: "kubecrew:test",
+  defaultServiceAccount: "kubecrew-runner",
+  runnerCommand: ["kubecrew", "runner", "--kubernetes", "--assignment"],
+};
 
 describe("task Job and ConfigMap", () => {
   it("names children <execution>-<index>, and keeps long names within 63 characters and stable", () => {
@@ -28,32 +41,52 @@ describe("task Job and ConfigMap", () => {
   });
 
   it("builds a hardened Job owned by the execution with the crew's runner settings and the key from a Secret", () => {
-    const job = taskJob(ref, assignment, spec.runner, settings) as any;
+    const job = taskJob(ref, assignment, spec.runner, settings) as Loose;
     expect(job.metadata.name).toBe(`${ref.name}-0`);
     expect(job.metadata.ownerReferences).toEqual([
-      { apiVersion: "kubecrew.io/v1alpha1", kind: "CrewExecution", name: ref.name, uid: "uid-1", controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: "kubecrew.io/v1alpha1",
+        kind: "CrewExecution",
+        name: ref.name,
+        uid: "uid-1",
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ]);
     expect(job.metadata.labels).toMatchObject({ "kubecrew.io/execution": ref.name, "kubecrew.io/task": "one" });
     expect(job.spec).toMatchObject({ backoffLimit: 2, activeDeadlineSeconds: 90 });
     const pod = job.spec.template.spec;
     expect(pod.restartPolicy).toBe("Never");
     expect(pod.serviceAccountName).toBe("crew-runner");
-    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } });
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
     const container = pod.containers[0];
     expect(container.image).toBe("kubecrew:test");
-    expect(container.command).toEqual(["kubecrew", "runner", "--kubernetes", "--assignment", "/etc/kubecrew/assignment/assignment.json"]);
+    expect(container.command).toEqual([
+      "kubecrew",
+      "runner",
+      "--kubernetes",
+      "--assignment",
+      "/etc/kubecrew/assignment/assignment.json",
+    ]);
     expect(container.securityContext).toMatchObject({
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
       capabilities: { drop: ["ALL"] },
     });
-    expect(container.env).toContainEqual({ name: "KUBECREW_LLM_API_KEY", valueFrom: { secretKeyRef: { name: "llm", key: "key" } } });
+    expect(container.env).toContainEqual({
+      name: "KUBECREW_LLM_API_KEY",
+      valueFrom: { secretKeyRef: { name: "llm", key: "key" } },
+    });
     expect(pod.volumes).toContainEqual({ name: "assignment", configMap: { name: `${ref.name}-0` } });
     expect(container.volumeMounts).toContainEqual({ name: "tmp", mountPath: "/tmp" });
   });
 
   it("puts the whole assignment in the ConfigMap", () => {
-    const cm = taskConfigMap(ref, assignment) as any;
+    const cm = taskConfigMap(ref, assignment) as Loose;
     expect(cm.metadata.name).toBe(`${ref.name}-0`);
     expect(JSON.parse(cm.data["assignment.json"])).toEqual(assignment);
   });

@@ -89,7 +89,12 @@ export function taskConfigMap(execution: ExecutionRef, assignment: TaskAssignmen
 }
 
 /** The Job that runs one task: one pod at a time, retried by the Job controller, hardened. */
-export function taskJob(execution: ExecutionRef, assignment: TaskAssignment, runner: RunnerSettings, settings: TaskJobSettings): KubeObject {
+export function taskJob(
+  execution: ExecutionRef,
+  assignment: TaskAssignment,
+  runner: RunnerSettings,
+  settings: TaskJobSettings,
+): KubeObject {
   const name = taskJobName(execution.name, assignment.task.index);
   const labels = taskLabels(execution, assignment);
   const keyRef = assignment.agent.llm?.apiKeySecretRef;

@@ -37,7 +37,7 @@ const delivery = (url: string): WebhookDelivery => ({
   payload: { kickoff_id: "e1", output: "done" },
 });
 
-let cleanup: (() => Promise<void>)[] = [];
+const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0)) await c();
 });

@@ -48,7 +48,8 @@ export function signWebhook(secret: string, timestamp: string, body: string): st
   return "sha256=" + createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
 }
 
-export const deliveryId = (d: Pick<WebhookDelivery, "namespace" | "execution" | "hook">) => `${d.namespace}/${d.execution}/${d.hook}`;
+export const deliveryId = (d: Pick<WebhookDelivery, "namespace" | "execution" | "hook">) =>
+  `${d.namespace}/${d.execution}/${d.hook}`;
 
 interface Pending {
   delivery: WebhookDelivery;
@@ -153,7 +154,10 @@ export class WebhookDispatcher {
     try {
       await this.opts.onFinished(delivery, result, detail);
     } catch (err) {
-      this.opts.log.warn({ err: String(err), execution: delivery.execution, hook: delivery.hook }, "Cannot record webhook delivery");
+      this.opts.log.warn(
+        { err: String(err), execution: delivery.execution, hook: delivery.hook },
+        "Cannot record webhook delivery",
+      );
     }
   }
 

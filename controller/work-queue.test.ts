@@ -28,7 +28,9 @@ describe("WorkQueue", () => {
 
   it("backs off a failing key exponentially and starts over after forget", () => {
     const q = new WorkQueue({ baseDelayMs: 100, maxDelayMs: 350 });
-    expect([q.addRateLimited("a"), q.addRateLimited("a"), q.addRateLimited("a"), q.addRateLimited("a")]).toEqual([100, 200, 350, 350]);
+    expect([q.addRateLimited("a"), q.addRateLimited("a"), q.addRateLimited("a"), q.addRateLimited("a")]).toEqual([
+      100, 200, 350, 350,
+    ]);
     q.forget("a");
     expect(q.addRateLimited("a")).toBe(100);
     q.shutDown();

@@ -50,7 +50,11 @@ export function kubernetesIOConfigFromEnv(env: Record<string, string | undefined
 }
 
 /** The name of a task's result: the task's own name when it succeeded, one per pod (attempt) when it failed. */
-export function taskResultName(assignment: TaskAssignment, outcome: TaskOutcome, podName: string | undefined): { name?: string; generateName?: string } {
+export function taskResultName(
+  assignment: TaskAssignment,
+  outcome: TaskOutcome,
+  podName: string | undefined,
+): { name?: string; generateName?: string } {
   const base = taskJobName(assignment.execution.id, assignment.task.index);
   if (outcome.error === undefined) return { name: base };
   return podName ? { name: `${podName}-failed` } : { generateName: `${base}-failed-` };
@@ -87,7 +91,9 @@ export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcom
         [LABEL_CREW]: execution.crew,
         [LABEL_MANAGED_BY]: MANAGED_BY,
       },
-      ownerReferences: [{ apiVersion: CREW_EXECUTIONS.apiVersion, kind: CREW_EXECUTIONS.kind, name: execution.id, uid: execution.uid }],
+      ownerReferences: [
+        { apiVersion: CREW_EXECUTIONS.apiVersion, kind: CREW_EXECUTIONS.kind, name: execution.id, uid: execution.uid },
+      ],
     },
     spec,
   };
@@ -104,7 +110,9 @@ export class KubernetesTaskIO implements TaskIO {
   private assignment: TaskAssignment | undefined;
 
   constructor(options: { assignmentPath: string; config: KubernetesIOConfig; kubeConfig?: KubeConfig }) {
-    this.assignmentPath = options.config.containerRoot ? join(options.config.containerRoot, options.assignmentPath) : options.assignmentPath;
+    this.assignmentPath = options.config.containerRoot
+      ? join(options.config.containerRoot, options.assignmentPath)
+      : options.assignmentPath;
     this.podName = options.config.podName;
     let kc = options.kubeConfig;
     if (!kc) {
@@ -135,7 +143,11 @@ export class KubernetesTaskIO implements TaskIO {
       await this.createWithRetry(path, object);
     } catch (err) {
       if (isAlreadyExists(err)) return; // this attempt's result is already there (a retried request)
-      if (err instanceof KubeApiError && (err.statusCode === 413 || /too large|exceeds/i.test(err.message)) && checked.error === undefined) {
+      if (
+        err instanceof KubeApiError &&
+        (err.statusCode === 413 || /too large|exceeds/i.test(err.message)) &&
+        checked.error === undefined
+      ) {
         // The apiserver refused the size: report that as the task's failure instead of losing the outcome.
         const failed = { ...checked, output: undefined, error: `Task output could not be stored: ${err.message}` };
         await this.createWithRetry(path, taskResultObject(this.assignment, failed, this.podName));

@@ -60,7 +60,8 @@ export class KubeApiError extends Error {
 }
 
 export const isNotFound = (err: unknown) => err instanceof KubeApiError && err.statusCode === 404;
-export const isAlreadyExists = (err: unknown) => err instanceof KubeApiError && err.statusCode === 409 && err.reason === "AlreadyExists";
+export const isAlreadyExists = (err: unknown) =>
+  err instanceof KubeApiError && err.statusCode === 409 && err.reason === "AlreadyExists";
 export const isConflict = (err: unknown) => err instanceof KubeApiError && err.statusCode === 409;
 export const isGone = (err: unknown) => err instanceof KubeApiError && err.statusCode === 410;
 
@@ -204,7 +205,10 @@ export class KubeClient {
     return this.request<T>("PUT", path, body);
   }
 
-  delete(path: string, options: { propagationPolicy?: "Background" | "Foreground" | "Orphan"; uid?: string } = {}): Promise<unknown> {
+  delete(
+    path: string,
+    options: { propagationPolicy?: "Background" | "Foreground" | "Orphan"; uid?: string } = {},
+  ): Promise<unknown> {
     return this.request("DELETE", path, {
       apiVersion: "v1",
       kind: "DeleteOptions",

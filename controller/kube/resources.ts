@@ -25,7 +25,9 @@ export const LEASES = resource("coordination.k8s.io", "v1", "leases", "Lease");
 /** `/apis/<group>/<version>[/namespaces/<ns>]/<plural>[/<name>][/<sub>]`; namespace undefined means all namespaces. */
 export function resourcePath(type: ResourceType, namespace?: string, name?: string, subresource?: string): string {
   const root = type.group ? `/apis/${type.group}/${type.version}` : `/api/${type.version}`;
-  let path = namespace ? `${root}/namespaces/${encodeURIComponent(namespace)}/${type.plural}` : `${root}/${type.plural}`;
+  let path = namespace
+    ? `${root}/namespaces/${encodeURIComponent(namespace)}/${type.plural}`
+    : `${root}/${type.plural}`;
   if (name) path += `/${encodeURIComponent(name)}`;
   if (name && subresource) path += `/${subresource}`;
   return path;

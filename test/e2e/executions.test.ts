@@ -14,6 +14,7 @@ import {
   status,
   waitFor,
   type ClusterApi,
+  type Loose,
   type ControllerProcess,
 } from "./support/fixture.ts";
 
@@ -48,18 +49,23 @@ describe("a crew run as Job pods", () => {
     expect(first).toMatchObject({ status: "running", state: "RUNNING" });
 
     const seen = new Set<string>();
-    const final = await waitFor(`${id} completed`, async () => {
-      const body = await status(api, "research", id);
-      if (body.status === "running") {
-        expect(body.progress.total_tasks).toBe(3);
-        seen.add(`${body.current_task}:${body.progress.completed_tasks}`);
-        return undefined;
-      }
-      return body;
-    }, 90_000, 100);
+    const final = await waitFor(
+      `${id} completed`,
+      async () => {
+        const body = await status(api, "research", id);
+        if (body.status === "running") {
+          expect(body.progress.total_tasks).toBe(3);
+          seen.add(`${body.current_task}:${body.progress.completed_tasks}`);
+          return undefined;
+        }
+        return body;
+      },
+      90_000,
+      100,
+    );
     expect([...seen]).toEqual(expect.arrayContaining(["step1:0", "step2:1", "step3:2"]));
     expect(final).toMatchObject({ status: "completed", state: "SUCCESS" });
-    expect(final.result.tasks.map((t: any) => t.task_id)).toEqual(["step1", "step2", "step3"]);
+    expect(final.result.tasks.map((t: Loose) => t.task_id)).toEqual(["step1", "step2", "step3"]);
     for (const t of final.result.tasks) {
       expect(t.agent).toBe("tides Writer");
       expect(t.output).toContain("[mock llm]");
@@ -70,7 +76,18 @@ describe("a crew run as Job pods", () => {
 
     const jobs = await jobsOf(kubeconfig, namespace, id);
     expect(jobs.map((j) => j.metadata.name).sort()).toEqual([`${id}-0`, `${id}-1`, `${id}-2`]);
-    const results = JSON.parse(await kubectl(kubeconfig, ["get", "crewtaskresults", "-n", namespace, "-l", `kubecrew.io/execution=${id}`, "-o", "json"])).items;
+    const results = JSON.parse(
+      await kubectl(kubeconfig, [
+        "get",
+        "crewtaskresults",
+        "-n",
+        namespace,
+        "-l",
+        `kubecrew.io/execution=${id}`,
+        "-o",
+        "json",
+      ]),
+    ).items;
     expect(results).toHaveLength(3);
     expect(results[0].metadata.ownerReferences[0]).toMatchObject({ kind: "CrewExecution", name: id });
 
@@ -88,8 +105,15 @@ describe("a crew run as Job pods", () => {
     expect(job.spec.template.spec.serviceAccountName).toBe(RUNNER_SA);
     expect(job.spec.activeDeadlineSeconds).toBe(60);
     const container = job.spec.template.spec.containers[0];
-    expect(job.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
-    expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+    expect(job.spec.template.spec.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(container.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+    });
   });
 
   it("reports a task that exhausts its retries with the runner's own error message", async () => {
@@ -104,7 +128,9 @@ describe("a crew run as Job pods", () => {
 
   it("stops a running execution: its Job is deleted, the status says so, a second stop answers 400", async () => {
     const id = await kickoff(api, "slow");
-    await waitFor("first Job running", async () => (await jobsOf(kubeconfig, namespace, id)).find((j) => (j.status?.active ?? 0) > 0));
+    await waitFor("first Job running", async () =>
+      (await jobsOf(kubeconfig, namespace, id)).find((j) => (j.status?.active ?? 0) > 0),
+    );
     const stop = await api.call(`/crews/slow/stop/${id}`, { method: "POST" });
     expect(stop.status).toBe(200);
     const final = await finalStatus(api, "slow", id, 30_000);
@@ -126,7 +152,11 @@ describe("a crew run as Job pods", () => {
     const final = await finalStatus(api, "exec-timeout", id, 60_000);
     expect(final).toMatchObject({ status: "error" });
     expect(final.error).toMatch(/^Execution timed out after 4s while running task "step[1-3]"$/);
-    await waitFor("running Job removed", async () => (await jobsOf(kubeconfig, namespace, id)).every((j) => !(j.status?.active > 0)), 30_000);
+    await waitFor(
+      "running Job removed",
+      async () => (await jobsOf(kubeconfig, namespace, id)).every((j) => !(j.status?.active > 0)),
+      30_000,
+    );
   });
 
   it("delivers a 200 KiB output whole", async () => {
@@ -148,7 +178,8 @@ describe("a crew run as Job pods", () => {
 describe("the runner's service account", () => {
   it("may create CrewTaskResults and nothing else", async () => {
     const as = ["--as", `system:serviceaccount:${namespace}:${RUNNER_SA}`, "-n", namespace];
-    const can = async (verb: string, resource: string) => (await kubectlStatus(kubeconfig, ["auth", "can-i", verb, resource, ...as])).code === 0;
+    const can = async (verb: string, resource: string) =>
+      (await kubectlStatus(kubeconfig, ["auth", "can-i", verb, resource, ...as])).code === 0;
     const matrix: [string, string, boolean][] = [
       ["create", "crewtaskresults.kubecrew.io", true],
       ["get", "crewtaskresults.kubecrew.io", false],
@@ -166,7 +197,9 @@ describe("the runner's service account", () => {
       ["list", "secrets", false],
       ["create", "events", false],
     ];
-    const answers = await Promise.all(matrix.map(async ([verb, resource]) => [verb, resource, await can(verb, resource)]));
+    const answers = await Promise.all(
+      matrix.map(async ([verb, resource]) => [verb, resource, await can(verb, resource)]),
+    );
     expect(answers).toEqual(matrix);
   });
 });

@@ -41,7 +41,15 @@ beforeAll(async () => {
   await applyCrew(kubeconfig, namespace, crewYaml("hooked", "mock", { tasks: 3 }));
   await applyCrew(kubeconfig, namespace, crewYaml("quick", "mock", { tasks: 1 }));
   await applyCrew(kubeconfig, namespace, crewYaml("slow", "sleep-60000", { tasks: 1 }));
-  await kubectl(kubeconfig, ["create", "secret", "generic", "hooked-webhook", "-n", namespace, "--from-literal=secret=hook-s3cret"]);
+  await kubectl(kubeconfig, [
+    "create",
+    "secret",
+    "generic",
+    "hooked-webhook",
+    "-n",
+    namespace,
+    "--from-literal=secret=hook-s3cret",
+  ]);
   receiver = http.createServer((req, res) => {
     let body = "";
     req.on("data", (c) => (body += c));
@@ -57,7 +65,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  controller = await startControllerProcess(kubeconfig, namespace, { identity: "ops-a", env: { KUBECREW_FINISHED_TTL_SECONDS: String(TTL) } });
+  controller = await startControllerProcess(kubeconfig, namespace, {
+    identity: "ops-a",
+    env: { KUBECREW_FINISHED_TTL_SECONDS: String(TTL) },
+  });
   api = await startClusterApi(kubeconfig, namespace);
 });
 
@@ -98,7 +109,9 @@ describe("webhooks", () => {
     expect(crew[0].token_usage.total_tokens).toBeGreaterThan(0);
     const ce = JSON.parse(await kubectl(kubeconfig, ["get", "ce", id, "-n", namespace, "-o", "json"]));
     await waitFor("deliveries recorded", async () => {
-      const annotations = JSON.parse(await kubectl(kubeconfig, ["get", "ce", id, "-n", namespace, "-o", "json"])).metadata.annotations ?? {};
+      const annotations =
+        JSON.parse(await kubectl(kubeconfig, ["get", "ce", id, "-n", namespace, "-o", "json"])).metadata.annotations ??
+        {};
       const records = JSON.parse(annotations["kubecrew.io/webhook-deliveries"] ?? "{}");
       return Object.keys(records).length === 4 && Object.values(records).every((r) => r === "delivered");
     });
@@ -131,25 +144,66 @@ describe("operations", () => {
     const id = await kickoff(api, "quick");
     await finalStatus(api, "quick", id);
     expect(await jobsOf(kubeconfig, namespace, id)).toHaveLength(1);
-    await waitFor("children removed", async () => {
-      const jobs = await jobsOf(kubeconfig, namespace, id);
-      const cms = JSON.parse(await kubectl(kubeconfig, ["get", "configmaps", "-n", namespace, "-l", `kubecrew.io/execution=${id}`, "-o", "json"])).items;
-      return jobs.length === 0 && cms.length === 0;
-    }, (TTL + 20) * 1000);
-    const results = JSON.parse(await kubectl(kubeconfig, ["get", "crewtaskresults", "-n", namespace, "-l", `kubecrew.io/execution=${id}`, "-o", "json"])).items;
+    await waitFor(
+      "children removed",
+      async () => {
+        const jobs = await jobsOf(kubeconfig, namespace, id);
+        const cms = JSON.parse(
+          await kubectl(kubeconfig, [
+            "get",
+            "configmaps",
+            "-n",
+            namespace,
+            "-l",
+            `kubecrew.io/execution=${id}`,
+            "-o",
+            "json",
+          ]),
+        ).items;
+        return jobs.length === 0 && cms.length === 0;
+      },
+      (TTL + 20) * 1000,
+    );
+    const results = JSON.parse(
+      await kubectl(kubeconfig, [
+        "get",
+        "crewtaskresults",
+        "-n",
+        namespace,
+        "-l",
+        `kubecrew.io/execution=${id}`,
+        "-o",
+        "json",
+      ]),
+    ).items;
     expect(results).toHaveLength(1);
     expect((await status(api, "quick", id)).status).toBe("completed");
   });
 
   it("deleting a CrewExecution removes its Job, pod, ConfigMap and results through the garbage collector", async () => {
     const id = await kickoff(api, "slow");
-    await waitFor("Job running", async () => (await jobsOf(kubeconfig, namespace, id)).find((j) => (j.status?.active ?? 0) > 0));
+    await waitFor("Job running", async () =>
+      (await jobsOf(kubeconfig, namespace, id)).find((j) => (j.status?.active ?? 0) > 0),
+    );
     await kubectl(kubeconfig, ["delete", "ce", id, "-n", namespace, "--wait=false"]);
-    await waitFor("children collected", async () => {
-      const selector = `kubecrew.io/execution=${id}`;
-      const left = await kubectl(kubeconfig, ["get", "jobs,pods,configmaps,crewtaskresults", "-n", namespace, "-l", selector, "-o", "name"]);
-      return left.trim() === "";
-    }, 60_000);
+    await waitFor(
+      "children collected",
+      async () => {
+        const selector = `kubecrew.io/execution=${id}`;
+        const left = await kubectl(kubeconfig, [
+          "get",
+          "jobs,pods,configmaps,crewtaskresults",
+          "-n",
+          namespace,
+          "-l",
+          selector,
+          "-o",
+          "name",
+        ]);
+        return left.trim() === "";
+      },
+      60_000,
+    );
   });
 
   it("elects one leader: a second replica waits, and takes over when the leader shuts down", async () => {

@@ -55,7 +55,10 @@ describe("a controller killed at any point", () => {
     }
     const jobs = await jobsOf(kubeconfig, namespace);
     for (const id of ids) {
-      const names = jobs.filter((j) => j.metadata.labels["kubecrew.io/execution"] === id).map((j) => j.metadata.name).sort();
+      const names = jobs
+        .filter((j) => j.metadata.labels["kubecrew.io/execution"] === id)
+        .map((j) => j.metadata.name)
+        .sort();
       expect(names).toEqual([`${id}-0`, `${id}-1`, `${id}-2`]);
     }
     expect(jobs).toHaveLength(18);

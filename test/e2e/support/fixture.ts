@@ -9,6 +9,10 @@ import { startApi } from "../../../api/server.ts";
 import { silentLogger } from "../../../core/logger.ts";
 import { kubectl } from "./kubectl.ts";
 
+/** JSON from the API and from kubectl, which the tests assert on field by field. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Loose = any;
+
 export const repo = join(import.meta.dirname, "..", "..", "..");
 export const nodeBinary = join(repo, "node_modules", ".bin", "node");
 export const ORG_TOKEN = "kco_e2e-org-token-00000000000000000000";
@@ -16,7 +20,12 @@ export const RUNNER_SA = "kubecrew-runner";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+  everyMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -26,7 +35,8 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ""}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ""}`);
     await sleep(everyMs);
   }
 }
@@ -173,7 +183,12 @@ export async function startControllerProcess(
     },
   };
   await waitFor(`controller ${identity} healthy`, async () => (await fetch(`${url}/readyz`)).ok, 30_000);
-  if (options.waitForLeader !== false) await waitFor(`controller ${identity} leading`, async () => (await metric("kubecrew_controller_leader")) === 1, 30_000);
+  if (options.waitForLeader !== false)
+    await waitFor(
+      `controller ${identity} leading`,
+      async () => (await metric("kubecrew_controller_leader")) === 1,
+      30_000,
+    );
   return controller;
 }
 
@@ -182,18 +197,30 @@ export interface ClusterApi {
   backend: KubernetesBackend;
   stop(): Promise<void>;
   /** fetch against the API with the org token. */
-  call(path: string, init?: { method?: string; body?: unknown }): Promise<{ status: number; body: any }>;
+  call(path: string, init?: { method?: string; body?: unknown }): Promise<{ status: number; body: Loose }>;
 }
 
 /** The crew API in cluster mode, in this process: the Kubernetes backend over informer caches. */
-export async function startClusterApi(kubeconfig: string, namespace: string, defaultCrew?: string): Promise<ClusterApi> {
+export async function startClusterApi(
+  kubeconfig: string,
+  namespace: string,
+  defaultCrew?: string,
+): Promise<ClusterApi> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const log = silentLogger();
   const backend = await createKubernetesBackend({ kubeConfig: kc, namespace, log });
   const tokens = new MemoryTokenStore();
   tokens.add(ORG_TOKEN, { kind: "org", crews: "*", subject: "e2e-org" });
-  const server = await startApi({ backend, tokens, log, port: 0, host: "127.0.0.1", bodyLimitBytes: 10 * 1024 * 1024, ...(defaultCrew ? { defaultCrew } : {}) });
+  const server = await startApi({
+    backend,
+    tokens,
+    log,
+    port: 0,
+    host: "127.0.0.1",
+    bodyLimitBytes: 10 * 1024 * 1024,
+    ...(defaultCrew ? { defaultCrew } : {}),
+  });
   return {
     url: server.url,
     backend,
@@ -204,7 +231,10 @@ export async function startClusterApi(kubeconfig: string, namespace: string, def
     call: async (path, init = {}) => {
       const res = await fetch(server.url + path, {
         method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-        headers: { Authorization: `Bearer ${ORG_TOKEN}`, ...(init.body !== undefined ? { "Content-Type": "application/json" } : {}) },
+        headers: {
+          Authorization: `Bearer ${ORG_TOKEN}`,
+          ...(init.body !== undefined ? { "Content-Type": "application/json" } : {}),
+        },
         ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
       });
       const text = await res.text();
@@ -220,21 +250,26 @@ export async function kickoff(api: ClusterApi, crew: string, extra: Record<strin
   return res.body.kickoff_id as string;
 }
 
-export async function status(api: ClusterApi, crew: string, id: string): Promise<any> {
+export async function status(api: ClusterApi, crew: string, id: string): Promise<Loose> {
   const res = await api.call(`/crews/${crew}/status/${id}`);
   if (res.status !== 200) throw new Error(`status ${id}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
 
 /** Polls /status until it leaves "running"; answers the final body. */
-export async function finalStatus(api: ClusterApi, crew: string, id: string, timeoutMs = 90_000): Promise<any> {
-  return waitFor(`execution ${id} finished`, async () => {
-    const body = await status(api, crew, id);
-    return body.status === "running" ? undefined : body;
-  }, timeoutMs, 250);
+export async function finalStatus(api: ClusterApi, crew: string, id: string, timeoutMs = 90_000): Promise<Loose> {
+  return waitFor(
+    `execution ${id} finished`,
+    async () => {
+      const body = await status(api, crew, id);
+      return body.status === "running" ? undefined : body;
+    },
+    timeoutMs,
+    250,
+  );
 }
 
-export async function jobsOf(kubeconfig: string, namespace: string, execution?: string): Promise<any[]> {
+export async function jobsOf(kubeconfig: string, namespace: string, execution?: string): Promise<Loose[]> {
   const selector = execution ? `kubecrew.io/execution=${execution}` : "kubecrew.io/execution";
   return JSON.parse(await kubectl(kubeconfig, ["get", "jobs", "-n", namespace, "-l", selector, "-o", "json"])).items;
 }

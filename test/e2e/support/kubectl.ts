@@ -17,7 +17,10 @@ export function kubectlBinary(): string {
 }
 
 export async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
-  const child = run(kubectlBinary(), args, { env: { ...process.env, KUBECONFIG: kubeconfig }, maxBuffer: 64 * 1024 * 1024 });
+  const child = run(kubectlBinary(), args, {
+    env: { ...process.env, KUBECONFIG: kubeconfig },
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (input !== undefined) {
     child.child.stdin?.end(input);
   }
