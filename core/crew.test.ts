@@ -158,6 +158,16 @@ describe("crewSpec", () => {
       { agents, tasks: Array.from({ length: 101 }, (_, i) => ({ ...tasks[0], name: `task_${i}` })) },
     ],
     [
+      "a context of more than 20 tasks",
+      {
+        agents,
+        tasks: [
+          ...Array.from({ length: 21 }, (_, i) => ({ ...tasks[0], name: `task_${i}` })),
+          { ...tasks[1], context: Array.from({ length: 21 }, (_, i) => `task_${i}`) },
+        ],
+      },
+    ],
+    [
       "more than 50 agents",
       { agents: Array.from({ length: 51 }, (_, i) => ({ ...agents[0], name: `agent_${i}` })), tasks },
     ],

@@ -5,6 +5,8 @@ import { jsonValue } from "./json.ts";
 export const MAX_TASKS = 100;
 export const MAX_AGENTS = 50;
 export const MAX_INPUTS = 100;
+/** Named context tasks of one task; a task without a context list gets every earlier output. */
+export const MAX_CONTEXT = 20;
 
 /** Names used as Kubernetes-friendly identifiers: agent keys, task names, input names (CrewAI placeholder rules). */
 export const placeholderName = z
@@ -74,7 +76,7 @@ export const task = z.object({
   agent: placeholderName.describe("Name of the agent that carries the task out"),
   context: z
     .array(placeholderName)
-    .max(MAX_TASKS)
+    .max(MAX_CONTEXT)
     .optional()
     .describe("Names of earlier tasks whose outputs are given as context; all earlier tasks when omitted"),
 });

@@ -15,7 +15,7 @@ const result = (taskName: string, over: Partial<TaskResultSpec> = {}): TaskResul
   ...over,
 });
 
-const tasks = (...phases: ExecutionStatus["tasks"]) => phases;
+const tasks = (...phases: NonNullable<ExecutionStatus["tasks"]>) => phases;
 
 describe("statusResponse", () => {
   it("answers running with the current task and the progress", () => {

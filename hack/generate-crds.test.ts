@@ -122,6 +122,7 @@ describe("generated CRDs", () => {
       pattern: "^[A-Za-z_][A-Za-z0-9_-]*$",
     });
     expect(at(spec, "tasks", "[]", "agent")).toMatchObject({ maxLength: 63 });
+    expect(at(spec, "tasks", "[]", "context")).toMatchObject({ maxItems: 20, items: { maxLength: 63 } });
     expect(at(spec, "tasks", "[]").required).toEqual(["name", "description", "expectedOutput", "agent"]);
     expect(at(spec, "process")).toEqual({ type: "string", enum: ["sequential"] });
     expect(at(spec, "llm", "provider").enum).toEqual(["openai", "anthropic", "openai-compatible", "mock"]);
@@ -140,19 +141,22 @@ describe("generated CRDs", () => {
     expect(spec.required).toEqual(["agents", "tasks"]);
   });
 
-  it("validates a Crew's consistency with CEL rules that name the offending entries", () => {
-    const rules = at(rootOf("Crew"), "spec")["x-kubernetes-validations"] as {
-      rule: string;
-      messageExpression: string;
-    }[];
+  it("validates a Crew's consistency with CEL rules", () => {
+    const rules = at(rootOf("Crew"), "spec")["x-kubernetes-validations"] as { rule: string; message: string }[];
     expect(rules.map((r) => r.rule)).toEqual([
       "self.tasks.all(t, self.agents.exists(a, a.name == t.agent))",
       "self.tasks.all(t, self.tasks.exists_one(u, u.name == t.name))",
       "self.agents.all(a, self.agents.exists_one(b, b.name == a.name))",
       "!has(self.inputs) || self.inputs.all(i, self.inputs.exists_one(j, j.name == i.name))",
-      "self.tasks.all(t, !has(t.context) || t.context.all(c, self.tasks.exists(u, u.name == c)))",
+      "self.tasks.all(t, !has(t.context) || sets.contains(self.tasks.map(u, u.name), t.context))",
     ]);
-    expect(rules[0]!.messageExpression).toContain("which is not defined");
+    expect(rules.map((r) => r.message)).toEqual([
+      "every task's agent must be the name of an agent in spec.agents",
+      "task names must be unique",
+      "agent names must be unique",
+      "input names must be unique",
+      "a task's context must name tasks of this crew",
+    ]);
     for (const path of [["llm"], ["agents", "[]", "llm"]]) {
       expect(at(at(rootOf("Crew"), "spec"), ...path)["x-kubernetes-validations"]).toEqual([
         expect.objectContaining({ rule: "self.provider != 'openai-compatible' || has(self.baseURL)" }),

@@ -173,53 +173,56 @@ function crd(settings: KindSettings): Schema {
 
 const age = { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" };
 
-/** A CEL rule with a message naming the offending entries (the same words as crewSpecProblems in core/crew.ts). */
 interface CelRule {
   rule: string;
-  messageExpression: string;
+  message: string;
   fieldPath: string;
-  reason: "FieldValueInvalid" | "FieldValueDuplicate";
+  /** FieldValueInvalid, also for duplicates: the apiserver prints a FieldValueDuplicate without its message. */
+  reason: "FieldValueInvalid";
 }
 
 /**
- * The consistency rules of a crew, enforced by the apiserver. Uniqueness is a CEL rule rather than
- * `x-kubernetes-list-type: map`: a map list would also reject duplicates, but with a bare "Duplicate value:
- * map[string]interface {}{...}", and would let server-side apply merge (and reorder) the ordered task list item by
- * item, where a crew's task order is its meaning. The list and name limits keep the rules' cost within the budget.
+ * The consistency rules of a crew (crewSpecProblems in core/crew.ts), enforced by the apiserver.
+ *
+ * Uniqueness is a CEL rule rather than `x-kubernetes-list-type: map`: a map list would also reject duplicates, but
+ * with a bare "Duplicate value: map[string]interface {}{...}", and would let server-side apply merge (and reorder)
+ * the task list item by item, where a crew's task order is its meaning.
+ *
+ * The messages are fixed: a messageExpression naming the offending task (filter()[0].name) is estimated at more than
+ * 100 times the apiserver's cost budget, because the estimate loses the name's maxLength. The list and name limits
+ * of core/crew.ts keep these rules within the budget, estimated and actual: the largest crew allowed (100 tasks, 50
+ * agents, 100 inputs, contexts of 20) passes them. The context rule uses sets.contains (Kubernetes 1.30+) because the
+ * same check as a nested comprehension runs out of the per-call cost limit on such a crew.
+ * "Context names an earlier task" needs positions, too costly here; it is left to crewSpecProblems.
  */
 const crewRules: CelRule[] = [
   {
     rule: "self.tasks.all(t, self.agents.exists(a, a.name == t.agent))",
-    messageExpression:
-      "self.tasks.filter(t, !self.agents.exists(a, a.name == t.agent)).map(t, 'task \"' + t.name + '\" names agent \"' + t.agent + '\", which is not defined').join('; ')",
+    message: "every task's agent must be the name of an agent in spec.agents",
     fieldPath: ".tasks",
     reason: "FieldValueInvalid",
   },
   {
     rule: "self.tasks.all(t, self.tasks.exists_one(u, u.name == t.name))",
-    messageExpression:
-      "'duplicate task name: ' + self.tasks.filter(t, !self.tasks.exists_one(u, u.name == t.name)).map(t, '\"' + t.name + '\"').join(', ')",
+    message: "task names must be unique",
     fieldPath: ".tasks",
-    reason: "FieldValueDuplicate",
+    reason: "FieldValueInvalid",
   },
   {
     rule: "self.agents.all(a, self.agents.exists_one(b, b.name == a.name))",
-    messageExpression:
-      "'duplicate agent name: ' + self.agents.filter(a, !self.agents.exists_one(b, b.name == a.name)).map(a, '\"' + a.name + '\"').join(', ')",
+    message: "agent names must be unique",
     fieldPath: ".agents",
-    reason: "FieldValueDuplicate",
+    reason: "FieldValueInvalid",
   },
   {
     rule: "!has(self.inputs) || self.inputs.all(i, self.inputs.exists_one(j, j.name == i.name))",
-    messageExpression:
-      "'duplicate input name: ' + self.inputs.filter(i, !self.inputs.exists_one(j, j.name == i.name)).map(i, '\"' + i.name + '\"').join(', ')",
+    message: "input names must be unique",
     fieldPath: ".inputs",
-    reason: "FieldValueDuplicate",
+    reason: "FieldValueInvalid",
   },
   {
-    rule: "self.tasks.all(t, !has(t.context) || t.context.all(c, self.tasks.exists(u, u.name == c)))",
-    messageExpression:
-      "self.tasks.filter(t, has(t.context) && !t.context.all(c, self.tasks.exists(u, u.name == c))).map(t, 'task \"' + t.name + '\" takes context from a task this crew does not have').join('; ')",
+    rule: "self.tasks.all(t, !has(t.context) || sets.contains(self.tasks.map(u, u.name), t.context))",
+    message: "a task's context must name tasks of this crew",
     fieldPath: ".tasks",
     reason: "FieldValueInvalid",
   },
