@@ -2,7 +2,10 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { isFinished } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ControllerConfig } from "./config.ts";
+import type { CrewStatus } from "../core/crew.ts";
+import { desiredCrewStatus } from "./crew-status.ts";
 import { EventRecorder } from "./events.ts";
+import { mergePatchDiff } from "./merge-patch.ts";
 import { startHealthServer } from "./health-server.ts";
 import { Informer } from "./informer.ts";
 import { isNotFound, KubeClient, type KubeObject, type WriteVerb } from "./kube/client.ts";
@@ -64,6 +67,7 @@ export async function startController(config: ControllerConfig, deps: Controller
     },
   });
   const queue = new WorkQueue();
+  const crewQueue = new WorkQueue();
   const ns = config.namespace || undefined;
   const byExecution = (o: KubeObject) => {
     const execution = o.metadata?.labels?.[LABEL_EXECUTION];
@@ -153,7 +157,8 @@ export async function startController(config: ControllerConfig, deps: Controller
     informer.on((_event, o) => byExecution(o).forEach((k) => queue.add(k)));
   }
   // A crew that appears or changes matters only to executions that have not taken their snapshot yet.
-  caches.crews.on((_event, crew) => {
+  caches.crews.on((event, crew) => {
+    if (event !== "delete") crewQueue.add(executionKey(crew.metadata!.namespace!, crew.metadata!.name!));
     for (const e of caches.executions.list(crew.metadata?.namespace)) {
       const spec = e.spec as { crewRef?: { name?: string } } | undefined;
       const status = e.status as { crewSpec?: unknown; phase?: string } | undefined;
@@ -194,6 +199,43 @@ export async function startController(config: ControllerConfig, deps: Controller
     }
   };
 
+  /** Keeps each Crew's status (Ready, inputs, task count) equal to what its spec says. */
+  const crewWork = async () => {
+    for (;;) {
+      const key = await crewQueue.get();
+      if (key === undefined) return;
+      const [namespace, name] = [key.slice(0, key.indexOf("/")), key.slice(key.indexOf("/") + 1)];
+      try {
+        const raw = caches.crews.get(namespace, name);
+        if (raw && !raw.metadata?.deletionTimestamp) {
+          const previous = raw.status as CrewStatus | undefined;
+          const desired = desiredCrewStatus(
+            { spec: raw.spec, generation: raw.metadata?.generation },
+            previous,
+            now().toISOString(),
+          );
+          const patch = mergePatchDiff(previous, desired);
+          if (Object.keys(patch).length > 0) {
+            const updated = await client.mergePatch<KubeObject>(resourcePath(CREWS, namespace, name, "status"), {
+              metadata: { resourceVersion: raw.metadata?.resourceVersion },
+              status: patch,
+            });
+            caches.crews.upsert(updated);
+          }
+        }
+        crewQueue.forget(key);
+      } catch (err) {
+        const retryInMs = crewQueue.addRateLimited(key);
+        log.warn(
+          { crew: key, err: err instanceof Error ? err.message : String(err), retryInMs },
+          "Crew status update failed",
+        );
+      } finally {
+        crewQueue.done(key);
+      }
+    }
+  };
+
   const startLoops = async () => {
     if (running) return;
     running = true;
@@ -203,6 +245,7 @@ export async function startController(config: ControllerConfig, deps: Controller
       "Caches synced; starting workers",
     );
     for (let i = 0; i < config.workers; i++) workers.push(work());
+    workers.push(crewWork());
     for (const w of readyWaiters.splice(0)) w();
   };
 
@@ -260,6 +303,7 @@ export async function startController(config: ControllerConfig, deps: Controller
       (stopping ??= (async () => {
         log.info("Controller stopping");
         queue.shutDown();
+        crewQueue.shutDown();
         const drained = Promise.all(workers);
         const timeout = new Promise((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref());
         await Promise.race([drained, timeout]);

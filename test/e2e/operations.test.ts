@@ -119,6 +119,35 @@ describe("webhooks", () => {
   });
 });
 
+describe("crews", () => {
+  it("shows READY and TASKS for a valid crew, and rejects or reports one whose task names a missing agent", async () => {
+    await waitFor("crew Ready", async () => {
+      const table = await kubectl(kubeconfig, ["get", "crew", "hooked", "-n", namespace]);
+      const [header, row] = table.trim().split("\n");
+      return /^NAME\s+READY\s+TASKS\s+AGE/.test(header!) && /^hooked\s+True\s+3\s/.test(row!);
+    });
+    const broken = crewYaml("broken", "mock", { tasks: 1 }).replace("agent: writer", "agent: ghost");
+    let rejected: string | undefined;
+    try {
+      await applyCrew(kubeconfig, namespace, broken);
+    } catch (err) {
+      rejected = String((err as { stderr?: string }).stderr ?? err);
+    }
+    if (rejected !== undefined) {
+      expect(rejected).toContain("ghost");
+      return;
+    }
+    const ready = await waitFor("crew reported not Ready", async () => {
+      const crew = JSON.parse(await kubectl(kubeconfig, ["get", "crew", "broken", "-n", namespace, "-o", "json"]));
+      return crew.status?.conditions?.find(
+        (c: { type: string; status: string }) => c.type === "Ready" && c.status === "False",
+      );
+    });
+    expect(ready.reason).toBe("InvalidSpec");
+    expect(ready.message).toContain('names agent "ghost", which is not defined');
+  });
+});
+
 describe("operations", () => {
   it("serves /healthz, /readyz and /metrics on the health port", async () => {
     expect((await fetch(`${controller.url}/healthz`)).status).toBe(200);

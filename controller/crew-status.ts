@@ -1,0 +1,51 @@
+import { crewSpec, type CrewStatus } from "../core/crew.ts";
+import { setCondition } from "../core/conditions.ts";
+import { discoverInputs } from "../core/inputs.ts";
+
+/**
+ * What a Crew's status should say: Ready True with the inputs it needs and its task count, or Ready False naming
+ * every problem (a task naming a missing agent, duplicate names, ...) when the CRD's own validation let it through.
+ */
+export function desiredCrewStatus(
+  crew: { spec?: unknown; generation?: number },
+  previous: CrewStatus | undefined,
+  now: string,
+): CrewStatus {
+  const parsed = crewSpec.safeParse(crew.spec);
+  const generation = crew.generation !== undefined ? { observedGeneration: crew.generation } : {};
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message));
+    const message = problems.join("; ");
+    return {
+      ...generation,
+      conditions: setCondition(
+        previous?.conditions,
+        {
+          type: "Ready",
+          status: "False",
+          reason: "InvalidSpec",
+          message: message.length > 1000 ? `${message.slice(0, 997)}...` : message,
+          ...generation,
+        },
+        now,
+      ),
+    };
+  }
+  const spec = parsed.data;
+  return {
+    ...generation,
+    inputs: discoverInputs(spec),
+    taskCount: spec.tasks.length,
+    conditions: setCondition(
+      previous?.conditions,
+      {
+        type: "Ready",
+        status: "True",
+        reason: "Valid",
+        message: `${spec.tasks.length} tasks, ${spec.agents.length} agents`,
+        ...generation,
+      },
+      now,
+    ),
+  };
+}
