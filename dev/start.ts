@@ -64,7 +64,9 @@ export async function startDev(
     redis = connectRedis(config.REDIS_URL, { log, commandTimeoutMs: config.KUBECREW_REDIS_COMMAND_TIMEOUT_MS });
     auth = createRedisAuth({ redis, config, log });
     // Start answering either way: while Redis is away requests get 503, and the client reconnects by itself.
-    await redisReady(redis, 5000).catch(() => log.warn("Redis is not reachable yet; token checks answer 503 until it is"));
+    await redisReady(redis, 5000).catch(() =>
+      log.warn("Redis is not reachable yet; token checks answer 503 until it is"),
+    );
     log.info(
       "Tokens live in Redis (REDIS_URL); create one with: kubecrew token create --crew '*' --kind org " +
         "(or a service account: kubecrew client create --crew '*', then POST /oauth/token)",

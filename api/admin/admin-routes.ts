@@ -53,7 +53,10 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
         ...(body.ttl_seconds ? { ttlSeconds: body.ttl_seconds } : {}),
       });
       log.info({ tokenId: record.id, kind: record.kind, crews: record.crews }, "Token created through the admin API");
-      res.status(201).set("Cache-Control", "no-store").json({ token, ...tokenRecordBody(record) });
+      res
+        .status(201)
+        .set("Cache-Control", "no-store")
+        .json({ token, ...tokenRecordBody(record) });
     }),
   );
 
@@ -83,8 +86,14 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
         crews: body.crews,
         ...(body.name ? { name: body.name } : {}),
       });
-      log.info({ clientId: record.clientId, role: record.role, crews: record.crews }, "Client created through the admin API");
-      res.status(201).set("Cache-Control", "no-store").json({ ...clientRecordBody(record), client_secret: clientSecret });
+      log.info(
+        { clientId: record.clientId, role: record.role, crews: record.crews },
+        "Client created through the admin API",
+      );
+      res
+        .status(201)
+        .set("Cache-Control", "no-store")
+        .json({ ...clientRecordBody(record), client_secret: clientSecret });
     }),
   );
 

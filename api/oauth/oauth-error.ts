@@ -26,17 +26,11 @@ export const invalidClient = (realm: string, description = "Client authenticatio
   new OAuthError(401, "invalid_client", description, { "WWW-Authenticate": `Basic realm="${realm}"` });
 
 export const rateLimited = (retryAfterSeconds: number) =>
-  new OAuthError(
-    429,
-    "temporarily_unavailable",
-    `Too many token requests; retry after ${retryAfterSeconds} seconds`,
-    { "Retry-After": String(retryAfterSeconds) },
-  );
+  new OAuthError(429, "temporarily_unavailable", `Too many token requests; retry after ${retryAfterSeconds} seconds`, {
+    "Retry-After": String(retryAfterSeconds),
+  });
 
 export const storeUnavailable = (retryAfterSeconds = 5) =>
-  new OAuthError(
-    503,
-    "temporarily_unavailable",
-    "The token service cannot reach its store; retry shortly",
-    { "Retry-After": String(retryAfterSeconds) },
-  );
+  new OAuthError(503, "temporarily_unavailable", "The token service cannot reach its store; retry shortly", {
+    "Retry-After": String(retryAfterSeconds),
+  });

@@ -4,7 +4,10 @@ import type { ExtraPaths } from "../openapi.ts";
 const tokenRequest = z
   .object({
     grant_type: z.literal("client_credentials"),
-    scope: z.string().optional().meta({ description: "Accepted and ignored: tokens carry the client's crews and role" }),
+    scope: z
+      .string()
+      .optional()
+      .meta({ description: "Accepted and ignored: tokens carry the client's crews and role" }),
   })
   .meta({ id: "TokenRequest" });
 

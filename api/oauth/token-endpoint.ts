@@ -27,7 +27,10 @@ const formType = "application/x-www-form-urlencoded";
 
 /** Token responses are credentials: never cached, by the client or anything in between (RFC 6749 §5.1). */
 function sendTokenResponse(res: Response, status: number, body: object, headers: Record<string, string> = {}) {
-  res.status(status).set({ ...headers, "Cache-Control": "no-store", Pragma: "no-cache" }).json(body);
+  res
+    .status(status)
+    .set({ ...headers, "Cache-Control": "no-store", Pragma: "no-cache" })
+    .json(body);
 }
 
 function refuseIfLimited(admission: Admission): void {
@@ -72,7 +75,10 @@ export function tokenEndpoint(deps: TokenEndpointDeps): Router {
     }
     if (!credentials) {
       await limiter.failedAuthentication(address);
-      throw invalidClient(realm, req.headers.authorization ? "Malformed Basic credentials" : "Client authentication is missing");
+      throw invalidClient(
+        realm,
+        req.headers.authorization ? "Malformed Basic credentials" : "Client authentication is missing",
+      );
     }
     const bodyClientId = params.get("client_id");
     if (bodyClientId !== undefined && bodyClientId !== credentials.clientId) {
@@ -115,7 +121,8 @@ function tokenErrorHandler(log: Logger): ErrorRequestHandler {
       log.warn({ reason: (err.cause as Error | undefined)?.message }, "Token endpoint: store unavailable");
       answer = storeUnavailable();
     } else if (type === "entity.too.large") answer = invalidRequest("The request body is too large");
-    else if (typeof type === "string" && type.endsWith(".unsupported")) answer = invalidRequest("Unsupported body encoding");
+    else if (typeof type === "string" && type.endsWith(".unsupported"))
+      answer = invalidRequest("Unsupported body encoding");
     else {
       log.error({ err, path: req.path }, "Unexpected error at the token endpoint");
       answer = new OAuthError(500, "server_error", "An unexpected error occurred");

@@ -13,7 +13,12 @@ export function registerClientCommand(program: Command): void {
   client
     .command("create")
     .description("Create a client and print its client_id and client_secret (the secret once: only its hash is kept)")
-    .requiredOption("--crew <name>", "crew its tokens are valid for; repeat for several, '*' for every crew", collect, [])
+    .requiredOption(
+      "--crew <name>",
+      "crew its tokens are valid for; repeat for several, '*' for every crew",
+      collect,
+      [],
+    )
     .option("--role <role>", "org or user: the kind of principal its access tokens carry", "org")
     .option("--name <name>", "a note saying what the client is for")
     .option("--json", "print JSON")

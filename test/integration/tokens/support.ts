@@ -1,10 +1,12 @@
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { join } from "node:path";
 import type { Redis } from "ioredis";
 import * as oidc from "openid-client";
 import { connectRedis, redisReady } from "../../../api/auth/redis-client.ts";
 import { RedisTokenStore } from "../../../api/auth/redis-token-store.ts";
-import { silentLogger } from "../../../core/logger.ts";
-import { devConfigSchema } from "../../../dev/config.ts";
+import { silentLogger, type Logger } from "../../../core/logger.ts";
+import { devConfigSchema, repoRoot } from "../../../dev/config.ts";
 import { startDev, type RunningDev } from "../../../dev/start.ts";
 
 /** A key prefix of its own per suite, so suites can share the test Redis. */
@@ -16,11 +18,17 @@ export interface TokensDev {
   /** A store on the same Redis and prefix, to set up clients and tokens as the CLI would. */
   store: RedisTokenStore;
   redis: Redis;
+  /** The Redis key prefix of this server's tokens, clients and counters. */
+  prefix: string;
   stop(): Promise<void>;
 }
 
 /** `kubecrew dev` with REDIS_URL: the example crews, tokens and clients in Redis, the token endpoint mounted. */
-export async function startTokensDev(redisUrl: string, env: Record<string, string> = {}): Promise<TokensDev> {
+export async function startTokensDev(
+  redisUrl: string,
+  env: Record<string, string> = {},
+  log: Logger = silentLogger(),
+): Promise<TokensDev> {
   const config = devConfigSchema.parse({
     PORT: "0",
     REDIS_URL: redisUrl,
@@ -30,7 +38,7 @@ export async function startTokensDev(redisUrl: string, env: Record<string, strin
     KUBECREW_OAUTH_RATE_LIMIT_PER_IP: "10000",
     ...env,
   });
-  const dev = await startDev(config, silentLogger());
+  const dev = await startDev(config, log);
   const redis = connectRedis(redisUrl, { log: silentLogger() });
   await redisReady(redis);
   const store = new RedisTokenStore(redis, { prefix: config.KUBECREW_REDIS_KEY_PREFIX });
@@ -39,6 +47,7 @@ export async function startTokensDev(redisUrl: string, env: Record<string, strin
     url: dev.url,
     store,
     redis,
+    prefix: config.KUBECREW_REDIS_KEY_PREFIX,
     async stop() {
       redis.disconnect();
       await dev.stop();
@@ -52,7 +61,13 @@ export const basic = (clientId: string, clientSecret: string) =>
 /** A raw request to the token endpoint. */
 export async function tokenRequest(
   url: string,
-  options: { authorization?: string; body?: string; contentType?: string; method?: string; headers?: Record<string, string> } = {},
+  options: {
+    authorization?: string;
+    body?: string;
+    contentType?: string;
+    method?: string;
+    headers?: Record<string, string>;
+  } = {},
 ) {
   const headers: Record<string, string> = { ...options.headers };
   if (options.authorization) headers.authorization = options.authorization;
@@ -117,3 +132,22 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs 
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `kubecrew <args>` as a user would, against the given environment. */
+export function kubecrew(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const { PATH, HOME } = process.env;
+    execFile(
+      process.execPath,
+      [join(repoRoot, "core/cli/main.ts"), ...args],
+      { env: { PATH, HOME, ...env }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}

@@ -171,7 +171,11 @@ describe("RedisTokenStore expiry", () => {
     redisClients.push(redis);
     await redisReady(redis);
     const prefix = uniquePrefix("expiry");
-    const { token } = await new RedisTokenStore(redis, { prefix }).createToken({ kind: "org", crews: "*", ttlSeconds: 3600 });
+    const { token } = await new RedisTokenStore(redis, { prefix }).createToken({
+      kind: "org",
+      crews: "*",
+      ttlSeconds: 3600,
+    });
     const twoHoursLater = new RedisTokenStore(redis, { prefix, now: () => Date.now() + 7_200_000 });
     expect(await twoHoursLater.verify(token)).toBeUndefined();
     expect(await new RedisTokenStore(redis, { prefix }).verify(token)).toBeDefined();
