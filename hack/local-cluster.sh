@@ -7,14 +7,17 @@
 #   hack/local-cluster.sh status          exit 0 when the cluster answers /readyz
 #   hack/local-cluster.sh down            stop everything it started, pods' processes included
 #
-# KUBECREW_CLUSTER_DIR=<dir> holds the state (certificates, etcd data, logs, pid files); default
-# ${XDG_CACHE_HOME:-~/.cache}/kubecrew/cluster. Give each concurrent cluster its own directory.
+# KUBECREW_CLUSTER_DIR=<dir> holds the state (etcd data, kubeconfigs, logs, pid files, the node's pod directories);
+# default ${XDG_CACHE_HOME:-~/.cache}/kubecrew/cluster. Give each concurrent cluster its own directory (the vitest
+# global setup does). KUBECREW_CLUSTER_PKI=<dir> moves the certificates (default ~/.cache/kubecrew/pki).
 # The binaries come from hack/tools.sh (KUBECREW_TEST_ASSETS overrides, as there).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STATE="${KUBECREW_CLUSTER_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kubecrew/cluster}"
-PKI="$STATE/pki"
+CACHE="${KUBECREW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubecrew}"
+STATE="${KUBECREW_CLUSTER_DIR:-$CACHE/cluster}"
+# Certificates and keys for loopback only, shared by every cluster this user starts (made once, then reused).
+PKI="${KUBECREW_CLUSTER_PKI:-$CACHE/pki}"
 RUN="$STATE/run"
 LOGS="$STATE/logs"
 KUBECONFIG_ADMIN="$STATE/admin.kubeconfig"
@@ -30,6 +33,15 @@ die() {
 }
 
 now_ms() { date +%s%3N; }
+
+# phase <name>: with KUBECREW_CLUSTER_TIMINGS=1, how long each step of `up` took
+PHASE_START=""
+phase() {
+  local t
+  t=$(now_ms)
+  if [ "${KUBECREW_CLUSTER_TIMINGS:-}" = 1 ] && [ -n "$PHASE_START" ]; then log "  $1: $((t - PHASE_START)) ms"; fi
+  PHASE_START=$t
+}
 
 assets() { bash "$REPO/hack/tools.sh" path; }
 
@@ -64,7 +76,7 @@ wait_for() {
 start() {
   local name="$1"
   shift
-  setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null 9>&- &
+  setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null 8>&- 9>&- &
   echo $! >"$RUN/$name.pid"
 }
 
@@ -96,8 +108,16 @@ sign() { # sign <name> <subject> [extensions]
 
 make_pki() {
   [ -f "$PKI/.complete" ] && return
+  mkdir -p "$(dirname "$PKI")"
+  exec 8>"$PKI.lock"
+  flock 8
+  if [ -f "$PKI/.complete" ]; then
+    exec 8>&-
+    return
+  fi
   rm -rf "$PKI"
   mkdir -p "$PKI"
+  chmod 700 "$PKI"
   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$PKI/ca.key" -subj "/CN=kubecrew-local-ca" -days 3650 \
     -out "$PKI/ca.crt" 2>/dev/null
   sign apiserver "/CN=kube-apiserver" \
@@ -112,6 +132,7 @@ subjectAltName=IP:127.0.0.1,DNS:localhost"
   openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
   openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
   touch "$PKI/.complete"
+  exec 8>&-
 }
 
 write_kubeconfig() { # write_kubeconfig <file> <user cert name> <port>
@@ -164,6 +185,7 @@ up() {
   [ "${1:-}" = "--no-node" ] && with_node=0
   local t0
   t0=$(now_ms)
+  PHASE_START=$t0
   mkdir -p "$STATE" "$RUN" "$LOGS"
   exec 9>"$STATE/.lock"
   flock 9
@@ -189,6 +211,7 @@ up() {
     --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
     --listen-peer-urls "http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
     --initial-cluster "local=http://127.0.0.1:$etcd_peer_port" --unsafe-no-fsync --log-level warn
+  phase "certificates and ports"
   wait_for etcd 20 "$LOGS/etcd.log" curl -sf --max-time 1 "http://127.0.0.1:$etcd_port/health" -o /dev/null
 
   echo "$api_port" >"$STATE/apiserver.port"
@@ -209,8 +232,10 @@ up() {
     --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
     --kubelet-certificate-authority "$PKI/ca.crt" \
     --kubelet-preferred-address-types InternalIP \
-    --allow-privileged=true --profiling=false --v=1
+    --allow-privileged=true --profiling=false --enable-priority-and-fairness=false --v=1
+  phase etcd
   wait_for kube-apiserver 60 "$LOGS/kube-apiserver.log" readyz
+  phase kube-apiserver
 
   start kube-controller-manager "$bin/kube-controller-manager" \
     --kubeconfig "$STATE/controller-manager.kubeconfig" \
@@ -222,8 +247,10 @@ up() {
     --kube-api-qps 200 --kube-api-burst 400 --concurrent-job-syncs 10 --v=1
   # The serviceaccount controller creating `default` in `default` means the controllers are working.
   wait_for kube-controller-manager 60 "$LOGS/kube-controller-manager.log" default_service_account
+  phase kube-controller-manager
 
   if [ $with_node = 1 ]; then start_node; fi
+  phase "local node"
   local ms=$(($(now_ms) - t0))
   log "up in $((ms / 1000)).$(printf '%03d' $((ms % 1000)) | cut -c1) s; kubeconfig: $KUBECONFIG_ADMIN"
 }
