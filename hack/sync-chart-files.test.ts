@@ -11,7 +11,11 @@ describe("the chart's copies of crds/ and the example crew", () => {
 
   it("include every CRD of crds/", () => {
     const crds = chartCopies().filter(({ source }) => source.startsWith("crds/"));
-    expect(crds.map(({ source }) => source)).toEqual(["crds/crewexecutions.yaml", "crds/crews.yaml", "crds/crewtaskresults.yaml"]);
+    expect(crds.map(({ source }) => source)).toEqual([
+      "crds/crewexecutions.yaml",
+      "crds/crews.yaml",
+      "crds/crewtaskresults.yaml",
+    ]);
   });
 
   describe("in a scratch copy of the repository", () => {
@@ -21,7 +25,8 @@ describe("the chart's copies of crds/ and the example crew", () => {
     });
     const makeScratch = () => {
       scratch = mkdtempSync(join(tmpdir(), "kubecrew-sync-"));
-      for (const dir of ["crds", "examples", CHART_FILES]) cpSync(join(REPO, dir), join(scratch, dir), { recursive: true });
+      for (const dir of ["crds", "examples", CHART_FILES])
+        cpSync(join(REPO, dir), join(scratch, dir), { recursive: true });
       return scratch;
     };
 

@@ -26,14 +26,20 @@ export function chartCopies(repo = REPO): ChartCopy[] {
     .filter((file) => file.endsWith(".yaml"))
     .sort()
     .map((file) => ({ source: join("crds", file), copy: join(chartFiles, "crds", file) }));
-  return [...crds, { source: join("examples", "research-crew.yaml"), copy: join(chartFiles, "examples", "research-crew.yaml") }];
+  return [
+    ...crds,
+    { source: join("examples", "research-crew.yaml"), copy: join(chartFiles, "examples", "research-crew.yaml") },
+  ];
 }
 
 /** Copies that differ from their original or are missing, and chart CRD files whose original is gone. */
 export function chartDrift(repo = REPO): string[] {
   const copies = chartCopies(repo);
   const drift = copies
-    .filter(({ source, copy }) => !existsSync(join(repo, copy)) || !readFileSync(join(repo, copy)).equals(readFileSync(join(repo, source))))
+    .filter(
+      ({ source, copy }) =>
+        !existsSync(join(repo, copy)) || !readFileSync(join(repo, copy)).equals(readFileSync(join(repo, source))),
+    )
     .map(({ source, copy }) => `${copy} differs from ${source}`);
   const expected = new Set(copies.map(({ copy }) => copy));
   const chartCrds = join(CHART_FILES, "crds");

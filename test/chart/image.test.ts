@@ -52,7 +52,8 @@ function reachableFromCli(): { files: Set<string>; packages: Set<string> } {
     files.add(file);
     for (const specifier of runtimeImports(readFileSync(file, "utf8"))) {
       if (specifier.startsWith(".")) queue.push(resolve(dirname(file), specifier));
-      else if (!specifier.startsWith("node:") && !builtinModules.includes(specifier)) packages.add(packageName(specifier));
+      else if (!specifier.startsWith("node:") && !builtinModules.includes(specifier))
+        packages.add(packageName(specifier));
     }
   }
   return { files, packages };
@@ -87,7 +88,8 @@ describe("Dockerfile", () => {
   it("the CLI loads no test file and only packages of `dependencies` (devDependencies are not in the image)", () => {
     const { files, packages } = reachableFromCli();
     expect([...files].filter((f) => f.endsWith(".test.ts") || relative(repo, f).startsWith(`test${sep}`))).toEqual([]);
-    for (const name of packages) expect(Object.keys(pkg.dependencies), `${name} is imported at run time`).toContain(name);
+    for (const name of packages)
+      expect(Object.keys(pkg.dependencies), `${name} is imported at run time`).toContain(name);
     // Node 24 comes from the base image; the pinned `node` package is for development only.
     expect(Object.keys(pkg.dependencies)).not.toContain("node");
   });
@@ -129,14 +131,17 @@ describe("the CLI in the image's layout", () => {
     }
   });
 
-  it.each(["api", "controller", "integrations", "runner", "dev", "token", "client"])("`kubecrew %s --help` starts", (command) => {
-    const run = spawnSync(node, [join(app, "core", "cli", "main.ts"), command, "--help"], {
-      cwd: app,
-      encoding: "utf8",
-      env: { PATH: process.env.PATH, NODE_COMPILE_CACHE: join(app, ".compile-cache") },
-    });
-    expect(run.stderr).toBe("");
-    expect(run.status).toBe(0);
-    expect(run.stdout).toContain(`Usage: kubecrew ${command}`);
-  });
+  it.each(["api", "controller", "integrations", "runner", "dev", "token", "client"])(
+    "`kubecrew %s --help` starts",
+    (command) => {
+      const run = spawnSync(node, [join(app, "core", "cli", "main.ts"), command, "--help"], {
+        cwd: app,
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, NODE_COMPILE_CACHE: join(app, ".compile-cache") },
+      });
+      expect(run.stderr).toBe("");
+      expect(run.status).toBe(0);
+      expect(run.stdout).toContain(`Usage: kubecrew ${command}`);
+    },
+  );
 });
