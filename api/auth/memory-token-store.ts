@@ -111,9 +111,8 @@ export class MemoryTokenStore implements ManagedTokenStore {
     return client && matches ? client.record : undefined;
   }
 
-  async issueAccessToken(clientId: string, ttlSeconds: number): Promise<IssuedToken | undefined> {
-    const client = this.clients.get(clientId)?.record;
-    if (!client) return undefined;
+  async issueAccessToken(client: ClientRecord, ttlSeconds: number): Promise<IssuedToken | undefined> {
+    if (!this.clients.has(client.clientId)) return undefined;
     const token = newToken("access");
     const now = this.now();
     const expiresAt = now + ttlSeconds * 1000;

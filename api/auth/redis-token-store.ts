@@ -233,10 +233,8 @@ export class RedisTokenStore implements ManagedTokenStore {
     return stored && matches ? clientWithoutHash(stored) : undefined;
   }
 
-  async issueAccessToken(clientId: string, ttlSeconds: number): Promise<IssuedToken | undefined> {
-    const value = await this.call(() => this.redis.get(this.keys.client(clientId)));
-    if (!value) return undefined;
-    const client = JSON.parse(value) as StoredClient;
+  async issueAccessToken(client: ClientRecord, ttlSeconds: number): Promise<IssuedToken | undefined> {
+    const { clientId } = client;
     const token = newToken("access");
     const hash = secretHash(token).toString("hex");
     const now = this.now();

@@ -87,8 +87,11 @@ export interface ManagedTokenStore extends TokenStore {
   revokeClient(clientId: string): Promise<boolean>;
   /** The client if the secret is right; the comparison is constant-time. */
   authenticateClient(clientId: string, clientSecret: string): Promise<ClientRecord | undefined>;
-  /** An access token carrying the client's crews and role; undefined if the client was revoked meanwhile. */
-  issueAccessToken(clientId: string, ttlSeconds: number): Promise<IssuedToken | undefined>;
+  /**
+   * An access token carrying the crews and role of the client just authenticated; undefined if the client was
+   * revoked meanwhile (checked atomically with the issue).
+   */
+  issueAccessToken(client: ClientRecord, ttlSeconds: number): Promise<IssuedToken | undefined>;
 }
 
 export function principalOfRecord(record: TokenRecord) {

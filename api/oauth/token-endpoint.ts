@@ -1,7 +1,7 @@
 import express, { Router, type ErrorRequestHandler, type Request, type Response } from "express";
 import type { Logger } from "../../core/logger.ts";
 import { TokenStoreUnavailable, type ManagedTokenStore } from "../auth/token-store.ts";
-import { basicClientCredentials } from "./basic-credentials.ts";
+import { basicClientCredentials, type ClientCredentials } from "./basic-credentials.ts";
 import {
   invalidClient,
   invalidRequest,
@@ -49,6 +49,37 @@ function formParameters(body: unknown): Map<string, string> {
 }
 
 /**
+ * The client credentials of a well-formed client_credentials token request; throws the OAuth error otherwise:
+ * invalid_request (not a form, a repeated parameter, no grant_type, two authentication methods),
+ * unsupported_grant_type, or invalid_client (no or malformed HTTP Basic credentials).
+ */
+function clientCredentialsRequest(req: Request, realm: string): ClientCredentials {
+  if (!req.is(formType)) throw invalidRequest(`Send the parameters as ${formType}`);
+  const params = formParameters(req.body);
+  const grantType = params.get("grant_type");
+  if (!grantType) throw invalidRequest("grant_type is missing");
+  if (grantType !== "client_credentials") throw unsupportedGrantType(grantType);
+
+  const credentials = basicClientCredentials(req.headers.authorization);
+  if (params.has("client_secret")) {
+    throw credentials
+      ? invalidRequest("Use one client authentication method: HTTP Basic, not also client_secret in the body")
+      : invalidClient(realm, "Authenticate the client with HTTP Basic");
+  }
+  if (!credentials) {
+    throw invalidClient(
+      realm,
+      req.headers.authorization ? "Malformed Basic credentials" : "Client authentication is missing",
+    );
+  }
+  const bodyClientId = params.get("client_id");
+  if (bodyClientId !== undefined && bodyClientId !== credentials.clientId) {
+    throw invalidRequest("client_id in the body differs from the authenticated client");
+  }
+  return credentials;
+}
+
+/**
  * `POST /oauth/token`: the OAuth 2.0 client credentials grant (RFC 6749 §4.4) for service accounts, with HTTP Basic
  * client authentication. A Router, so the crew API serves it at `/oauth/token` and an auth host can mount it under
  * its own `{auth_url}` (`app.use(prefix, tokenEndpoint(...))`; set `trust proxy` there too when behind an Ingress).
@@ -59,40 +90,31 @@ export function tokenEndpoint(deps: TokenEndpointDeps): Router {
 
   router.post("/oauth/token", express.text({ type: formType, limit: "16kb" }), async (req: Request, res) => {
     const address = sourceAddressKey(req.ip);
-    refuseIfLimited(await limiter.admitAddress(address));
-
-    if (!req.is(formType)) throw invalidRequest(`Send the parameters as ${formType}`);
-    const params = formParameters(req.body);
-    const grantType = params.get("grant_type");
-    if (!grantType) throw invalidRequest("grant_type is missing");
-    if (grantType !== "client_credentials") throw unsupportedGrantType(grantType);
-
-    const credentials = basicClientCredentials(req.headers.authorization);
-    if (params.has("client_secret")) {
-      throw credentials
-        ? invalidRequest("Use one client authentication method: HTTP Basic, not also client_secret in the body")
-        : invalidClient(realm, "Authenticate the client with HTTP Basic");
-    }
-    if (!credentials) {
-      await limiter.failedAuthentication(address);
-      throw invalidClient(
-        realm,
-        req.headers.authorization ? "Malformed Basic credentials" : "Client authentication is missing",
-      );
-    }
-    const bodyClientId = params.get("client_id");
-    if (bodyClientId !== undefined && bodyClientId !== credentials.clientId) {
-      throw invalidRequest("client_id in the body differs from the authenticated client");
+    let credentials: ClientCredentials;
+    try {
+      credentials = clientCredentialsRequest(req, realm);
+    } catch (err) {
+      // Refused requests count against their address too, so a flood of them is limited like any other.
+      refuseIfLimited(await limiter.admitAddress(address));
+      if (err instanceof OAuthError && err.error === "invalid_client") await limiter.failedAuthentication(address);
+      throw err;
     }
 
-    refuseIfLimited(await limiter.admitClient(credentials.clientId));
-    const client = await store.authenticateClient(credentials.clientId, credentials.clientSecret);
+    // Both limits and the client lookup in one round trip to Redis. The lookup's answer is used only when both
+    // limits admit the request: a refused guess learns nothing, whether or not it was right.
+    const [byAddress, byClient, client] = await Promise.all([
+      limiter.admitAddress(address),
+      limiter.admitClient(credentials.clientId),
+      store.authenticateClient(credentials.clientId, credentials.clientSecret),
+    ]);
+    refuseIfLimited(byAddress);
+    refuseIfLimited(byClient);
     if (!client) {
       await limiter.failedAuthentication(address, credentials.clientId);
       log.warn({ clientId: credentials.clientId, address }, "Client authentication failed at the token endpoint");
       throw invalidClient(realm);
     }
-    const issued = await store.issueAccessToken(client.clientId, deps.accessTokenTtlSeconds);
+    const issued = await store.issueAccessToken(client, deps.accessTokenTtlSeconds);
     if (!issued) throw invalidClient(realm); // revoked between authentication and issue
     log.info({ clientId: client.clientId, tokenId: issued.record.id }, "Access token issued");
     sendTokenResponse(res, 200, {

@@ -94,7 +94,7 @@ describe.each([
 
   it("issues access tokens carrying the client's role and crews, valid until their TTL", async () => {
     const { record: client } = await store.createClient({ role: "user", crews: ["research"] });
-    const issued = await store.issueAccessToken(client.clientId, 1);
+    const issued = await store.issueAccessToken(client, 1);
     expect(issued!.token).toMatch(/^kca_[A-Za-z0-9_-]{43}$/);
     expect(issued!.record).toMatchObject({ kind: "user", crews: ["research"], subject: client.clientId });
     expect(await store.verify(issued!.token)).toEqual({ kind: "user", crews: ["research"], subject: client.clientId });
@@ -105,16 +105,16 @@ describe.each([
 
   it("revoking a client ends its access tokens and its authentication", async () => {
     const { clientSecret, record: client } = await store.createClient({ role: "org", crews: "*" });
-    const first = await store.issueAccessToken(client.clientId, 3600);
-    const second = await store.issueAccessToken(client.clientId, 3600);
+    const first = await store.issueAccessToken(client, 3600);
+    const second = await store.issueAccessToken(client, 3600);
     const other = await store.createClient({ role: "org", crews: "*" });
-    const unrelated = await store.issueAccessToken(other.record.clientId, 3600);
+    const unrelated = await store.issueAccessToken(other.record, 3600);
 
     expect(await store.revokeClient(client.clientId)).toBe(true);
     expect(await store.verify(first!.token)).toBeUndefined();
     expect(await store.verify(second!.token)).toBeUndefined();
     expect(await store.authenticateClient(client.clientId, clientSecret)).toBeUndefined();
-    expect(await store.issueAccessToken(client.clientId, 3600)).toBeUndefined();
+    expect(await store.issueAccessToken(client, 3600)).toBeUndefined();
     expect((await store.listClients()).map((c) => c.clientId)).not.toContain(client.clientId);
     expect(await store.revokeClient(client.clientId)).toBe(false);
     expect(await store.verify(unrelated!.token)).toBeDefined();
@@ -122,8 +122,8 @@ describe.each([
 
   it("revokes a single access token by id, leaving the client's others", async () => {
     const { record: client } = await store.createClient({ role: "org", crews: "*" });
-    const first = await store.issueAccessToken(client.clientId, 3600);
-    const second = await store.issueAccessToken(client.clientId, 3600);
+    const first = await store.issueAccessToken(client, 3600);
+    const second = await store.issueAccessToken(client, 3600);
     expect(await store.revokeToken(first!.record.id)).toBe(true);
     expect(await store.verify(first!.token)).toBeUndefined();
     expect(await store.verify(second!.token)).toBeDefined();
@@ -152,7 +152,7 @@ describe("RedisTokenStore while Redis is down", () => {
       () => store.listClients(),
       () => store.revokeClient(client.clientId),
       () => store.authenticateClient(client.clientId, clientSecret),
-      () => store.issueAccessToken(client.clientId, 60),
+      () => store.issueAccessToken(client, 60),
     ];
     for (const attempt of attempts) await expect(attempt()).rejects.toBeInstanceOf(TokenStoreUnavailable);
     expect(Date.now() - started).toBeLessThan(1000);
