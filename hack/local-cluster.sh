@@ -180,7 +180,14 @@ node_ready() {
 
 default_service_account() { "$KUBECTL" --kubeconfig "$KUBECONFIG_ADMIN" get serviceaccount default -n default >/dev/null 2>&1; }
 
+need_commands() {
+  local missing=()
+  for c in openssl curl setsid flock base64; do command -v "$c" >/dev/null || missing+=("$c"); done
+  [ ${#missing[@]} -eq 0 ] || die "needs ${missing[*]} (Debian: apt-get install openssl curl util-linux coreutils)"
+}
+
 up() {
+  need_commands
   local with_node=1
   [ "${1:-}" = "--no-node" ] && with_node=0
   local t0

@@ -46,7 +46,10 @@ check_go() {
     die "Go $GO_MIN or newer is needed to build the Kubernetes test binaries: install it from https://go.dev/dl/ (or set KUBECREW_TEST_ASSETS to a directory holding ${BINARIES[*]})"
   local v
   v="$(go env GOVERSION | sed 's/^go//')"
-  if [ "$(printf '%s\n%s\n' "$GO_MIN" "$v" | sort -V | head -1)" != "$GO_MIN" ]; then
+  # Go 1.21+ fetches the toolchain the go.mod files ask for by itself, unless GOTOOLCHAIN=local forbids it.
+  local floor="$GO_MIN"
+  [ "$(go env GOTOOLCHAIN)" = local ] || floor=1.21
+  if [ "$(printf '%s\n%s\n' "$floor" "$v" | sort -V | head -1)" != "$floor" ]; then
     die "Go $GO_MIN or newer is needed to build the Kubernetes test binaries, found go$v: install it from https://go.dev/dl/"
   fi
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ApiException, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import type { CoreV1Api, V1Container, V1Pod } from "@kubernetes/client-node";
@@ -191,6 +191,7 @@ export class PodRuntime {
   private async prepare(): Promise<Map<string, Record<string, string>>> {
     mkdirSync(join(this.dir, "logs"), { recursive: true });
     mkdirSync(join(this.root, "tmp"), { recursive: true });
+    mkdirSync(join(this.root, "dev"), { recursive: true }); // for /dev/termination-log
     if (this.automountsToken()) await this.writeServiceAccountKubeconfig();
     const volumes = this.volumeContext();
     await writeVolumes(volumes);
@@ -293,7 +294,7 @@ export class PodRuntime {
         exitCode: exit.exitCode,
         signal: exit.signal,
         reason: exit.startError ? "StartError" : exit.exitCode === 0 ? "Completed" : "Error",
-        message: exit.startError,
+        message: exit.startError ?? this.terminationMessage(spec, exit.exitCode),
         startedAt,
         finishedAt: new Date(),
         pid,
@@ -313,6 +314,28 @@ export class PodRuntime {
       backoffMs = Math.min(backoffMs * 2, 30_000);
       run.restartCount += 1;
     }
+  }
+
+  /**
+   * The kubelet's termination message: what the process wrote to <root><terminationMessagePath> (default
+   * /dev/termination-log), at most 4 KiB; with FallbackToLogsOnError and a failure, the end of the log instead.
+   */
+  private terminationMessage(spec: V1Container, exitCode: number): string | undefined {
+    const limit = 4096;
+    const read = (file: string) => {
+      try {
+        const text = readFileSync(file, "utf8");
+        return text.length > limit ? text.slice(-limit) : text;
+      } catch {
+        return "";
+      }
+    };
+    const written = read(join(this.root, spec.terminationMessagePath ?? "/dev/termination-log"));
+    if (written) return written;
+    if (spec.terminationMessagePolicy === "FallbackToLogsOnError" && exitCode !== 0) {
+      return read(this.logFile(spec.name)).split("\n").slice(-80).join("\n").slice(-2048) || undefined;
+    }
+    return undefined;
   }
 
   private armTimers(): void {

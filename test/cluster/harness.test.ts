@@ -238,3 +238,21 @@ test("a pod's output is readable through the pods/log API, as `kubectl logs` rea
 
   expect(log).toBe("hello from the local node\n");
 });
+
+test("a container's termination message is reported in its terminated state", async () => {
+  await createJob("leaves-a-message", {
+    command: nodeScript(`
+      require("node:fs").writeFileSync(process.env.KUBECREW_CONTAINER_ROOT + "/dev/termination-log", "task failed: boom");
+      process.exit(2);
+    `),
+  });
+  await waitForJobCondition(ns, "leaves-a-message", "Failed");
+
+  const [pod] = await jobPods("leaves-a-message");
+
+  expect(pod?.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({
+    exitCode: 2,
+    reason: "Error",
+    message: "task failed: boom",
+  });
+});
