@@ -1,0 +1,151 @@
+/**
+ * Shared by the controller benchmarks: a cluster (BENCH_KUBECONFIG, or a private local control plane and node that
+ * hack/local-cluster.sh starts and stops), a namespace with the runner's account, the controller in this process
+ * (so its apiserver writes can be counted), and a watch that timestamps what the bench sees.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+import { silentLogger } from "../core/logger.ts";
+import { controllerConfigFromEnv } from "../controller/config.ts";
+import { startController, type RunningController } from "../controller/controller.ts";
+import { Informer } from "../controller/informer.ts";
+import { KubeClient, type KubeObject, type WriteVerb } from "../controller/kube/client.ts";
+import { resourceOfPath } from "../controller/metrics.ts";
+import { createNamespace, crewYaml, applyCrew, deleteNamespace, RUNNER_SA } from "../test/e2e/support/fixture.ts";
+
+const repo = join(import.meta.dirname, "..");
+
+export interface BenchCluster {
+  kubeconfig: string;
+  kubeConfig: KubeConfig;
+  stop(): void;
+}
+
+export function benchCluster(): BenchCluster {
+  const given = process.env.BENCH_KUBECONFIG;
+  const load = (path: string) => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(path);
+    return kc;
+  };
+  if (given) return { kubeconfig: given, kubeConfig: load(given), stop: () => undefined };
+  const stateDir = mkdtempSync(join(tmpdir(), "kubecrew-bench-"));
+  const env = { ...process.env, KUBECREW_CLUSTER_DIR: stateDir };
+  const cluster = (arg: string) =>
+    execFileSync("bash", [join(repo, "hack/local-cluster.sh"), arg], { env, stdio: ["ignore", "pipe", "inherit"] });
+  cluster("up");
+  const kubeconfig = join(stateDir, "admin.kubeconfig");
+  const kubectl = join(
+    execFileSync("bash", [join(repo, "hack/tools.sh"), "path"], { encoding: "utf8" }).trim(),
+    "kubectl",
+  );
+  const crds = readdirSync(join(repo, "crds")).flatMap((f) => ["-f", join(repo, "crds", f)]);
+  execFileSync(kubectl, ["--kubeconfig", kubeconfig, "apply", "--server-side", ...crds], { stdio: "ignore" });
+  execFileSync(kubectl, ["--kubeconfig", kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", ...crds], {
+    stdio: "ignore",
+  });
+  return {
+    kubeconfig,
+    kubeConfig: load(kubeconfig),
+    stop: () => {
+      cluster("down");
+      rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface WriteCounts {
+  byResource: Map<string, number>;
+  total(filter?: (resource: string) => boolean): number;
+  reset(): void;
+}
+
+export function writeCounter(): WriteCounts & { onWrite: (verb: WriteVerb, path: string) => void } {
+  const byResource = new Map<string, number>();
+  return {
+    byResource,
+    onWrite: (verb, path) => {
+      const key = `${verb} ${resourceOfPath(path)}`;
+      byResource.set(key, (byResource.get(key) ?? 0) + 1);
+    },
+    total: (filter = () => true) => [...byResource].filter(([k]) => filter(k)).reduce((n, [, v]) => n + v, 0),
+    reset: () => byResource.clear(),
+  };
+}
+
+export async function benchNamespace(
+  cluster: BenchCluster,
+  crews: Record<string, { model: string; tasks: number }>,
+): Promise<string> {
+  const namespace = await createNamespace(cluster.kubeconfig, "bench");
+  for (const [name, c] of Object.entries(crews))
+    await applyCrew(cluster.kubeconfig, namespace, crewYaml(name, c.model, { tasks: c.tasks }));
+  return namespace;
+}
+
+export async function startBenchController(
+  cluster: BenchCluster,
+  namespace: string,
+  onWrite: (verb: WriteVerb, path: string) => void,
+): Promise<RunningController> {
+  const config = controllerConfigFromEnv({
+    KUBECREW_NAMESPACE: namespace,
+    KUBECREW_HEALTH_PORT: "0",
+    KUBECREW_HEALTH_HOST: "127.0.0.1",
+    KUBECREW_LEADER_ELECT: "false",
+    KUBECREW_RUNNER_SERVICE_ACCOUNT: RUNNER_SA,
+    KUBECREW_CONTROLLER_WORKERS: process.env.BENCH_WORKERS ?? "8",
+  });
+  const controller = await startController(config, { log: silentLogger(), kubeConfig: cluster.kubeConfig, onWrite });
+  await controller.ready();
+  return controller;
+}
+
+export { deleteNamespace };
+
+/** CrewExecutions created straight through the API server (what the crew API does on kickoff). */
+export async function createExecutions(
+  client: KubeClient,
+  namespace: string,
+  crew: string,
+  count: number,
+  prefix: string,
+): Promise<string[]> {
+  const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+  await Promise.all(
+    names.map((name) =>
+      client.create(`/apis/kubecrew.io/v1alpha1/namespaces/${namespace}/crewexecutions`, {
+        apiVersion: "kubecrew.io/v1alpha1",
+        kind: "CrewExecution",
+        metadata: { name, namespace },
+        spec: { crewRef: { name: crew }, inputs: { topic: "bench" } },
+      }),
+    ),
+  );
+  return names;
+}
+
+/** An informer of the bench's own, calling `seen` with the local time of every event. */
+export async function watchWithTimes<T extends KubeObject>(
+  client: KubeClient,
+  path: string,
+  seen: (object: T, atMs: number) => void,
+): Promise<Informer<T>> {
+  const informer = new Informer<T>({ client, path, log: silentLogger() });
+  informer.on((event, object) => {
+    if (event !== "delete") seen(object, performance.now());
+  });
+  await informer.start();
+  return informer;
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+export const ms = (n: number) => `${n.toFixed(1)} ms`;

@@ -1,0 +1,152 @@
+/**
+ * bench/controller-throughput: executions per minute of instant 1-task crews on one controller replica, against
+ * bare Jobs running the same CLI in the same hardened pod on the same node (the floor the cluster itself sets);
+ * ratio = kubecrew rate / bare Job rate. Also counts the controller's apiserver writes per task (1-task and 3-task
+ * crews; target at most 3 besides the runner's one CrewTaskResult), split by resource.
+ *   npm run bench:controller-throughput   [BENCH_EXECUTIONS=40 BENCH_KUBECONFIG=...]
+ */
+import { KubeClient, type KubeObject } from "../controller/kube/client.ts";
+import { taskJob } from "../controller/task-job.ts";
+import { RUNNER_SA } from "../test/e2e/support/fixture.ts";
+import {
+  benchCluster,
+  benchNamespace,
+  createExecutions,
+  deleteNamespace,
+  startBenchController,
+  watchWithTimes,
+  writeCounter,
+} from "./controller-support.ts";
+
+const count = Number(process.env.BENCH_EXECUTIONS ?? 40);
+
+const cluster = benchCluster();
+const client = new KubeClient(cluster.kubeConfig);
+const namespace = await benchNamespace(cluster, {
+  instant: { model: "mock", tasks: 1 },
+  triple: { model: "mock", tasks: 3 },
+});
+const writes = writeCounter();
+const controller = await startBenchController(cluster, namespace, writes.onWrite);
+
+const done = new Map<string, number>();
+const base = `/apis/kubecrew.io/v1alpha1/namespaces/${namespace}`;
+const executionsInformer = await watchWithTimes<KubeObject & { status?: { phase?: string } }>(
+  client,
+  `${base}/crewexecutions`,
+  (e, at) => {
+    if (e.status?.phase === "Succeeded" && !done.has(e.metadata!.name!)) done.set(e.metadata!.name!, at);
+  },
+);
+const jobsDone = new Map<string, number>();
+const jobsInformer = await watchWithTimes<
+  KubeObject & { status?: { conditions?: { type: string; status: string }[] } }
+>(client, `/apis/batch/v1/namespaces/${namespace}/jobs`, (j, at) => {
+  if (
+    j.status?.conditions?.some((c) => c.type === "Complete" && c.status === "True") &&
+    !jobsDone.has(j.metadata!.name!)
+  )
+    jobsDone.set(j.metadata!.name!, at);
+});
+
+async function waitAll(names: string[], seen: Map<string, number>, what: string) {
+  const deadline = Date.now() + 300_000;
+  while (!names.every((n) => seen.has(n))) {
+    if (Date.now() > deadline)
+      throw new Error(`${what}: ${names.filter((n) => !seen.has(n)).length} not done within 300 s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+// Warm-up (node, caches), untimed.
+await waitAll(await createExecutions(client, namespace, "instant", 3, "warm"), done, "warm-up");
+
+// kubecrew: instant 1-task crews, all kicked off at once.
+writes.reset();
+let t0 = performance.now();
+const names = await createExecutions(client, namespace, "instant", count, "tp");
+await waitAll(names, done, "executions");
+const kubecrewSeconds = (performance.now() - t0) / 1000;
+const oneTaskWrites = new Map(writes.byResource);
+const oneTaskTotal = writes.total();
+
+// 3-task crews: the per-task write count without the per-execution start.
+writes.reset();
+const tripleNames = await createExecutions(client, namespace, "triple", 10, "tri");
+await waitAll(tripleNames, done, "3-task executions");
+const tripleWrites = new Map(writes.byResource);
+const tripleTotal = writes.total();
+
+console.log(`kubecrew: ${count} executions in ${kubecrewSeconds.toFixed(1)} s`);
+
+// The floor: bare Jobs running the same CLI (`kubecrew --version`) in the same pod spec.
+const dummyAssignment = {
+  execution: { id: "bare", crew: "bare", namespace, uid: "bare" },
+  task: { index: 0, name: "bare", description: "d", expectedOutput: "o" },
+  agent: { name: "a", role: "r", goal: "g", backstory: "", tools: [] },
+  context: [],
+  inputs: {},
+};
+const jobNames = Array.from({ length: count }, (_, i) => `bare-${i}`);
+t0 = performance.now();
+await Promise.all(
+  jobNames.map((name) => {
+    const job = taskJob(
+      { name, namespace, uid: "00000000-0000-0000-0000-000000000000", crew: "bare" },
+      dummyAssignment,
+      { taskTimeoutSeconds: 120, executionTimeoutSeconds: 600, retries: 0 },
+      {
+        defaultImage: "kubecrew:bench",
+        defaultServiceAccount: RUNNER_SA,
+        runnerCommand: ["kubecrew", "--version"],
+      },
+    ) as {
+      metadata: Record<string, unknown>;
+      spec: {
+        template: {
+          spec: { containers: { command: string[]; volumeMounts: { name: string }[] }[]; volumes: { name: string }[] };
+        };
+      };
+    };
+    const pod = job.spec.template.spec;
+    pod.containers[0]!.command = ["kubecrew", "--version"];
+    // No assignment: the bare Job keeps only the /tmp volume.
+    pod.volumes = pod.volumes.filter((v) => v.name !== "assignment");
+    pod.containers[0]!.volumeMounts = pod.containers[0]!.volumeMounts.filter((m) => m.name !== "assignment");
+    return client
+      .create(`/apis/batch/v1/namespaces/${namespace}/jobs`, { ...job, metadata: { name, namespace } })
+      .then(() => undefined);
+  }),
+);
+await waitAll(jobNames, jobsDone, "bare Jobs");
+const bareSeconds = (performance.now() - t0) / 1000;
+
+const perMinute = (n: number, s: number) => (n / s) * 60;
+const kubecrewRate = perMinute(count, kubecrewSeconds);
+const bareRate = perMinute(count, bareSeconds);
+const describe = (m: Map<string, number>, tasks: number) =>
+  [...m]
+    .sort()
+    .map(([k, v]) => `${k} ${(v / tasks).toFixed(2)}`)
+    .join(", ");
+const notEvents = (m: Map<string, number>) =>
+  [...m].filter(([k]) => !k.endsWith(" events")).reduce((n, [, v]) => n + v, 0);
+
+console.log(`controller throughput: ${count} instant 1-task executions at once, one controller replica`);
+console.log(`  kubecrew executions      ${kubecrewSeconds.toFixed(1)} s → ${kubecrewRate.toFixed(0)} per minute`);
+console.log(`  bare Jobs (same pod)     ${bareSeconds.toFixed(1)} s → ${bareRate.toFixed(0)} per minute`);
+console.log(`  ratio kubecrew / bare    ${(kubecrewRate / bareRate).toFixed(2)}`);
+console.log(`apiserver writes by the controller per task (the runner adds 1 CrewTaskResult per task):`);
+console.log(
+  `  1-task crews: ${(notEvents(oneTaskWrites) / count).toFixed(2)} without events, ${(oneTaskTotal / count).toFixed(2)} with events  [${describe(oneTaskWrites, count)}]`,
+);
+console.log(
+  `  3-task crews: ${(notEvents(tripleWrites) / 30).toFixed(2)} without events, ${(tripleTotal / 30).toFixed(2)} with events  [${describe(tripleWrites, 30)}]`,
+);
+
+await executionsInformer.stop();
+await jobsInformer.stop();
+await controller.stop();
+await deleteNamespace(cluster.kubeconfig, namespace);
+client.close();
+cluster.stop();
