@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { TokenRateLimiter } from "../../../api/oauth/token-rate-limiter.ts";
 import { tokenEndpoint } from "../../../api/oauth/token-endpoint.ts";
 import { silentLogger } from "../../../core/logger.ts";
+import { devConfigSchema } from "../../../dev/config.ts";
+import { startDev } from "../../../dev/start.ts";
 import {
   basic,
   bearer,
@@ -343,6 +345,35 @@ describe("the token endpoint mounted at its own auth_url", () => {
       expect(wrong.headers.get("www-authenticate")).toBe('Basic realm="auth"');
     } finally {
       server.close();
+    }
+  });
+});
+
+describe("kubecrew dev without REDIS_URL", () => {
+  it("keeps tokens and clients in memory, with the same token endpoint and admin API", async () => {
+    const adminKey = "memory-admin-key-0123456789abcdef0123";
+    const config = devConfigSchema.parse({
+      PORT: "0",
+      KUBECREW_DEFAULT_CREW: "research",
+      KUBECREW_ADMIN_KEY: adminKey,
+    });
+    const dev = await startDev(config, silentLogger());
+    try {
+      expect((await fetch(`${dev.url}/inputs`, { headers: bearer(dev.orgToken!) })).status).toBe(200);
+      const created = (await (
+        await fetch(`${dev.url}/admin/clients`, {
+          method: "POST",
+          headers: { "x-admin-key": adminKey, "content-type": "application/json" },
+          body: JSON.stringify({ crews: ["research"] }),
+        })
+      ).json()) as { client_id: string; client_secret: string };
+      const tokens = await clientCredentialsToken(`${dev.url}/oauth/token`, created.client_id, created.client_secret);
+      expect((await fetch(`${dev.url}/inputs`, { headers: bearer(tokens.access_token) })).status).toBe(200);
+      const wrong = await tokenRequest(dev.url, { authorization: basic(created.client_id, "nope") });
+      expect(wrong.status).toBe(401);
+      expect(wrong.body.error).toBe("invalid_client");
+    } finally {
+      await dev.stop();
     }
   });
 });
