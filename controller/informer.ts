@@ -254,10 +254,9 @@ export class Informer<T extends KubeObject> {
         (event: WatchEvent<T>) => {
           feed();
           events++;
-          this.apply(event, () => {
-            gone = true;
-            abort.abort();
-          });
+          if (this.apply(event)) return undefined;
+          gone = true;
+          return "stop";
         },
         abort.signal,
       );
@@ -276,19 +275,18 @@ export class Informer<T extends KubeObject> {
     return events > 0;
   }
 
-  private apply(event: WatchEvent<T>, onGone: () => void): void {
+  /** Applies one watch event to the cache; false when the watch must end and the cache be relisted. */
+  private apply(event: WatchEvent<T>): boolean {
     const object = event.object;
     if (event.type === "ERROR") {
       const status = object as unknown as { code?: number; message?: string };
-      if (status.code === 410) return onGone();
-      this.opts.log.warn({ path: this.opts.path, status }, "Watch error event");
-      this.resourceVersion = "";
-      return onGone();
+      if (status.code !== 410) this.opts.log.warn({ path: this.opts.path, status }, "Watch error event");
+      return false;
     }
     const rv = object.metadata?.resourceVersion;
     if (event.type === "BOOKMARK") {
       if (rv) this.resourceVersion = rv;
-      return;
+      return true;
     }
     const key = objectKey(object);
     if (event.type === "DELETED") {
@@ -302,5 +300,6 @@ export class Informer<T extends KubeObject> {
       }
     }
     if (rv) this.resourceVersion = rv;
+    return true;
   }
 }

@@ -152,7 +152,11 @@ export class KubeClient {
           ...(conn.auth ? { auth: conn.auth } : {}),
           ...(signal ? { signal } : {}),
         },
-        resolve,
+        (res) => {
+          // An aborted watch errors its response after the reader let go; readers see errors through iteration.
+          res.on("error", () => undefined);
+          resolve(res);
+        },
       );
       req.on("error", reject);
       if (timeoutMs) {
@@ -218,13 +222,13 @@ export class KubeClient {
   }
 
   /**
-   * Opens a watch and calls onEvent per event; resolves when the stream ends (the server closed it, or `signal`
-   * aborted it) and rejects on a failed request. A non-200 answer rejects with a KubeApiError (410 when expired).
+   * Opens a watch and calls onEvent per event; resolves when the stream ends (the server closed it, `signal` aborted
+   * it, or onEvent answered "stop") and rejects on a failed request. A non-200 answer rejects with a KubeApiError (410 when expired).
    */
   async watch<T>(
     path: string,
     query: Record<string, string | undefined>,
-    onEvent: (event: WatchEvent<T>) => void,
+    onEvent: (event: WatchEvent<T>) => void | "stop",
     signal: AbortSignal,
   ): Promise<void> {
     const res = await this.send("GET", path + queryString({ ...query, watch: "true" }), undefined, "", signal);
@@ -247,7 +251,10 @@ export class KubeClient {
         while (newline >= 0) {
           const line = buffered.slice(0, newline).trim();
           buffered = buffered.slice(newline + 1);
-          if (line) onEvent(JSON.parse(line) as WatchEvent<T>);
+          if (line && onEvent(JSON.parse(line) as WatchEvent<T>) === "stop") {
+            res.destroy();
+            return;
+          }
           newline = buffered.indexOf("\n");
         }
       }
