@@ -112,17 +112,20 @@ describe("server-side dry run", () => {
 
 describe("helm install with the chart's Redis, then upgrade, uninstall and reinstall", () => {
   let namespace: string;
-  // No component pods (replicas 0): the defaults would bind their fixed ports on the machine the local node runs on.
-  const values = {
-    crds: { enabled: false },
-    api: { replicas: 0 },
-    controller: { replicas: 0 },
-    integrations: { replicas: 0 },
-  };
+  // No component pods (replicas 0): the defaults would bind their fixed ports on the machine the local node runs on
+  // (and Redis gets a free one, should the cluster run StatefulSets).
+  let values: object;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     namespace = createNamespace("chart-install");
     namespaces.push(namespace);
+    values = {
+      crds: { enabled: false },
+      api: { replicas: 0 },
+      controller: { replicas: 0 },
+      integrations: { replicas: 0 },
+      redis: { port: await freePort() },
+    };
   });
 
   it("installs, and prints the next commands: how to get a token and kick off the example crew", () => {
@@ -211,6 +214,7 @@ describe("the installed chart on the local node", () => {
   let namespace: string;
   let redis: RedisServer;
   let ports: { api: number; health: number; integrations: number };
+  let notes: string;
   const account = (name: string) => `system:serviceaccount:${namespace}:kubecrew-${name}`;
   /** `kubectl auth can-i` as one of the chart's service accounts; `resource` may be `<resource>/<subresource>`. */
   const can = (as: string, verb: string, resource: string, ns = namespace) => {
@@ -232,7 +236,10 @@ describe("the installed chart on the local node", () => {
       integrations: { port: ports.integrations },
     };
     // The run's cluster has the CRDs of crds/ already (applied by the global setup); the chart adopts them.
-    mustSucceed("helm install", helmIn(namespace, ["install", "kubecrew", chartDir, "--take-ownership"], values));
+    notes = mustSucceed(
+      "helm install",
+      helmIn(namespace, ["install", "kubecrew", chartDir, "--take-ownership"], values),
+    );
   });
 
   afterAll(async () => {
@@ -361,6 +368,50 @@ describe("the installed chart on the local node", () => {
       { timeoutMs: 60_000, message: "integrations /ready" },
     );
     expect(body).toEqual({ status: "ready", redis: "reachable" });
+  });
+
+  it("the API serves, and the commands NOTES prints get a token that kicks off the example crew to completion", async () => {
+    const url = `http://127.0.0.1:${ports.api}`;
+    await eventually(async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 60_000, message: "API /readyz" });
+    // Step 3 of NOTES as printed: the admin key from the Secret, a token from the admin API.
+    const lines = notes.split("\n");
+    const start = lines.findIndex((l) => l.trim().startsWith("export ADMIN_KEY="));
+    const script = [`export KUBECREW_URL=${url}`, ...lines.slice(start, start + 3), `printf %s "$TOKEN"`].join("\n");
+    const run = spawnSync("bash", ["-euo", "pipefail", "-c", script], {
+      encoding: "utf8",
+      env: { ...process.env, ...env, PATH: `${toolsDir()}:${process.env.PATH}` },
+    });
+    expect(run.stderr).toBe("");
+    const token = run.stdout;
+    expect(token.length).toBeGreaterThan(20);
+
+    const call = async (path: string, body?: unknown) => {
+      const response = await fetch(`${url}${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: {
+          Authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    expect(await call("/crews/research/inputs")).toEqual({ status: 200, body: { inputs: ["topic"] } });
+    const kickoff = await call("/crews/research/kickoff", { inputs: { topic: "Helm" } });
+    expect(kickoff.status).toBe(200);
+    const id = kickoff.body.kickoff_id as string;
+    const done = await eventually(
+      async () => {
+        const status = await call(`/crews/research/status/${id}`);
+        if (status.body.status === "error") throw new Error(`the execution failed: ${JSON.stringify(status.body)}`);
+        return status.body.status === "completed" ? status.body : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500, message: `execution ${id} completed through the API` },
+    );
+    expect((done.result as { tasks: unknown[] }).tasks).toHaveLength(3);
+    expect(done.state).toBe("SUCCESS");
+    // The root paths serve the default crew: the example.
+    expect(await call("/inputs")).toEqual({ status: 200, body: { inputs: ["topic"] } });
   });
 
   it("an execution of the example crew completes, each task a Job under the runner's service account", async () => {
