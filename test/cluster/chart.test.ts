@@ -10,7 +10,17 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { chartDir, helm, toolsDir, withValuesFile, template, type CommandResult } from "../chart/support/helm.ts";
+import type { V1Ingress } from "@kubernetes/client-node";
+import {
+  chartDir,
+  helm,
+  parseManifests,
+  toolsDir,
+  withValuesFile,
+  template,
+  type CommandResult,
+} from "../chart/support/helm.ts";
+import { startIngressNginx } from "../chart/support/ingress-nginx.ts";
 import { eventually } from "../support/cluster.ts";
 import { freePort, startRedis, type RedisServer } from "../support/redis.ts";
 
@@ -215,6 +225,7 @@ describe("the installed chart on the local node", () => {
   let redis: RedisServer;
   let ports: { api: number; health: number; integrations: number };
   let notes: string;
+  let values: object;
   const account = (name: string) => `system:serviceaccount:${namespace}:kubecrew-${name}`;
   /** `kubectl auth can-i` as one of the chart's service accounts; `resource` may be `<resource>/<subresource>`. */
   const can = (as: string, verb: string, resource: string, ns = namespace) => {
@@ -228,7 +239,7 @@ describe("the installed chart on the local node", () => {
     namespaces.push(namespace);
     redis = await startRedis();
     ports = { api: await freePort(), health: await freePort(), integrations: await freePort() };
-    const values = {
+    values = {
       redis: { enabled: false },
       externalRedis: { url: redis.url },
       api: { port: ports.api },
@@ -412,6 +423,51 @@ describe("the installed chart on the local node", () => {
     expect(done.state).toBe("SUCCESS");
     // The root paths serve the default crew: the example.
     expect(await call("/inputs")).toEqual({ status: 200, body: { inputs: ["topic"] } });
+  });
+
+  it("behind an nginx configured from the chart's Ingress as ingress-nginx would: API at /, integrations under /oauthsvc", async () => {
+    const rendered = template({ namespace, values: { ...values, ingress: { enabled: true, host: "localhost" } } });
+    const ingresses = parseManifests(mustSucceed("helm template", rendered)).filter(
+      (m) => m.kind === "Ingress",
+    ) as unknown as V1Ingress[];
+    expect(ingresses).toHaveLength(2);
+    const nginx = await startIngressNginx(
+      ingresses,
+      { "kubecrew-api": ports.api, "kubecrew-integrations": ports.integrations },
+      await freePort(),
+    );
+    try {
+      await eventually(async () => (await fetch(`${nginx.url}/readyz`)).ok, { message: "the API through nginx" });
+      const get = async (path: string) => {
+        const response = await fetch(`${nginx.url}${path}`, { headers: { Accept: "application/json" } });
+        return { status: response.status, text: await response.text() };
+      };
+      expect(await get("/inputs")).toMatchObject({ status: 401, text: expect.stringContaining("Unauthorized") });
+      // The integrations service, its /oauthsvc prefix stripped.
+      await eventually(async () => (await get("/oauthsvc/ready")).status === 200, { message: "integrations /ready" });
+      expect(JSON.parse((await get("/oauthsvc/health")).text)).toEqual({ status: "ok", redis: "reachable" });
+      // A provider callback reaches the integrations service (no provider is configured: its 404), not the API,
+      // which answers the same path with its "route not configured" 502 when reached directly.
+      const callback = await get("/oauthsvc/v1/auth/google/callback?code=x&state=y");
+      expect(callback.status).toBe(404);
+      expect(callback.text).not.toContain("Integrations route not configured");
+      const direct = await fetch(`http://127.0.0.1:${ports.api}/oauthsvc/v1/auth/google/callback`, {
+        headers: { Accept: "application/json" },
+      });
+      expect(direct.status).toBe(502);
+      expect(await direct.text()).toContain("Integrations route not configured");
+      // A 5 MB body passes the proxy (proxy-body-size 10m) and is answered by the API, not refused by nginx.
+      const big = await fetch(`${nginx.url}/kickoff`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json" },
+        body: JSON.stringify({ inputs: { topic: "x".repeat(5 * 1024 * 1024) } }),
+      });
+      expect(big.headers.get("content-type")).toContain("application/json");
+      expect(big.status).not.toBe(502);
+      expect(await big.text()).not.toContain("<html>");
+    } finally {
+      await nginx.stop();
+    }
   });
 
   it("an execution of the example crew completes, each task a Job under the runner's service account", async () => {
