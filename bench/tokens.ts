@@ -96,7 +96,10 @@ const loads: Load[] = [
     name: "bearerAuth alone",
     options: { url: `${authServer.url}/authenticated`, headers: { authorization: `Bearer ${orgToken}` } },
   },
-  { name: "crew API GET /inputs", options: { url: `${api.url}/inputs`, headers: { authorization: `Bearer ${orgToken}` } } },
+  {
+    name: "crew API GET /inputs",
+    options: { url: `${api.url}/inputs`, headers: { authorization: `Bearer ${orgToken}` } },
+  },
 ];
 
 async function measure(load: Load): Promise<{ rps: number; p99: number }> {
@@ -114,24 +117,30 @@ for (let round = 0; round < rounds; round++) {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const rps = (name: string) => median(results.get(name)!.map((r) => r.rps));
-const p99 = (name: string) => median(results.get(name)!.map((r) => r.p99));
-const baseline = rps(loads[0]!.name);
-console.log(`${connections} connections, ${rounds} rounds of ${seconds}s each, median req/s (and p99 latency)`);
+const rpsOf = (name: string) => results.get(name)!.map((r) => r.rps);
+const baselineName = loads[0]!.name;
+// Each round runs every load back to back, so the ratio within a round compares like with like even when the
+// machine's load drifts between rounds; the median of those ratios is the figure to quote.
+const ratio = (name: string) => median(rpsOf(name).map((rps, round) => rps / rpsOf(baselineName)[round]!));
+console.log(`${connections} connections, ${rounds} rounds of ${seconds}s each`);
+console.log(
+  `  ${"".padEnd(28)} ${"median req/s".padStart(12)}  ${"p99".padStart(6)}  ratio to baseline (median of per-round ratios)`,
+);
 for (const load of loads) {
-  const each = results.get(load.name)!.map((r) => r.rps.toFixed(0)).join(", ");
-  const ratio = rps(load.name) / baseline;
+  const each = rpsOf(load.name)
+    .map((r) => r.toFixed(0))
+    .join(", ");
+  const p99 = median(results.get(load.name)!.map((r) => r.p99));
   console.log(
-    `  ${load.name.padEnd(28)} ${rps(load.name).toFixed(0).padStart(7)} req/s  p99 ${String(p99(load.name)).padStart(3)} ms  ` +
-      `ratio ${ratio.toFixed(2)}  (rounds: ${each})`,
+    `  ${load.name.padEnd(28)} ${median(rpsOf(load.name)).toFixed(0).padStart(12)}  ${`${p99} ms`.padStart(6)}  ` +
+      `${ratio(load.name).toFixed(2)}   (rounds: ${each})`,
   );
 }
-const perRequestUs = (name: string) => (1e6 / rps(name) - 1e6 / baseline) * connections;
-console.log(`  tokens issued per second: ${rps(loads[1]!.name).toFixed(0)} (${(rps(loads[1]!.name) / baseline).toFixed(2)} × baseline)`);
+const [, issue, bearerOnly, crewApi] = loads.map((l) => l.name);
+console.log(`  tokens issued per second: ${median(rpsOf(issue!)).toFixed(0)} (${ratio(issue!).toFixed(2)} × baseline)`);
 console.log(
-  `  auth overhead vs baseline: bearerAuth ${(rps(loads[2]!.name) / baseline).toFixed(2)} ×, ` +
-    `crew API ${(rps(loads[3]!.name) / baseline).toFixed(2)} × ` +
-    `(≈ ${perRequestUs(loads[2]!.name).toFixed(0)} µs / ${perRequestUs(loads[3]!.name).toFixed(0)} µs more per request)`,
+  `  auth overhead: bearerAuth alone ${ratio(bearerOnly!).toFixed(2)} × baseline, ` +
+    `crew API GET /inputs ${ratio(crewApi!).toFixed(2)} × baseline`,
 );
 
 bareServer.close();
