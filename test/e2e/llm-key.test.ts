@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { answer, startLlmFixture, type LlmFixture } from "../support/llm-fixture.ts";
+import { kubectl } from "./support/kubectl.ts";
+import {
+  applyCrew,
+  createNamespace,
+  deleteNamespace,
+  finalStatus,
+  kickoff,
+  startClusterApi,
+  startControllerProcess,
+  type ClusterApi,
+  type ControllerProcess,
+} from "./support/fixture.ts";
+
+/** A crew on an OpenAI-compatible LLM (the fixture server) whose key comes from a Secret through secretKeyRef. */
+const kubeconfig = inject("kubeconfig");
+let namespace: string;
+let controller: ControllerProcess;
+let api: ClusterApi;
+let llm: LlmFixture;
+
+beforeAll(async () => {
+  llm = await startLlmFixture();
+  namespace = await createNamespace(kubeconfig, "llm");
+  await kubectl(kubeconfig, [
+    "create",
+    "secret",
+    "generic",
+    "llm-key",
+    "-n",
+    namespace,
+    "--from-literal=api-key=sk-e2e-from-secret",
+  ]);
+  await applyCrew(
+    kubeconfig,
+    namespace,
+    `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata: { name: keyed }
+spec:
+  inputs: [{ name: topic }]
+  llm:
+    provider: openai-compatible
+    model: fixture-model
+    baseURL: ${llm.baseURL}
+    apiKeySecretRef: { name: llm-key, key: api-key }
+  agents:
+    - { name: analyst, role: "{topic} Analyst", goal: "Understand {topic}" }
+  tasks:
+    - { name: research, agent: analyst, description: "Research {topic}", expectedOutput: "Facts" }
+    - { name: summary, agent: analyst, description: "Summarise the research", expectedOutput: "A paragraph" }
+`,
+  );
+  controller = await startControllerProcess(kubeconfig, namespace);
+  api = await startClusterApi(kubeconfig, namespace);
+});
+
+afterAll(async () => {
+  await api?.stop();
+  await controller?.kill("SIGTERM");
+  await llm?.stop();
+  if (namespace) await deleteNamespace(kubeconfig, namespace);
+});
+
+describe("the agent's LLM key", () => {
+  it("reaches the runner from a Secret through secretKeyRef, and each task gets the earlier outputs as context", async () => {
+    llm.enqueue(
+      answer("Tides follow the moon.", { inputTokens: 30, outputTokens: 5 }),
+      answer("In short: the moon.", { inputTokens: 40, outputTokens: 4 }),
+    );
+    const id = await kickoff(api, "keyed");
+    const final = await finalStatus(api, "keyed", id);
+    expect(final).toMatchObject({ status: "completed", result: { output: "In short: the moon." } });
+    expect(final.result.tasks.map((t: { output: string }) => t.output)).toEqual([
+      "Tides follow the moon.",
+      "In short: the moon.",
+    ]);
+    expect(llm.requests).toHaveLength(2);
+    for (const r of llm.requests) expect(r.headers.authorization).toBe("Bearer sk-e2e-from-secret");
+    expect(JSON.stringify(llm.requests[1]!.body)).toContain("Tides follow the moon.");
+    const job = JSON.parse(await kubectl(kubeconfig, ["get", "job", `${id}-0`, "-n", namespace, "-o", "json"]));
+    const env = job.spec.template.spec.containers[0].env;
+    expect(env).toContainEqual({
+      name: "KUBECREW_LLM_API_KEY",
+      valueFrom: { secretKeyRef: { name: "llm-key", key: "api-key" } },
+    });
+    expect(JSON.stringify(job)).not.toContain("sk-e2e-from-secret");
+  });
+});
