@@ -330,4 +330,7 @@ if (import.meta.main) {
     writeFileSync(join(CRD_DIR, file.file), crdYaml(file));
     console.log(`wrote crds/${file.file}`);
   }
+  // The chart carries copies of the CRDs; keep them equal in the same step.
+  const { syncChartFiles } = await import("./sync-chart-files.ts");
+  for (const copy of syncChartFiles()) console.log(`wrote ${copy}`);
 }
