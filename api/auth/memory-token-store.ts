@@ -9,6 +9,7 @@ import {
   type ManagedTokenStore,
   type NewClientRequest,
   type NewTokenRequest,
+  tokenSubject,
   type TokenRecord,
 } from "./token-store.ts";
 
@@ -62,7 +63,7 @@ export class MemoryTokenStore implements ManagedTokenStore {
       id,
       kind: request.kind,
       crews: request.crews,
-      subject: request.kind === "user" ? request.user! : id,
+      subject: tokenSubject(request, id),
       created: new Date(now).toISOString(),
       ...(Number.isFinite(expiresAt) ? { expires: new Date(expiresAt).toISOString() } : {}),
     };

@@ -11,6 +11,7 @@ import {
   type ManagedTokenStore,
   type NewClientRequest,
   type NewTokenRequest,
+  tokenSubject,
   type TokenRecord,
 } from "./token-store.ts";
 
@@ -140,7 +141,7 @@ export class RedisTokenStore implements ManagedTokenStore {
       id,
       kind: request.kind,
       crews: request.crews,
-      subject: request.kind === "user" ? request.user! : id,
+      subject: tokenSubject(request, id),
       created: new Date(now).toISOString(),
       ...(expiresAt ? { expires: new Date(expiresAt).toISOString() } : {}),
     };

@@ -97,3 +97,10 @@ export interface ManagedTokenStore extends TokenStore {
 export function principalOfRecord(record: TokenRecord) {
   return { kind: record.kind, crews: record.crews, subject: record.subject } satisfies Principal;
 }
+
+/** Who a new org or user token speaks for: the user, or for an org token the token itself (its id). */
+export function tokenSubject(request: NewTokenRequest, id: string): string {
+  if (request.kind === "org") return id;
+  if (!request.user) throw new Error("A user token needs the user it belongs to");
+  return request.user;
+}

@@ -41,6 +41,7 @@ describe.each([
     const { token } = await store.createToken({ kind: "user", crews: "*", user: "alice" });
     expect(token).toMatch(/^kcu_/);
     expect(await store.verify(token)).toEqual({ kind: "user", crews: "*", subject: "alice" });
+    await expect(store.createToken({ kind: "user", crews: "*" })).rejects.toThrow("needs the user");
   });
 
   it("rejects unknown and altered tokens", async () => {
