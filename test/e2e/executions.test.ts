@@ -42,6 +42,25 @@ afterAll(async () => {
   if (namespace) await deleteNamespace(kubeconfig, namespace);
 });
 
+/** Reasons of the Events recorded on an execution (they are posted without blocking reconciles: wait a moment). */
+async function eventReasons(execution: string): Promise<string[]> {
+  const read = async () =>
+    JSON.parse(
+      await kubectl(kubeconfig, [
+        "get",
+        "events",
+        "-n",
+        namespace,
+        "--field-selector",
+        `involvedObject.name=${execution}`,
+        "-o",
+        "json",
+      ]),
+    ).items.map((e: { reason: string }) => e.reason) as string[];
+  await waitFor("execution events", async () => (await read()).some((r) => r.startsWith("Execution")), 10_000);
+  return read();
+}
+
 describe("a crew run as Job pods", () => {
   it("goes from kickoff over HTTP through running (current task, progress) to completed with every task's output, agent and time", async () => {
     const id = await kickoff(api, "research");
@@ -91,6 +110,11 @@ describe("a crew run as Job pods", () => {
     expect(results).toHaveLength(3);
     expect(results[0].metadata.ownerReferences[0]).toMatchObject({ kind: "CrewExecution", name: id });
 
+    const reasons = await eventReasons(id);
+    expect(reasons.filter((r) => r === "TaskStarted")).toHaveLength(3);
+    expect(reasons.filter((r) => r === "TaskSucceeded")).toHaveLength(3);
+    expect(reasons).toContain("ExecutionSucceeded");
+
     const table = await kubectl(kubeconfig, ["get", "ce", "-n", namespace, id]);
     const [header, row] = table.trim().split("\n");
     expect(header).toMatch(/^NAME\s+STATUS\s+PROGRESS\s+CURRENT TASK\s+DURATION\s+AGE/);
@@ -124,6 +148,7 @@ describe("a crew run as Job pods", () => {
     expect(final.error).toContain("mock llm: failure requested");
     const [job] = await jobsOf(kubeconfig, namespace, id);
     expect(job.status.failed).toBe(2); // backoffLimit 1: two attempts
+    expect(await eventReasons(id)).toEqual(expect.arrayContaining(["TaskStarted", "TaskFailed", "ExecutionFailed"]));
   });
 
   it("stops a running execution: its Job is deleted, the status says so, a second stop answers 400", async () => {
@@ -136,6 +161,7 @@ describe("a crew run as Job pods", () => {
     const final = await finalStatus(api, "slow", id, 30_000);
     expect(final).toMatchObject({ status: "error", state: "FAILED", error: "Execution stopped" });
     await waitFor("Job deleted", async () => (await jobsOf(kubeconfig, namespace, id)).length === 0, 30_000);
+    expect(await eventReasons(id)).toContain("ExecutionStopped");
     const again = await api.call(`/crews/slow/stop/${id}`, { method: "POST" });
     expect(again.status).toBe(400);
   });

@@ -120,31 +120,41 @@ describe("webhooks", () => {
 });
 
 describe("crews", () => {
-  it("shows READY and TASKS for a valid crew, and rejects or reports one whose task names a missing agent", async () => {
+  it("shows READY and TASKS for a valid crew, and rejects or reports one whose task names a missing agent or that repeats a task name", async () => {
     await waitFor("crew Ready", async () => {
       const table = await kubectl(kubeconfig, ["get", "crew", "hooked", "-n", namespace]);
       const [header, row] = table.trim().split("\n");
       return /^NAME\s+READY\s+TASKS\s+AGE/.test(header!) && /^hooked\s+True\s+3\s/.test(row!);
     });
-    const broken = crewYaml("broken", "mock", { tasks: 1 }).replace("agent: writer", "agent: ghost");
-    let rejected: string | undefined;
-    try {
-      await applyCrew(kubeconfig, namespace, broken);
-    } catch (err) {
-      rejected = String((err as { stderr?: string }).stderr ?? err);
-    }
-    if (rejected !== undefined) {
-      expect(rejected).toContain("ghost");
-      return;
-    }
-    const ready = await waitFor("crew reported not Ready", async () => {
-      const crew = JSON.parse(await kubectl(kubeconfig, ["get", "crew", "broken", "-n", namespace, "-o", "json"]));
-      return crew.status?.conditions?.find(
-        (c: { type: string; status: string }) => c.type === "Ready" && c.status === "False",
-      );
-    });
-    expect(ready.reason).toBe("InvalidSpec");
-    expect(ready.message).toContain('names agent "ghost", which is not defined');
+    // Either the CRD's validation rejects the crew, or the controller reports it with Ready=False; both name the fault.
+    const rejectedOrReported = async (name: string, yaml: string, rejection: RegExp, report: string) => {
+      try {
+        await applyCrew(kubeconfig, namespace, yaml);
+      } catch (err) {
+        expect(String((err as { stderr?: string }).stderr ?? err)).toMatch(rejection);
+        return;
+      }
+      const ready = await waitFor(`crew ${name} reported not Ready`, async () => {
+        const crew = JSON.parse(await kubectl(kubeconfig, ["get", "crew", name, "-n", namespace, "-o", "json"]));
+        return crew.status?.conditions?.find(
+          (c: { type: string; status: string }) => c.type === "Ready" && c.status === "False",
+        );
+      });
+      expect(ready.reason).toBe("InvalidSpec");
+      expect(ready.message).toContain(report);
+    };
+    await rejectedOrReported(
+      "broken",
+      crewYaml("broken", "mock", { tasks: 1 }).replace("agent: writer", "agent: ghost"),
+      /Crew "broken" is invalid: spec\.tasks: .*agent/,
+      'names agent "ghost", which is not defined',
+    );
+    await rejectedOrReported(
+      "twice",
+      crewYaml("twice", "mock", { tasks: 2 }).replace("name: step2", "name: step1"),
+      /Crew "twice" is invalid: spec\.tasks: .*(unique|step1)/,
+      'duplicate task name "step1"',
+    );
   });
 });
 
