@@ -1,11 +1,12 @@
 /**
  * bench/tokens: the Redis-backed auth path against a bare express endpoint doing one Redis GET, measured in the same
- * run on the same Redis, alternating rounds (median req/s of each):
+ * run on the same Redis, every load once per round:
  *   - tokens issued per second: POST /oauth/token (client credentials, Basic auth, both rate limiters, one issue);
  *   - bearer auth alone: express + the crew API's bearerAuth middleware on the Redis token store, answering {};
  *   - the crew API: GET /inputs with an org token (auth + crew lookup + input discovery).
- * The ratios say what each costs relative to the cheapest thing a Redis-backed endpoint can do.
- *   node bench/tokens.ts   [BENCH_SECONDS=5 BENCH_CONNECTIONS=20 BENCH_ROUNDS=3]
+ * For each: requests per second and the servers' CPU time per request, with their ratios to the baseline (median of
+ * the per-round ratios). CPU per request is the steadier figure on a machine shared with other work.
+ *   npm run bench:tokens   [BENCH_SECONDS=5 BENCH_CONNECTIONS=20 BENCH_ROUNDS=3]
  */
 import type autocannon from "autocannon";
 import { execFile } from "node:child_process";
