@@ -301,7 +301,7 @@ describe("token endpoint errors (RFC 6749 §5.2), each with its status, body and
 
 describe("access token lifetime", () => {
   it("is expires_in as configured, and the crew API answers 401 once it has passed", async () => {
-    const shortLived = await startTokensDev(inject("redisUrl"), { KUBECREW_TOKEN_TTL_SECONDS: "1" });
+    const shortLived = await startTokensDev(inject("redisUrl"), { KUBECREW_TOKEN_TTL_SECONDS: "2" });
     try {
       const client = await shortLived.store.createClient({ role: "org", crews: "*" });
       const tokens = await clientCredentialsToken(
@@ -309,9 +309,9 @@ describe("access token lifetime", () => {
         client.record.clientId,
         client.clientSecret,
       );
-      expect(tokens.expires_in).toBe(1);
+      expect(tokens.expires_in).toBe(2);
       expect((await fetch(`${shortLived.url}/inputs`, { headers: bearer(tokens.access_token) })).status).toBe(200);
-      await sleep(1200);
+      await sleep(2200);
       const expired = await fetch(`${shortLived.url}/inputs`, { headers: bearer(tokens.access_token) });
       expect(expired.status).toBe(401);
       expect(await expired.json()).toEqual({ error: "Unauthorized", message: "Invalid or missing bearer token" });

@@ -30,7 +30,8 @@ describe("per-client limit", () => {
   beforeAll(async () => {
     api = await startTokensDev(inject("redisUrl"), {
       KUBECREW_OAUTH_RATE_LIMIT_PER_CLIENT: "3",
-      KUBECREW_OAUTH_RATE_LIMIT_WINDOW_SECONDS: "2",
+      // Long enough that a slow CI machine sends each test's requests within one window.
+      KUBECREW_OAUTH_RATE_LIMIT_WINDOW_SECONDS: "4",
       KUBECREW_OAUTH_FAILED_AUTH_COST: "3",
     });
   });
@@ -42,7 +43,7 @@ describe("per-client limit", () => {
     const auth = basic(limited.record.clientId, limited.clientSecret);
     for (let i = 0; i < 3; i++) expect((await tokenRequest(api.url, { authorization: auth })).status).toBe(200);
     const refused = await tokenRequest(api.url, { authorization: auth });
-    const retryAfter = expectRateLimited(refused, 2);
+    const retryAfter = expectRateLimited(refused, 4);
     expect(
       (await tokenRequest(api.url, { authorization: basic(other.record.clientId, other.clientSecret) })).status,
     ).toBe(200);
@@ -58,7 +59,7 @@ describe("per-client limit", () => {
     // The failure cost 3 of the 3 points: even the right secret must now wait for the next window.
     expectRateLimited(
       await tokenRequest(api.url, { authorization: basic(client.record.clientId, client.clientSecret) }),
-      2,
+      4,
     );
 
     // Guessing stops after the first try per window, however many guesses are sent.
