@@ -29,4 +29,12 @@ export PATH="$PWD/node_modules/.bin:$PATH"
 node --version
 tsc --noEmit
 eslint . --max-warnings 0
-vitest run "$@"
+report="$(mktemp -d)/vitest.json"
+status=0
+vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
+# One plain closing line, whatever the reporter printed above it.
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (r.numPendingTests ? `, ${r.numPendingTests} skipped` : ""));
+' "$report" || true
+exit "$status"
