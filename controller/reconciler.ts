@@ -24,7 +24,7 @@ import {
 import type { EventRecorder } from "./events.ts";
 import { mergePatchDiff } from "./merge-patch.ts";
 import { observeTasks, type JobObject, type TaskResultObject } from "./observe.ts";
-import { taskConfigMap, taskJob, taskJobName, type ExecutionRef, type TaskJobSettings } from "./task-job.ts";
+import { taskInputs, taskJob, taskJobName, type ExecutionRef, type TaskJobSettings } from "./task-job.ts";
 import { deliveryId, type DeliveryResult, type WebhookDelivery, type WebhookDispatcher } from "./webhooks.ts";
 
 /** Annotation recording which webhooks were delivered (or given up), so a restarted controller does not resend them. */
@@ -216,8 +216,9 @@ export class Reconciler {
           ...action.assignment,
           execution: { ...action.assignment.execution, namespace: ref.namespace, uid: ref.uid },
         };
-        await createIfAbsent(client, resourcePath(CONFIG_MAPS, ref.namespace), taskConfigMap(ref, assignment));
-        const job = taskJob(ref, assignment, runner, this.o.jobSettings);
+        const inputs = taskInputs(ref, assignment);
+        for (const cm of inputs.configMaps) await createIfAbsent(client, resourcePath(CONFIG_MAPS, ref.namespace), cm);
+        const job = taskJob(ref, assignment, runner, this.o.jobSettings, inputs.contextMounts);
         const created = await createIfAbsent(client, resourcePath(JOBS, ref.namespace), job);
         if (created) {
           this.o.caches.jobs.upsert(created as JobObject);
@@ -349,21 +350,15 @@ export class Reconciler {
     const finishedAt = Date.parse(status.completionTime ?? "") || now.getTime();
     const dueIn = finishedAt + ttl * 1000 - now.getTime();
     if (dueIn > 0) return dueIn;
-    const taskCount = status.crewSpec?.tasks.length ?? 0;
-    const jobs = this.o.caches.jobs.byIndex(executionKey(ref.namespace, ref.name)).map((j) => j.metadata!.name!);
-    const names = new Set([...Array.from({ length: taskCount }, (_, i) => taskJobName(ref.name, i)), ...jobs]);
-    for (const n of names) {
-      await deleteIfPresent(this.o.client, resourcePath(CONFIG_MAPS, ref.namespace, n));
-      await deleteIfPresent(this.o.client, resourcePath(JOBS, ref.namespace, n), "Background");
-    }
+    // Every child carries the execution's label: one collection delete per kind (the Jobs' pods go with them).
+    const selector = `${LABEL_EXECUTION}=${ref.name}`;
+    await this.o.client.deleteCollection(resourcePath(CONFIG_MAPS, ref.namespace), selector);
+    await this.o.client.deleteCollection(resourcePath(JOBS, ref.namespace), selector, "Background");
     const updated = await this.o.client.mergePatch<KubeObject>(resourcePath(CREW_EXECUTIONS, ref.namespace, ref.name), {
       metadata: { annotations: { [CLEANED_UP_ANNOTATION]: now.toISOString() } },
     });
     this.o.caches.executions.upsert(updated);
-    this.o.log.info(
-      { execution: ref.name, removed: names.size },
-      "Removed the Jobs and ConfigMaps of a finished execution",
-    );
+    this.o.log.info({ execution: ref.name }, "Removed the Jobs and ConfigMaps of a finished execution");
     return undefined;
   }
 }
@@ -374,14 +369,6 @@ async function createIfAbsent(client: KubeClient, path: string, body: KubeObject
   } catch (err) {
     if (isAlreadyExists(err)) return undefined;
     throw err;
-  }
-}
-
-async function deleteIfPresent(client: KubeClient, path: string, propagationPolicy?: "Background"): Promise<void> {
-  try {
-    await client.delete(path, propagationPolicy ? { propagationPolicy } : {});
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
   }
 }
 

@@ -1,7 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { crewSpec } from "../core/crew.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
-import { taskConfigMap, taskJob, taskJobName } from "./task-job.ts";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+import { KubernetesTaskIO } from "../runner/kubernetes-io.ts";
+import {
+  ASSIGNMENT_DIR,
+  ASSIGNMENT_FILE,
+  CONFIG_MAP_LIMIT,
+  taskConfigMap,
+  taskInputs,
+  taskJob,
+  taskJobName,
+} from "./task-job.ts";
 
 const spec = crewSpec.parse({
   agents: [
@@ -89,5 +102,58 @@ describe("task Job and ConfigMap", () => {
     const cm = taskConfigMap(ref, assignment) as Loose;
     expect(cm.metadata.name).toBe(`${ref.name}-0`);
     expect(JSON.parse(cm.data["assignment.json"])).toEqual(assignment);
+  });
+});
+
+describe("task inputs larger than a ConfigMap", () => {
+  it("move the largest context outputs into ConfigMaps of their own, each mounted for the runner", async () => {
+    const big = (c: string) => c.repeat(700 * 1024);
+    const withContext: TaskAssignment = {
+      ...assignment,
+      task: { ...assignment.task, index: 2 },
+      context: [
+        { task: "a", output: big("a") },
+        { task: "b", output: "small" },
+        { task: "c", output: big("c") },
+      ],
+    };
+    const inputs = taskInputs(ref, withContext);
+    const sizes = inputs.configMaps.map((cm) =>
+      Object.values((cm as Loose).data as Record<string, string>).reduce((n, v) => n + v.length, 0),
+    );
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(CONFIG_MAP_LIMIT);
+    expect(inputs.configMaps.map((cm) => cm.metadata!.name)).toEqual([`${ref.name}-2`, `${ref.name}-2-c0`]);
+    const job = taskJob(ref, withContext, spec.runner, settings, inputs.contextMounts) as Loose;
+    expect(job.spec.template.spec.volumes).toContainEqual({
+      name: "context-0",
+      configMap: { name: `${ref.name}-2-c0` },
+    });
+
+    // What the runner in the pod reads back: the whole assignment.
+    const root = mkdtempSync(join(tmpdir(), "kubecrew-pod-"));
+    const write = (dir: string, data: Record<string, string>) => {
+      mkdirSync(join(root, dir), { recursive: true });
+      for (const [k, v] of Object.entries(data)) writeFileSync(join(root, dir, k), v);
+    };
+    write(ASSIGNMENT_DIR, (inputs.configMaps[0] as Loose).data);
+    for (const [i, m] of inputs.contextMounts.entries()) write(m.mountPath, (inputs.configMaps[i + 1] as Loose).data);
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: "c", server: "http://127.0.0.1:1" }],
+      users: [{ name: "u" }],
+      contexts: [{ name: "x", cluster: "c", user: "u" }],
+      currentContext: "x",
+    });
+    const io = new KubernetesTaskIO({
+      assignmentPath: `${ASSIGNMENT_DIR}/${ASSIGNMENT_FILE}`,
+      config: { containerRoot: root },
+      kubeConfig,
+    });
+    expect(await io.readAssignment()).toEqual(withContext);
+  });
+
+  it("refuses an assignment that cannot fit even without its context", () => {
+    const huge: TaskAssignment = { ...assignment, inputs: { blob: "x".repeat(CONFIG_MAP_LIMIT + 1) } };
+    expect(() => taskInputs(ref, huge)).toThrow(/above a ConfigMap's/);
   });
 });

@@ -74,18 +74,86 @@ export function taskLabels(execution: ExecutionRef, assignment: TaskAssignment):
   };
 }
 
-export function taskConfigMap(execution: ExecutionRef, assignment: TaskAssignment): KubeObject {
+/** Where context outputs too large for the assignment's ConfigMap are mounted, one directory per context entry. */
+export const CONTEXT_DIR = "/etc/kubecrew/context";
+/** In the assignment's ConfigMap when outputs were moved out: `{ "<context index>": "<file path in the pod>" }`. */
+export const CONTEXT_FILES = "context-files.json";
+/** The apiserver's limit on the summed values of one ConfigMap (core.MaxSecretSize). */
+export const CONFIG_MAP_LIMIT = 1024 * 1024;
+
+/** A ConfigMap a task's pod mounts, with where. */
+export interface TaskMount {
+  volume: string;
+  configMap: string;
+  mountPath: string;
+}
+
+export interface TaskInputs {
+  configMaps: KubeObject[];
+  /** Mounts besides the assignment's own (context outputs moved out of it). */
+  contextMounts: TaskMount[];
+}
+
+function configMap(
+  execution: ExecutionRef,
+  assignment: TaskAssignment,
+  name: string,
+  data: Record<string, string>,
+): KubeObject {
   return {
     apiVersion: CONFIG_MAPS.apiVersion,
     kind: CONFIG_MAPS.kind,
     metadata: {
-      name: taskJobName(execution.name, assignment.task.index),
+      name,
       namespace: execution.namespace,
       labels: taskLabels(execution, assignment),
       ownerReferences: [executionOwner(execution)],
     },
-    data: { [ASSIGNMENT_FILE]: JSON.stringify(assignment) },
+    data,
   };
+}
+
+const bytes = (s: string) => Buffer.byteLength(s, "utf8");
+
+/**
+ * The task's ConfigMaps: `<execution>-<index>` with the assignment; when earlier outputs make it larger than a
+ * ConfigMap may be, the largest context outputs move (whole, as raw text) into ConfigMaps of their own,
+ * `<execution>-<index>-c<j>`, which the runner reads back in. Throws when even that cannot fit.
+ */
+export function taskInputs(execution: ExecutionRef, assignment: TaskAssignment): TaskInputs {
+  const name = taskJobName(execution.name, assignment.task.index);
+  const context = assignment.context.map((c) => ({ ...c }));
+  const files: Record<string, string> = {};
+  const contextMounts: TaskMount[] = [];
+  const extra: KubeObject[] = [];
+  const mainData = () => {
+    const data: Record<string, string> = { [ASSIGNMENT_FILE]: JSON.stringify({ ...assignment, context }) };
+    if (contextMounts.length > 0) data[CONTEXT_FILES] = JSON.stringify(files);
+    return data;
+  };
+  const size = (data: Record<string, string>) => Object.values(data).reduce((n, v) => n + bytes(v), 0);
+  const byLength = context.map((c, j) => ({ j, length: bytes(c.output) })).sort((a, b) => b.length - a.length);
+  for (const { j, length } of byLength) {
+    if (size(mainData()) <= CONFIG_MAP_LIMIT || length === 0) break;
+    const cmName = `${name}-c${j}`;
+    const mountPath = `${CONTEXT_DIR}/${j}`;
+    extra.push(configMap(execution, assignment, cmName, { output: context[j]!.output }));
+    contextMounts.push({ volume: `context-${j}`, configMap: cmName, mountPath });
+    files[String(j)] = `${mountPath}/output`;
+    context[j]!.output = "";
+  }
+  const data = mainData();
+  if (size(data) > CONFIG_MAP_LIMIT) {
+    throw new Error(
+      `the assignment of task "${assignment.task.name}" is ${size(data)} bytes without its context, above a ConfigMap's ${CONFIG_MAP_LIMIT}`,
+    );
+  }
+  return { configMaps: [configMap(execution, assignment, name, data), ...extra], contextMounts };
+}
+
+/** The task's ConfigMap when its assignment fits in one (the usual case). */
+export function taskConfigMap(execution: ExecutionRef, assignment: TaskAssignment): KubeObject {
+  return taskInputs(execution, assignment).configMaps[0]!;
 }
 
 /** The Job that runs one task: one pod at a time, retried by the Job controller, hardened. */
@@ -94,6 +162,7 @@ export function taskJob(
   assignment: TaskAssignment,
   runner: RunnerSettings,
   settings: TaskJobSettings,
+  contextMounts: TaskMount[] = [],
 ): KubeObject {
   const name = taskJobName(execution.name, assignment.task.index);
   const labels = taskLabels(execution, assignment);
@@ -151,12 +220,14 @@ export function taskJob(
               volumeMounts: [
                 { name: "assignment", mountPath: ASSIGNMENT_DIR, readOnly: true },
                 { name: "tmp", mountPath: "/tmp" },
+                ...contextMounts.map((m) => ({ name: m.volume, mountPath: m.mountPath, readOnly: true })),
               ],
             },
           ],
           volumes: [
             { name: "assignment", configMap: { name } },
             { name: "tmp", emptyDir: { sizeLimit: "256Mi" } },
+            ...contextMounts.map((m) => ({ name: m.volume, configMap: { name: m.configMap } })),
           ],
         },
       },

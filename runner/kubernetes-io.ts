@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
 import type { TaskAssignment, TaskOutcome } from "../core/task-assignment.ts";
@@ -17,7 +17,7 @@ import {
   MANAGED_BY,
   resourcePath,
 } from "../controller/kube/resources.ts";
-import { taskJobName } from "../controller/task-job.ts";
+import { CONTEXT_FILES, taskJobName } from "../controller/task-job.ts";
 import { AssignmentError, parseAssignment, type TaskIO } from "./io.ts";
 
 /** What the runner reads from its pod's environment in Kubernetes mode. */
@@ -107,6 +107,7 @@ export class KubernetesTaskIO implements TaskIO {
   private readonly assignmentPath: string;
   private readonly client: KubeClient;
   private readonly podName: string | undefined;
+  private readonly containerRoot: string;
   private assignment: TaskAssignment | undefined;
 
   constructor(options: { assignmentPath: string; config: KubernetesIOConfig; kubeConfig?: KubeConfig }) {
@@ -114,6 +115,7 @@ export class KubernetesTaskIO implements TaskIO {
       ? join(options.config.containerRoot, options.assignmentPath)
       : options.assignmentPath;
     this.podName = options.config.podName;
+    this.containerRoot = options.config.containerRoot;
     let kc = options.kubeConfig;
     if (!kc) {
       kc = new KubeConfig();
@@ -130,8 +132,35 @@ export class KubernetesTaskIO implements TaskIO {
     } catch (error) {
       throw new AssignmentError(`Cannot read assignment ${this.assignmentPath}: ${(error as Error).message}`);
     }
-    this.assignment = parseAssignment(text, this.assignmentPath);
-    return this.assignment;
+    const assignment = parseAssignment(text, this.assignmentPath);
+    await this.readMovedContext(assignment);
+    this.assignment = assignment;
+    return assignment;
+  }
+
+  /** Context outputs too large for the assignment's ConfigMap come from ConfigMaps of their own (see taskInputs). */
+  private async readMovedContext(assignment: TaskAssignment): Promise<void> {
+    let index: Record<string, string>;
+    try {
+      index = JSON.parse(await readFile(join(dirname(this.assignmentPath), CONTEXT_FILES), "utf8")) as Record<
+        string,
+        string
+      >;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw new AssignmentError(`Cannot read ${CONTEXT_FILES}: ${(error as Error).message}`);
+    }
+    for (const [j, path] of Object.entries(index)) {
+      const entry = assignment.context[Number(j)];
+      if (!entry) throw new AssignmentError(`${CONTEXT_FILES} names context entry ${j}, which the assignment lacks`);
+      try {
+        entry.output = await readFile(this.containerRoot ? join(this.containerRoot, path) : path, "utf8");
+      } catch (error) {
+        throw new AssignmentError(
+          `Cannot read the output of "${entry.task}" from ${path}: ${(error as Error).message}`,
+        );
+      }
+    }
   }
 
   async reportOutcome(outcome: TaskOutcome): Promise<void> {

@@ -221,6 +221,19 @@ export class KubeClient {
     });
   }
 
+  /** Deletes every object of a collection that matches the label selector. */
+  deleteCollection(
+    path: string,
+    labelSelector: string,
+    propagationPolicy?: "Background" | "Foreground" | "Orphan",
+  ): Promise<unknown> {
+    return this.request("DELETE", path + queryString({ labelSelector }), {
+      apiVersion: "v1",
+      kind: "DeleteOptions",
+      ...(propagationPolicy ? { propagationPolicy } : {}),
+    });
+  }
+
   /**
    * Opens a watch and calls onEvent per event; resolves when the stream ends (the server closed it, `signal` aborted
    * it, or onEvent answered "stop") and rejects on a failed request. A non-200 answer rejects with a KubeApiError (410 when expired).

@@ -32,6 +32,7 @@ beforeAll(async () => {
   await applyCrew(kubeconfig, namespace, crewYaml("exec-timeout", "sleep-2500", { tasks: 3, executionTimeout: 4 }));
   await applyCrew(kubeconfig, namespace, crewYaml("big", "size-204800", { tasks: 1 }));
   await applyCrew(kubeconfig, namespace, crewYaml("too-big", "size-1100000", { tasks: 1 }));
+  await applyCrew(kubeconfig, namespace, crewYaml("large-context", "size-700000", { tasks: 3 }));
   controller = await startControllerProcess(kubeconfig, namespace);
   api = await startClusterApi(kubeconfig, namespace);
 });
@@ -191,6 +192,28 @@ describe("a crew run as Job pods", () => {
     expect(final.status).toBe("completed");
     expect(final.result.output).toHaveLength(204_800);
     expect(final.result.tasks[0].output).toHaveLength(204_800);
+  });
+
+  it("passes earlier outputs larger than one ConfigMap can hold to the next task whole", async () => {
+    const id = await kickoff(api, "large-context");
+    const final = await finalStatus(api, "large-context", id);
+    expect(final.status, JSON.stringify(final).slice(0, 300)).toBe("completed");
+    expect(final.result.tasks.map((t: Loose) => t.output.length)).toEqual([700_000, 700_000, 700_000]);
+    const names = (
+      await kubectl(kubeconfig, [
+        "get",
+        "configmaps",
+        "-n",
+        namespace,
+        "-l",
+        `kubecrew.io/execution=${id}`,
+        "-o",
+        "name",
+      ])
+    )
+      .trim()
+      .split("\n");
+    expect(names).toContain(`configmap/${id}-2-c0`); // task 3's context (1.4 MB) did not fit in its own ConfigMap
   });
 
   it("fails a task whose output is above 1 MiB with a clear error instead of truncating it", async () => {
