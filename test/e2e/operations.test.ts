@@ -258,5 +258,27 @@ describe("operations", () => {
     expect(Date.now() - started).toBeLessThan(4000); // released, not expired
     const id = await kickoff(api, "quick");
     expect((await finalStatus(api, "quick", id)).status).toBe("completed");
+    controller = standby; // the leader from here on
+  });
+});
+
+describe("webhooks across a controller crash", () => {
+  it("delivers a webhook its receiver refused until the controller was SIGKILLed, from the next controller", async () => {
+    failNext = 1000;
+    const id = await kickoff(api, "quick", { crewWebhookUrl: `${receiverUrl}/crew` });
+    expect((await finalStatus(api, "quick", id)).status).toBe("completed");
+    await new Promise((r) => setTimeout(r, 1000)); // a few refused attempts
+    expect(await controller.kill("SIGKILL")).toBeNull();
+    failNext = 0;
+    controller = await startControllerProcess(kubeconfig, namespace, {
+      identity: "ops-b",
+      env: { KUBECREW_FINISHED_TTL_SECONDS: String(TTL) },
+    });
+    const hook = await waitFor(
+      "crew webhook after restart",
+      async () => hooks.find((h) => h.path === "/crew" && JSON.parse(h.body).kickoff_id === id),
+      30_000,
+    );
+    expect(JSON.parse(hook.body)).toMatchObject({ kickoff_id: id, status: "completed" });
   });
 });
