@@ -33,6 +33,7 @@ beforeAll(async () => {
   await applyCrew(kubeconfig, namespace, crewYaml("big", "size-204800", { tasks: 1 }));
   await applyCrew(kubeconfig, namespace, crewYaml("too-big", "size-1100000", { tasks: 1 }));
   await applyCrew(kubeconfig, namespace, crewYaml("large-context", "size-700000", { tasks: 3 }));
+  await applyCrew(kubeconfig, namespace, crewYaml("edited", "sleep-1500", { tasks: 2 }));
   controller = await startControllerProcess(kubeconfig, namespace);
   api = await startClusterApi(kubeconfig, namespace);
 });
@@ -120,6 +121,17 @@ describe("a crew run as Job pods", () => {
     const [header, row] = table.trim().split("\n");
     expect(header).toMatch(/^NAME\s+STATUS\s+PROGRESS\s+CURRENT TASK\s+DURATION\s+AGE/);
     expect(row).toMatch(new RegExp(`^${id}\\s+Succeeded\\s+3/3\\s`));
+  });
+
+  it("runs the crew as it was at kickoff: editing the Crew meanwhile changes nothing for a running execution", async () => {
+    const id = await kickoff(api, "edited");
+    await waitFor("first task running", async () => (await status(api, "edited", id)).current_task === "step1");
+    await applyCrew(kubeconfig, namespace, crewYaml("edited", "fail", { tasks: 2 }));
+    const final = await finalStatus(api, "edited", id);
+    expect(final.status).toBe("completed");
+    const ce = JSON.parse(await kubectl(kubeconfig, ["get", "ce", id, "-n", namespace, "-o", "json"]));
+    expect(ce.status.crewSpec.llm.model).toBe("sleep-1500");
+    expect(ce.spec.requestedBy).toEqual({ kind: "org", subject: "e2e-org" });
   });
 
   it("creates hardened Job pods: owned by the execution, non-root, read-only root, no capabilities, the runner's account", async () => {
