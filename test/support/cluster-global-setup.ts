@@ -1,6 +1,6 @@
 import "vitest";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -33,6 +33,31 @@ function installCrds(kubeconfig: string): void {
   run(kubectl(), ["--kubeconfig", kubeconfig, "wait", "--for", "condition=Established", "--timeout", "60s", ...files]);
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Clusters of earlier runs that never reached their teardown (the run was killed): stop them and remove their state. */
+function reapAbandonedClusters(): void {
+  for (const entry of readdirSync(tmpdir())) {
+    if (!entry.startsWith("kubecrew-cluster-")) continue;
+    const dir = join(tmpdir(), entry);
+    const owner = Number(existsSync(join(dir, "owner.pid")) ? readFileSync(join(dir, "owner.pid"), "utf8") : NaN);
+    if (!Number.isInteger(owner) || alive(owner)) continue;
+    try {
+      run("bash", ["hack/local-cluster.sh", "down"], { ...process.env, KUBECREW_CLUSTER_DIR: dir });
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // another run is reaping it
+    }
+  }
+}
+
 /**
  * One cluster per test run: unless TEST_KUBECONFIG names an existing cluster, starts a private control plane and local
  * node (hack/local-cluster.sh up in a fresh state dir, so concurrent runs do not share one) and stops it at the end.
@@ -44,7 +69,9 @@ export default async function setup(project: TestProject) {
     project.provide("kubeconfig", existing);
     return;
   }
+  reapAbandonedClusters();
   const stateDir = mkdtempSync(join(tmpdir(), "kubecrew-cluster-"));
+  writeFileSync(join(stateDir, "owner.pid"), String(process.pid));
   const env = { ...process.env, KUBECREW_CLUSTER_DIR: stateDir };
   const stop = () => run("bash", ["hack/local-cluster.sh", "down"], env);
   try {
