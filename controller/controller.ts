@@ -181,8 +181,9 @@ export async function startController(config: ControllerConfig, deps: Controller
         if (outcome.requeueAfterMs !== undefined) queue.addAfter(key, outcome.requeueAfterMs);
       } catch (err) {
         if (err instanceof StaleObjectError) {
+          // The watch brings the newer version (and with it another look); the backoff only guards a stuck watch.
           result = "conflict";
-          queue.add(key);
+          queue.addRateLimited(key);
         } else {
           result = "error";
           const retryInMs = queue.addRateLimited(key);
