@@ -28,8 +28,12 @@ export function registerDevCommand(program: Command): void {
         `  crews:        ${dev.crews.map((c) => c.metadata.name).join(", ") || "(none found)"}`,
         `  default crew: ${dev.defaultCrew ?? "(none)"} at ${base}/inputs, ${base}/kickoff, ${base}/status/{id}`,
         `                every crew at ${base}/crews/{crew}/…`,
-        `  org token:    ${dev.orgToken ?? "(from the token store)"}`,
-        `  user token:   ${dev.userToken ?? "(from the token store)"}`,
+        ...(dev.orgToken
+          ? [`  org token:    ${dev.orgToken}`, `  user token:   ${dev.userToken}`]
+          : [
+              `  tokens:       in Redis (REDIS_URL); create one with`,
+              `                npm run kubecrew -- token create --crew ${dev.defaultCrew ?? "<crew>"} --kind org`,
+            ]),
         dev.llm.provider === "mock"
           ? `  LLM:          mock provider — deterministic test answers, no model is called.\n` +
             `                Set KUBECREW_LLM_PROVIDER (openai, anthropic, openai-compatible), KUBECREW_LLM_MODEL,\n` +
