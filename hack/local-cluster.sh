@@ -164,7 +164,6 @@ EOF
 control_plane_running() { pid_alive etcd && pid_alive kube-apiserver && pid_alive kube-controller-manager && readyz; }
 
 start_node() {
-  [ -x "$NODE_BIN" ] || die "node_modules/.bin/node is missing: run npm ci first"
   start local-node "$NODE_BIN" "$REPO/hack/local-node/main.ts" --kubeconfig "$KUBECONFIG_ADMIN" \
     --state-dir "$STATE/node" --serving-cert "$PKI/kubelet.crt" --serving-key "$PKI/kubelet.key"
   wait_for "the local node" 30 "$LOGS/local-node.log" node_ready
@@ -184,6 +183,7 @@ need_commands() {
   local missing=()
   for c in openssl curl setsid flock base64; do command -v "$c" >/dev/null || missing+=("$c"); done
   [ ${#missing[@]} -eq 0 ] || die "needs ${missing[*]} (Debian: apt-get install openssl curl util-linux coreutils)"
+  [ -x "$NODE_BIN" ] || die "node_modules/.bin/node is missing: run npm ci first"
 }
 
 up() {
