@@ -177,6 +177,7 @@ export async function startController(config: ControllerConfig, deps: Controller
       let result = "success";
       try {
         const outcome = await reconciler.reconcile(key);
+        log.debug({ execution: key, ms: Math.round(performance.now() - started), ...outcome }, "Reconciled");
         queue.forget(key);
         if (outcome.requeueAfterMs !== undefined) queue.addAfter(key, outcome.requeueAfterMs);
       } catch (err) {
