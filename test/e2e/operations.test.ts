@@ -251,6 +251,11 @@ describe("operations", () => {
     expect((await fetch(`${standby.url}/readyz`)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 2500));
     expect(await standby.metric("kubecrew_controller_leader")).toBe(0);
+    // The standby only campaigns: it has written nothing but its attempts at the Lease.
+    const writes = (await (await fetch(`${standby.url}/metrics`)).text())
+      .split("\n")
+      .filter((l) => l.startsWith("kubecrew_controller_apiserver_writes_total{"));
+    expect(writes.filter((l) => !l.includes('resource="leases"'))).toEqual([]);
     expect(await controller.metric("kubecrew_controller_leader")).toBe(1);
     const started = Date.now();
     expect(await controller.kill("SIGTERM")).toBe(0);
