@@ -171,6 +171,29 @@ describe("operations", () => {
     expect(text).toMatch(/kubecrew_controller_apiserver_writes_total\{verb="create",resource="jobs"\} [1-9]/);
   });
 
+  it("writes an execution's status only when it changed", async () => {
+    const statusPatches = async () => {
+      const text = await (await fetch(`${controller.url}/metrics`)).text();
+      const line = text
+        .split("\n")
+        .find((l) =>
+          l.startsWith('kubecrew_controller_apiserver_writes_total{verb="patch",resource="crewexecutions/status"}'),
+        );
+      return Number(line?.split(" ").at(-1) ?? 0);
+    };
+    const id = await kickoff(api, "quick");
+    await finalStatus(api, "quick", id);
+    const before = await statusPatches();
+    const reconciles = await controller.metric('kubecrew_controller_reconciles_total{result="success"}');
+    for (let i = 0; i < 5; i++)
+      await kubectl(kubeconfig, ["annotate", "ce", id, "-n", namespace, "--overwrite", `poke=${i}`]);
+    await waitFor(
+      "reconciled again",
+      async () => (await controller.metric('kubecrew_controller_reconciles_total{result="success"}')) >= reconciles + 5,
+    );
+    expect(await statusPatches()).toBe(before);
+  });
+
   it("answers /status from its caches: polling costs the apiserver no request", async () => {
     const id = await kickoff(api, "quick");
     await finalStatus(api, "quick", id);
