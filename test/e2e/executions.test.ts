@@ -174,6 +174,11 @@ describe("a crew run as Job pods", () => {
     const final = await finalStatus(api, "slow", id, 30_000);
     expect(final).toMatchObject({ status: "error", state: "FAILED", error: "Execution stopped" });
     await waitFor("Job deleted", async () => (await jobsOf(kubeconfig, namespace, id)).length === 0, 30_000);
+    const pods = async () =>
+      (
+        await kubectl(kubeconfig, ["get", "pods", "-n", namespace, "-l", `kubecrew.io/execution=${id}`, "-o", "name"])
+      ).trim();
+    await waitFor("its pod (and so the runner process) gone", async () => (await pods()) === "", 30_000);
     expect(await eventReasons(id)).toContain("ExecutionStopped");
     const again = await api.call(`/crews/slow/stop/${id}`, { method: "POST" });
     expect(again.status).toBe(400);
