@@ -19,6 +19,8 @@ import {
   CREWS,
   JOBS,
   LABEL_EXECUTION,
+  LABEL_TASK,
+  PODS,
   resourcePath,
 } from "./kube/resources.ts";
 import type { EventRecorder } from "./events.ts";
@@ -101,6 +103,8 @@ export class Reconciler {
       // The Job failed but the runner's report is not in the cache yet: read it through so the error names its cause.
       await this.refreshResults(namespace, name);
       observed = this.observe(key, spec);
+      // No report at all (the runner could not even write one): the pod's last words are the best message there is.
+      if (this.missingFailureReports(observed)) await this.addPodMessages(namespace, name, observed);
     }
 
     const now = this.o.now();
@@ -138,13 +142,29 @@ export class Reconciler {
   }
 
   private missingFailureReports(observed: Record<string, ObservedTask>): boolean {
-    return Object.values(observed).some(
-      (t) =>
-        t.run?.state === "failed" &&
-        t.run.reason !== "DeadlineExceeded" &&
-        !t.results.some((r) => r.error !== undefined) &&
-        !successfulResult(t),
-    );
+    return Object.values(observed).some(unreported);
+  }
+
+  /** The termination message (the end of its log, FallbackToLogsOnError) of the last failed pod of each such task. */
+  private async addPodMessages(namespace: string, name: string, observed: Record<string, ObservedTask>): Promise<void> {
+    const pods = await this.o.client.list<PodObject>(resourcePath(PODS, namespace), {
+      labelSelector: `${LABEL_EXECUTION}=${name}`,
+    });
+    for (const [taskName, task] of Object.entries(observed)) {
+      if (!unreported(task) || !task.run) continue;
+      const last = pods.items
+        .filter((p) => p.metadata?.labels?.[LABEL_TASK] === taskName)
+        .flatMap((p) => (p.status?.containerStatuses ?? []).map((c) => c.state?.terminated))
+        .filter((t): t is NonNullable<typeof t> => !!t && t.exitCode !== 0 && !!t.message)
+        .sort((a, b) => (a.finishedAt ?? "").localeCompare(b.finishedAt ?? ""))
+        .at(-1);
+      const line = last?.message
+        ?.split("\n")
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .at(-1);
+      if (line) task.run = { ...task.run, message: line.length > 1000 ? `${line.slice(0, 997)}...` : line };
+    }
   }
 
   private async refreshResults(namespace: string, name: string): Promise<void> {
@@ -361,6 +381,22 @@ export class Reconciler {
     this.o.log.info({ execution: ref.name }, "Removed the Jobs and ConfigMaps of a finished execution");
     return undefined;
   }
+}
+
+/** A task whose Job failed on its own (not out of time) with no report from its runner. */
+function unreported(t: ObservedTask): boolean {
+  return (
+    t.run?.state === "failed" &&
+    t.run.reason !== "DeadlineExceeded" &&
+    !t.results.some((r) => r.error !== undefined) &&
+    !successfulResult(t)
+  );
+}
+
+interface PodObject extends KubeObject {
+  status?: {
+    containerStatuses?: { state?: { terminated?: { exitCode: number; message?: string; finishedAt?: string } } }[];
+  };
 }
 
 async function createIfAbsent(client: KubeClient, path: string, body: KubeObject): Promise<KubeObject | undefined> {

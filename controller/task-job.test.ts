@@ -78,6 +78,7 @@ describe("task Job and ConfigMap", () => {
     });
     const container = pod.containers[0];
     expect(container.image).toBe("kubecrew:test");
+    expect(container.terminationMessagePolicy).toBe("FallbackToLogsOnError");
     expect(container.command).toEqual([
       "kubecrew",
       "runner",

@@ -207,6 +207,8 @@ export function taskJob(
               ...(settings.imagePullPolicy ? { imagePullPolicy: settings.imagePullPolicy } : {}),
               command: [...settings.runnerCommand, `${ASSIGNMENT_DIR}/${ASSIGNMENT_FILE}`],
               env,
+              // A runner that cannot even write its result leaves its last log line for the controller to report.
+              terminationMessagePolicy: "FallbackToLogsOnError",
               ...(runner.resources ? { resources: runner.resources } : {}),
               securityContext: {
                 runAsNonRoot: true,

@@ -34,6 +34,8 @@ beforeAll(async () => {
   await applyCrew(kubeconfig, namespace, crewYaml("too-big", "size-1100000", { tasks: 1 }));
   await applyCrew(kubeconfig, namespace, crewYaml("large-context", "size-700000", { tasks: 3 }));
   await applyCrew(kubeconfig, namespace, crewYaml("edited", "sleep-1500", { tasks: 2 }));
+  await kubectl(kubeconfig, ["create", "serviceaccount", "no-rights", "-n", namespace]);
+  await applyCrew(kubeconfig, namespace, crewYaml("unreported", "mock", { tasks: 1, serviceAccount: "no-rights" }));
   controller = await startControllerProcess(kubeconfig, namespace);
   api = await startClusterApi(kubeconfig, namespace);
 });
@@ -162,6 +164,13 @@ describe("a crew run as Job pods", () => {
     const [job] = await jobsOf(kubeconfig, namespace, id);
     expect(job.status.failed).toBe(2); // backoffLimit 1: two attempts
     expect(await eventReasons(id)).toEqual(expect.arrayContaining(["TaskStarted", "TaskFailed", "ExecutionFailed"]));
+  });
+
+  it("reports why a runner that may not write its result failed, from the pod's last log line", async () => {
+    const id = await kickoff(api, "unreported");
+    const final = await finalStatus(api, "unreported", id);
+    expect(final.status).toBe("error");
+    expect(final.error).toMatch(/^Task "step1" failed: Cannot report the outcome: .*403.*forbidden/);
   });
 
   it("stops a running execution: its Job is deleted, the status says so, a second stop answers 400", async () => {

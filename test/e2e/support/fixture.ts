@@ -93,6 +93,7 @@ export interface CrewOptions {
   taskTimeout?: number;
   executionTimeout?: number;
   annotations?: Record<string, string>;
+  serviceAccount?: string;
 }
 
 /** A crew whose agent uses the mock provider with `model` (e.g. "fail", "sleep-2000", "size-204800"). */
@@ -113,7 +114,7 @@ ${tasks.map((i) => `    - { name: step${i}, agent: writer, description: "Step ${
   runner:
     retries: ${options.retries ?? 0}
     taskTimeoutSeconds: ${options.taskTimeout ?? 60}
-    executionTimeoutSeconds: ${options.executionTimeout ?? 600}
+    executionTimeoutSeconds: ${options.executionTimeout ?? 600}${options.serviceAccount ? `\n    serviceAccountName: ${options.serviceAccount}` : ""}
 `;
 }
 
