@@ -251,6 +251,39 @@ describe("a crew run as Job pods", () => {
 });
 
 describe("the runner's service account", () => {
+  it("may create the results of its own task only (the admission policy checks the pod its token is bound to)", async () => {
+    const result = (execution: string) => `apiVersion: kubecrew.io/v1alpha1
+kind: CrewTaskResult
+metadata: { name: ${execution}-0, namespace: ${namespace}, labels: { kubecrew.io/execution: ${execution}, kubecrew.io/task-index: "0" } }
+spec: { executionRef: { name: ${execution} }, taskName: step1, taskIndex: 0, agent: a, output: forged, executionTime: 1 }
+`;
+    const createAsPod = (execution: string, pod: string) =>
+      kubectlStatus(
+        kubeconfig,
+        [
+          "create",
+          "--dry-run=server",
+          "-f",
+          "-",
+          "--as",
+          `system:serviceaccount:${namespace}:${RUNNER_SA}`,
+          "--as-group",
+          "system:serviceaccounts",
+          "--as-user-extra",
+          `authentication.kubernetes.io/pod-name=${pod}`,
+        ],
+        result(execution),
+      );
+    await waitFor(
+      "policy in force",
+      async () => (await createAsPod("other-execution", "mine-0-abcde")).code !== 0,
+      20_000,
+    );
+    const denied = await createAsPod("other-execution", "mine-0-abcde");
+    expect(denied.stderr).toContain("a task pod may create only the results of its own task");
+    expect((await createAsPod("mine", "mine-0-abcde")).code).toBe(0);
+  });
+
   it("may create CrewTaskResults and nothing else", async () => {
     const as = ["--as", `system:serviceaccount:${namespace}:${RUNNER_SA}`, "-n", namespace];
     const can = async (verb: string, resource: string) =>

@@ -75,9 +75,17 @@ subjects:
 `;
 }
 
+/** The admission policy that keeps each task pod to the results of its own task (cluster-wide, applied once). */
+export const RUNNER_RESULTS_POLICY = join(repo, "controller/manifests/runner-results-policy.yaml");
+let policyApplied = false;
+
 /** A namespace of its own for one test file, with the runner's service account and role. */
 export async function createNamespace(kubeconfig: string, prefix: string): Promise<string> {
   const namespace = `e2e-${prefix}-${Math.random().toString(36).slice(2, 7)}`;
+  if (!policyApplied) {
+    await kubectl(kubeconfig, ["apply", "-f", RUNNER_RESULTS_POLICY]);
+    policyApplied = true;
+  }
   await kubectl(kubeconfig, ["create", "namespace", namespace]);
   await kubectl(kubeconfig, ["apply", "-f", "-"], runnerRbacYaml(namespace));
   return namespace;

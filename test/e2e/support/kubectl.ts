@@ -29,11 +29,15 @@ export async function kubectl(kubeconfig: string, args: string[], input?: string
 }
 
 /** Runs kubectl and answers its exit status and output instead of throwing (for `auth can-i`). */
-export async function kubectlStatus(kubeconfig: string, args: string[]): Promise<{ code: number; stdout: string }> {
+export async function kubectlStatus(
+  kubeconfig: string,
+  args: string[],
+  input?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    return { code: 0, stdout: await kubectl(kubeconfig, args) };
+    return { code: 0, stdout: await kubectl(kubeconfig, args, input), stderr: "" };
   } catch (err) {
-    const e = err as { code?: number; stdout?: string };
-    return { code: typeof e.code === "number" ? e.code : 1, stdout: e.stdout ?? "" };
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === "number" ? e.code : 1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
   }
 }
