@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { MemoryTokenStore } from "../../../api/auth/memory-token-store.ts";
@@ -139,14 +140,15 @@ export interface ControllerProcess {
   metric(name: string): Promise<number>;
 }
 
-/** `kubecrew controller` as a child process (so a test can SIGKILL it), watching one namespace. */
+/** `kubecrew controller` as a child process (so a test can SIGKILL it), watching one namespace; its log goes to
+ * <tmp>/kubecrew-e2e-logs/<namespace>-<identity>-<time>.log. */
 export async function startControllerProcess(
   kubeconfig: string,
   namespace: string,
   options: { identity?: string; env?: Record<string, string>; waitForLeader?: boolean } = {},
 ): Promise<ControllerProcess> {
   const port = await freePort();
-  const logDir = join(repo, ".e2e-logs");
+  const logDir = join(tmpdir(), "kubecrew-e2e-logs");
   mkdirSync(logDir, { recursive: true });
   const identity = options.identity ?? `controller-${namespace}`;
   const logFile = join(logDir, `${namespace}-${identity}-${Date.now()}.log`);
