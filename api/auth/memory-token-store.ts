@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Principal } from "./principal.ts";
-import { newClientId, newToken, newTokenId, secretHash } from "./token-format.ts";
+import { newTokenId, secretHash } from "./token-format.ts";
+import { clientSecretMatches, newAccessTokenRecord, newClientRecord, newTokenRecord } from "./token-records.ts";
 import {
   principalOfRecord,
   type ClientRecord,
@@ -9,7 +10,6 @@ import {
   type ManagedTokenStore,
   type NewClientRequest,
   type NewTokenRequest,
-  tokenSubject,
   type TokenRecord,
 } from "./token-store.ts";
 
@@ -18,9 +18,6 @@ interface StoredToken {
   record: TokenRecord;
   expiresAt: number;
 }
-
-/** A hash of nothing anyone holds: unknown clients are compared against it, so they cost the same time as known ones. */
-const noSecret = secretHash("kubecrew: no such client");
 
 /**
  * Tokens and clients held in memory, only as SHA-256 hashes: the embedded default (`kubecrew dev` without Redis)
@@ -55,19 +52,8 @@ export class MemoryTokenStore implements ManagedTokenStore {
   }
 
   async createToken(request: NewTokenRequest): Promise<IssuedToken> {
-    const token = newToken(request.kind);
-    const id = newTokenId();
-    const now = this.now();
-    const expiresAt = request.ttlSeconds ? now + request.ttlSeconds * 1000 : Infinity;
-    const record: TokenRecord = {
-      id,
-      kind: request.kind,
-      crews: request.crews,
-      subject: tokenSubject(request, id),
-      created: new Date(now).toISOString(),
-      ...(Number.isFinite(expiresAt) ? { expires: new Date(expiresAt).toISOString() } : {}),
-    };
-    this.store(token, record, expiresAt);
+    const { token, record, expiresAt } = newTokenRecord(request, this.now());
+    this.store(token, record, expiresAt ?? Infinity);
     return { token, record };
   }
 
@@ -82,14 +68,7 @@ export class MemoryTokenStore implements ManagedTokenStore {
   }
 
   async createClient(request: NewClientRequest): Promise<CreatedClient> {
-    const clientSecret = newToken("clientSecret");
-    const record: ClientRecord = {
-      clientId: newClientId(),
-      role: request.role,
-      crews: request.crews,
-      ...(request.name ? { name: request.name } : {}),
-      created: new Date(this.now()).toISOString(),
-    };
+    const { clientSecret, record } = newClientRecord(request, this.now());
     this.clients.set(record.clientId, { hash: secretHash(clientSecret), record });
     return { clientSecret, record };
   }
@@ -108,24 +87,12 @@ export class MemoryTokenStore implements ManagedTokenStore {
 
   async authenticateClient(clientId: string, clientSecret: string): Promise<ClientRecord | undefined> {
     const client = this.clients.get(clientId);
-    const matches = timingSafeEqual(client?.hash ?? noSecret, secretHash(clientSecret));
-    return client && matches ? client.record : undefined;
+    return clientSecretMatches(client?.hash, clientSecret) ? client?.record : undefined;
   }
 
   async issueAccessToken(client: ClientRecord, ttlSeconds: number): Promise<IssuedToken | undefined> {
     if (!this.clients.has(client.clientId)) return undefined;
-    const token = newToken("access");
-    const now = this.now();
-    const expiresAt = now + ttlSeconds * 1000;
-    const record: TokenRecord = {
-      id: newTokenId(),
-      kind: client.role,
-      crews: client.crews,
-      subject: client.clientId,
-      clientId: client.clientId,
-      created: new Date(now).toISOString(),
-      expires: new Date(expiresAt).toISOString(),
-    };
+    const { token, record, expiresAt } = newAccessTokenRecord(client, ttlSeconds, this.now());
     this.store(token, record, expiresAt);
     return { token, record };
   }

@@ -1,7 +1,8 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Principal } from "./principal.ts";
-import { newClientId, newToken, newTokenId, secretHash } from "./token-format.ts";
+import { secretHash } from "./token-format.ts";
+import { clientSecretMatches, newAccessTokenRecord, newClientRecord, newTokenRecord } from "./token-records.ts";
 import {
   principalOfRecord,
   TokenStoreUnavailable,
@@ -11,7 +12,6 @@ import {
   type ManagedTokenStore,
   type NewClientRequest,
   type NewTokenRequest,
-  tokenSubject,
   type TokenRecord,
 } from "./token-store.ts";
 
@@ -37,9 +37,6 @@ export function tokenKeys(prefix: string) {
 
 type StoredToken = TokenRecord & { hash: string };
 type StoredClient = ClientRecord & { secretHash: string };
-
-/** Unknown clients are compared against this hash, so they cost the same time as known ones. */
-const noSecret = secretHash("kubecrew: no such client");
 
 // Lua scripts run atomically: a client revoked while one of its token requests is in flight cannot end up with a
 // live access token, and revoking never leaves a token without its id key or the other way round. The scripts
@@ -132,19 +129,9 @@ export class RedisTokenStore implements ManagedTokenStore {
   }
 
   async createToken(request: NewTokenRequest): Promise<IssuedToken> {
-    const token = newToken(request.kind);
+    const { token, record, expiresAt } = newTokenRecord(request, this.now());
+    const { id } = record;
     const hash = secretHash(token).toString("hex");
-    const id = newTokenId();
-    const now = this.now();
-    const expiresAt = request.ttlSeconds ? now + request.ttlSeconds * 1000 : undefined;
-    const record: TokenRecord = {
-      id,
-      kind: request.kind,
-      crews: request.crews,
-      subject: tokenSubject(request, id),
-      created: new Date(now).toISOString(),
-      ...(expiresAt ? { expires: new Date(expiresAt).toISOString() } : {}),
-    };
     const stored = JSON.stringify({ ...record, hash } satisfies StoredToken);
     await this.call(() => {
       const multi = this.redis.multi();
@@ -185,15 +172,8 @@ export class RedisTokenStore implements ManagedTokenStore {
   }
 
   async createClient(request: NewClientRequest): Promise<CreatedClient> {
-    const clientSecret = newToken("clientSecret");
     const now = this.now();
-    const record: ClientRecord = {
-      clientId: newClientId(),
-      role: request.role,
-      crews: request.crews,
-      ...(request.name ? { name: request.name } : {}),
-      created: new Date(now).toISOString(),
-    };
+    const { clientSecret, record } = newClientRecord(request, now);
     const stored: StoredClient = { ...record, secretHash: secretHash(clientSecret).toString("hex") };
     await this.call(() =>
       this.exec(
@@ -229,26 +209,16 @@ export class RedisTokenStore implements ManagedTokenStore {
   async authenticateClient(clientId: string, clientSecret: string): Promise<ClientRecord | undefined> {
     const value = await this.call(() => this.redis.get(this.keys.client(clientId)));
     const stored = value ? (JSON.parse(value) as StoredClient) : undefined;
-    const expected = stored ? Buffer.from(stored.secretHash, "hex") : noSecret;
-    const matches = timingSafeEqual(expected, secretHash(clientSecret));
+    // Compared even for an unknown client, so both cost the same time.
+    const matches = clientSecretMatches(stored && Buffer.from(stored.secretHash, "hex"), clientSecret);
     return stored && matches ? clientWithoutHash(stored) : undefined;
   }
 
   async issueAccessToken(client: ClientRecord, ttlSeconds: number): Promise<IssuedToken | undefined> {
     const { clientId } = client;
-    const token = newToken("access");
-    const hash = secretHash(token).toString("hex");
     const now = this.now();
-    const expiresAt = now + ttlSeconds * 1000;
-    const record: TokenRecord = {
-      id: newTokenId(),
-      kind: client.role,
-      crews: client.crews,
-      subject: client.clientId,
-      clientId: client.clientId,
-      created: new Date(now).toISOString(),
-      expires: new Date(expiresAt).toISOString(),
-    };
+    const { token, record, expiresAt } = newAccessTokenRecord(client, ttlSeconds, now);
+    const hash = secretHash(token).toString("hex");
     const issued = await this.call(() =>
       this.scripts.kubecrewIssueAccessToken(
         this.keys.client(clientId),
