@@ -11,7 +11,7 @@ import {
 import { crewExecution, isFinished, type ExecutionStatus } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
 import type { Informer } from "./informer.ts";
-import { isAlreadyExists, isNotFound, type KubeClient, type KubeObject } from "./kube/client.ts";
+import { isAlreadyExists, isNotFound, KubeApiError, type KubeClient, type KubeObject } from "./kube/client.ts";
 import {
   CONFIG_MAPS,
   CREW_EXECUTIONS,
@@ -104,7 +104,12 @@ export class Reconciler {
       await this.refreshResults(namespace, name);
       observed = this.observe(key, spec);
       // No report at all (the runner could not even write one): the pod's last words are the best message there is.
-      if (this.missingFailureReports(observed)) await this.addPodMessages(namespace, name, observed);
+      if (this.missingFailureReports(observed)) {
+        await this.addPodMessages(namespace, name, observed).catch((err: unknown) => {
+          // Only a better message was at stake (e.g. no right to list pods): report the Job's own.
+          this.o.log.warn({ execution: key, err: String(err) }, "Cannot read the failed pod's last log line");
+        });
+      }
     }
 
     const now = this.o.now();
@@ -368,14 +373,44 @@ export class Reconciler {
     if (dueIn > 0) return dueIn;
     // Every child carries the execution's label: one collection delete per kind (the Jobs' pods go with them).
     const selector = `${LABEL_EXECUTION}=${ref.name}`;
-    await this.o.client.deleteCollection(resourcePath(CONFIG_MAPS, ref.namespace), selector);
-    await this.o.client.deleteCollection(resourcePath(JOBS, ref.namespace), selector, "Background");
+    try {
+      await this.o.client.deleteCollection(resourcePath(CONFIG_MAPS, ref.namespace), selector);
+      await this.o.client.deleteCollection(resourcePath(JOBS, ref.namespace), selector, "Background");
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.statusCode === 403)) throw err;
+      // Without the right to delete collections: one by one, by the names the controller gave them.
+      await this.deleteChildrenByName(ref, status);
+    }
     const updated = await this.o.client.mergePatch<KubeObject>(resourcePath(CREW_EXECUTIONS, ref.namespace, ref.name), {
       metadata: { annotations: { [CLEANED_UP_ANNOTATION]: now.toISOString() } },
     });
     this.o.caches.executions.upsert(updated);
     this.o.log.info({ execution: ref.name }, "Removed the Jobs and ConfigMaps of a finished execution");
     return undefined;
+  }
+
+  private async deleteChildrenByName(ref: ExecutionRef, status: ExecutionStatus): Promise<void> {
+    const spec = status.crewSpec;
+    const jobs = this.o.caches.jobs.byIndex(executionKey(ref.namespace, ref.name)).map((j) => j.metadata!.name!);
+    const names = new Set<string>(jobs);
+    for (const [i, task] of (spec?.tasks ?? []).entries()) {
+      const job = taskJobName(ref.name, i);
+      names.add(job);
+      const contextEntries = task.context?.length ?? i;
+      for (let j = 0; j < contextEntries; j++) names.add(`${job}-c${j}`);
+    }
+    for (const n of names) {
+      for (const [type, policy] of [
+        [CONFIG_MAPS, undefined],
+        [JOBS, "Background"],
+      ] as const) {
+        await this.o.client
+          .delete(resourcePath(type, ref.namespace, n), policy ? { propagationPolicy: policy } : {})
+          .catch((err: unknown) => {
+            if (!isNotFound(err)) throw err;
+          });
+      }
+    }
   }
 }
 
