@@ -17,6 +17,7 @@
  */
 import { createHash } from "node:crypto";
 import type { LanguageModel } from "ai";
+import { abortableSleep } from "./abortable-sleep.ts";
 
 /** The provider specification version ai@6 calls natively. */
 export type LanguageModelV3 = Extract<LanguageModel, { specificationVersion: "v3" }>;
@@ -73,22 +74,6 @@ function lastUserText(prompt: CallOptions["prompt"]): string {
   return user.content.map((part) => (part.type === "text" ? part.text : "")).join("");
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
 function exactly(bytes: number, head: string): string {
   if (head.length >= bytes) return head.slice(0, bytes);
   const filler = "lorem ipsum dolor sit amet ";
@@ -112,7 +97,7 @@ export function mockAnswer(modelId: string, prompt: CallOptions["prompt"], task:
 export function createMockLanguageModel(modelId: string): LanguageModelV3 {
   const generate = async (options: CallOptions): Promise<GenerateResult> => {
     const behaviour = mockBehaviour(modelId);
-    await sleep(behaviour.sleepMs, options.abortSignal);
+    if (behaviour.sleepMs > 0) await abortableSleep(behaviour.sleepMs, options.abortSignal);
     if (behaviour.fail) throw new Error(MOCK_FAILURE_MESSAGE);
     const mockOptions = options.providerOptions?.[MOCK_PROVIDER_ID] as MockProviderOptions | undefined;
     const text = mockAnswer(modelId, options.prompt, mockOptions?.task);

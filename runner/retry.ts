@@ -1,4 +1,5 @@
 import { APICallError } from "ai";
+import { abortableSleep } from "./abortable-sleep.ts";
 
 /**
  * How the runner retries one LLM call. Transient errors (429, 408, 409, 5xx, request timeouts, connection resets) are
@@ -118,21 +119,6 @@ export function describeLlmError(error: unknown, policy: Pick<RetryPolicy, "atte
   return error instanceof Error ? error.message : String(error);
 }
 
-function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
 /**
  * Runs `call` until it succeeds, a non-transient error occurs, or the retries are used up. Each attempt gets its own
  * signal, aborted after `attemptTimeoutMs` or when `signal` aborts. Failures end as an LlmCallError.
@@ -168,7 +154,7 @@ export async function withRetry<T>(
       const delayMs = retryAfterMs ?? backoffDelayMs(attempt, policy, options.random);
       options.onRetry?.({ attempt, delayMs, error });
       try {
-        await wait(delayMs, signal);
+        await abortableSleep(delayMs, signal);
       } catch (reason) {
         throw new LlmCallError(describeLlmError(reason, policy), { cause: error, attempts: attempt, transient: false });
       }
