@@ -1,8 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createConnection, createServer } from "node:net";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./ports.ts";
+
+// Suites that start redis-server on a port of their choosing take freePort from here too.
+export { freePort };
 
 /** A real redis-server on a free loopback port, for tests. Start it, stop it, start it again on the same port. */
 export interface RedisServer {
@@ -10,18 +14,6 @@ export interface RedisServer {
   port: number;
   start(): Promise<void>;
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 }
 
 function canConnect(port: number): Promise<boolean> {
