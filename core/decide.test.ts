@@ -758,6 +758,12 @@ describe("decide: a finished execution", () => {
     const d = decide(input({ status: stopped, observed: { research: running(0) }, now: at(2), stop: true }));
     expect(d.actions).toEqual([{ type: "stopTask", index: 0, taskName: "research" }]);
   });
+
+  it("leaves alone a run whose runner reported success and whose pod is only exiting", () => {
+    const last = { ...observed.report!, run: { ...observed.report!.run!, state: "running" as const } };
+    const d = decide(input({ status, observed: { ...observed, report: last }, now: at(500) }));
+    expect(d.actions).toEqual([]);
+  });
 });
 
 describe("decide: level-based and idempotent", () => {

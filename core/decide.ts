@@ -507,10 +507,15 @@ export function crewWebhookPayload(
   };
 }
 
-/** A finished execution may still see a run that has not ended (a stop raced a start): stop it. */
+/**
+ * A finished execution may still see a run that has not ended (a stop raced a start): stop it. A run whose runner
+ * already reported success is only exiting, and is left to end by itself.
+ */
 function stopStrayRuns(input: DecideInput): Action[] {
   const spec = input.execution.status?.crewSpec;
   if (!spec) return [];
-  const observedRunning = spec.tasks.flatMap((t, i) => (input.observed[t.name]?.run?.state === "running" ? [i] : []));
+  const stray = (name: string) =>
+    input.observed[name]?.run?.state === "running" && !successfulResult(input.observed[name]);
+  const observedRunning = spec.tasks.flatMap((t, i) => (stray(t.name) ? [i] : []));
   return observedRunning.map((index) => ({ type: "stopTask", index, taskName: spec.tasks[index]!.name }));
 }
