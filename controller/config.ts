@@ -28,6 +28,8 @@ export const controllerEnv = z.object({
   POD_NAME: z.string().optional(),
   POD_NAMESPACE: z.string().optional(),
   KUBECREW_WEBHOOK_SECRET_KEY: z.string().default("secret"),
+  /** The installation's signing key (the chart generates it), used for crews without a webhook Secret of their own. */
+  KUBECREW_WEBHOOK_SIGNING_KEY: z.string().min(16, "at least 16 characters").optional(),
   KUBECREW_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(8),
   KUBECREW_WEBHOOK_INITIAL_DELAY_MS: z.coerce.number().int().min(1).default(1000),
   KUBECREW_WEBHOOK_TIMEOUT_SECONDS: seconds(10),
@@ -55,7 +57,13 @@ export interface ControllerConfig {
     renewDeadlineSeconds: number;
     retryPeriodSeconds: number;
   };
-  webhooks: { secretKey: string; maxAttempts: number; initialDelayMs: number; timeoutMs: number };
+  webhooks: {
+    secretKey: string;
+    defaultSigningKey: string | undefined;
+    maxAttempts: number;
+    initialDelayMs: number;
+    timeoutMs: number;
+  };
   watchTimeoutSeconds: number;
   shutdownTimeoutMs: number;
 }
@@ -93,6 +101,7 @@ export function controllerConfigFromEnv(env: Record<string, string | undefined>)
     },
     webhooks: {
       secretKey: c.KUBECREW_WEBHOOK_SECRET_KEY,
+      defaultSigningKey: c.KUBECREW_WEBHOOK_SIGNING_KEY,
       maxAttempts: c.KUBECREW_WEBHOOK_MAX_ATTEMPTS,
       initialDelayMs: c.KUBECREW_WEBHOOK_INITIAL_DELAY_MS,
       timeoutMs: c.KUBECREW_WEBHOOK_TIMEOUT_SECONDS * 1000,

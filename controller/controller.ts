@@ -127,7 +127,7 @@ export async function startController(config: ControllerConfig, deps: Controller
         if (!isNotFound(err)) throw err;
       }
       secrets.set(cacheKey, { value, at: Date.now() });
-      return value;
+      return value ?? config.webhooks.defaultSigningKey;
     },
     onFinished: async (delivery, result) => {
       metrics.webhookDeliveries.inc({ result });
