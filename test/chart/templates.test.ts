@@ -371,12 +371,14 @@ describe("RBAC", () => {
     const rules = rulesOf(byDefault, "kubecrew-controller");
     const verbsOn = (resource: string) => rules.filter((r) => r.resources?.includes(resource)).flatMap((r) => r.verbs);
     expect(verbsOn("secrets")).toEqual(["get"]);
-    expect(verbsOn("jobs")).toEqual(["get", "list", "watch", "create", "delete"]);
-    expect(verbsOn("configmaps")).toEqual(["get", "create", "delete"]);
+    expect(verbsOn("jobs")).toEqual(["get", "list", "watch", "create", "delete", "deletecollection"]);
+    expect(verbsOn("configmaps")).toEqual(["get", "create", "delete", "deletecollection"]);
     expect(verbsOn("crewexecutions/status")).toEqual(["get", "patch", "update"]);
     expect(verbsOn("crews/status")).toEqual(["get", "patch", "update"]);
     expect(verbsOn("crewtaskresults")).toEqual(["get", "list", "watch"]);
-    expect(verbsOn("pods")).toEqual([]);
+    // pods list and pods/log get: the last log line of a runner that could not report its own result.
+    expect(verbsOn("pods")).toEqual(["list"]);
+    expect(verbsOn("pods/log")).toEqual(["get"]);
     const leaseId = envValue(
       container(find(byDefault, "Deployment", "kubecrew-controller")),
       "KUBECREW_LEADER_ELECTION_ID",
