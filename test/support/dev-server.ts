@@ -6,6 +6,8 @@ import { devConfigSchema, repoRoot } from "../../dev/config.ts";
 import { startDev, type RunningDev } from "../../dev/start.ts";
 import { silentLogger } from "../../core/logger.ts";
 
+export { waitFor } from "./wait-for.ts";
+
 export const tokens = {
   org: "kco_test-org-token-0000000000000000",
   alice: "kcu_test-alice-token-000000000000000",
@@ -48,12 +50,3 @@ function readExample() {
   return readFileSync(join(repoRoot, "examples/research-crew.yaml"), "utf8");
 }
 
-export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}

@@ -9,6 +9,8 @@ import { silentLogger, type Logger } from "../../../core/logger.ts";
 import { devConfigSchema, repoRoot } from "../../../dev/config.ts";
 import { startDev, type RunningDev } from "../../../dev/start.ts";
 
+export { waitFor } from "../../support/wait-for.ts";
+
 /** A key prefix of its own per suite, so suites can share the test Redis. */
 export const uniquePrefix = (name: string) => `test-${name}-${randomBytes(4).toString("hex")}:`;
 
@@ -121,15 +123,6 @@ export async function dumpRedis(redis: Redis): Promise<string> {
   return lines.join("\n");
 }
 
-export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
