@@ -53,7 +53,10 @@ export function newAccessTokenRecord(
 }
 
 /** A new OAuth client and its secret. */
-export function newClientRecord(request: NewClientRequest, now: number): { clientSecret: string; record: ClientRecord } {
+export function newClientRecord(
+  request: NewClientRequest,
+  now: number,
+): { clientSecret: string; record: ClientRecord } {
   const clientSecret = newToken("clientSecret");
   const record: ClientRecord = {
     clientId: newClientId(),
