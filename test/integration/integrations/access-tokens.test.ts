@@ -2,15 +2,14 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import type { IntegrationsService } from "../../../integrations/server.ts";
 import type { OidcTestProvider } from "../../support/oidc-provider.ts";
-import { freePort } from "../../support/redis.ts";
+import { freePort } from "../../support/ports.ts";
 import {
   createConnectLink,
   dumpRedis,
-  integrationsEnv,
   internal,
-  planBases,
+  type ProviderAndService,
   startIntegrations,
-  startProvider,
+  startProviderAndService,
   TestBrowser,
   uniquePrefix,
 } from "./harness.ts";
@@ -23,18 +22,17 @@ describe("access tokens from the internal API", () => {
   let replicaB: IntegrationsService;
   let users = 0;
 
+  let started: ProviderAndService | undefined;
+
   beforeAll(async () => {
-    const bases = await planBases();
-    provider = await startProvider([bases.direct]);
-    const env = { issuer: provider.issuer, publicUrl: bases.direct, redisUrl, prefix };
+    started = await startProviderAndService({ redisUrl, prefix });
+    ({ provider, service: replicaA } = started);
     // Two replicas sharing one Redis, as in a Deployment with replicas: 2.
-    replicaA = await startIntegrations(integrationsEnv({ ...env, port: bases.directPort }));
-    replicaB = await startIntegrations(integrationsEnv({ ...env, port: await freePort() }));
+    replicaB = await startIntegrations({ ...started.env, INTEGRATIONS_PORT: String(await freePort()) });
   });
   afterAll(async () => {
-    await replicaA?.stop();
     await replicaB?.stop();
-    await provider?.stop();
+    await started?.stop();
   });
   beforeEach(() => {
     provider.accessTokenTtlSeconds = 3600;

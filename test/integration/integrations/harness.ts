@@ -7,7 +7,7 @@ import { loadConfig } from "../../../integrations/config.ts";
 import { providerRegistry } from "../../../integrations/providers.ts";
 import { start, type IntegrationsService } from "../../../integrations/server.ts";
 import { startOidcProvider, type OidcTestProvider, type TestClient } from "../../support/oidc-provider.ts";
-import { freePort } from "../../support/redis.ts";
+import { freePort } from "../../support/ports.ts";
 
 export const internalApiKey = "internal-api-key-for-tests-0123456789abcdef";
 export const encryptionKey = "4f".repeat(32);
@@ -96,6 +96,47 @@ export async function startIntegrations(
   logger: Logger = silentLogger(),
 ): Promise<IntegrationsService> {
   return start(loadConfig(env), { logger });
+}
+
+/** The test provider and one integrations service at a direct public URL, on the shared Redis under `prefix`. */
+export interface ProviderAndService {
+  provider: OidcTestProvider;
+  service: IntegrationsService;
+  /** The service's environment, to start more replicas from or to search stored values for its secrets. */
+  env: Record<string, string>;
+  /** Stops the service, then the provider. */
+  stop(): Promise<void>;
+}
+
+export async function startProviderAndService(options: {
+  redisUrl: string;
+  prefix: string;
+  extra?: Record<string, string>;
+  logger?: Logger;
+}): Promise<ProviderAndService> {
+  const bases = await planBases();
+  const provider = await startProvider([bases.direct]);
+  const env = integrationsEnv({
+    issuer: provider.issuer,
+    publicUrl: bases.direct,
+    redisUrl: options.redisUrl,
+    port: bases.directPort,
+    prefix: options.prefix,
+    ...(options.extra ? { extra: options.extra } : {}),
+  });
+  const service = await startIntegrations(env, options.logger).catch(async (err: unknown) => {
+    await provider.stop();
+    throw err;
+  });
+  return {
+    provider,
+    service,
+    env,
+    async stop() {
+      await service.stop();
+      await provider.stop();
+    },
+  };
 }
 
 /** A real pino logger (with the project's redaction) whose lines the test can read. */

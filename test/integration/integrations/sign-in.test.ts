@@ -5,13 +5,11 @@ import {
   capturingLogger,
   createConnectLink,
   dumpRedis,
-  integrationsEnv,
   internal,
   internalApiKey,
-  planBases,
+  type ProviderAndService,
   returnUrl,
-  startIntegrations,
-  startProvider,
+  startProviderAndService,
   TestBrowser,
   uniquePrefix,
 } from "./harness.ts";
@@ -24,23 +22,18 @@ describe("sign-in through the integrations service", () => {
   let env: Record<string, string>;
   const logs = capturingLogger();
 
+  let started: ProviderAndService | undefined;
+
   beforeAll(async () => {
-    const bases = await planBases();
-    provider = await startProvider([bases.direct]);
-    env = integrationsEnv({
-      issuer: provider.issuer,
-      publicUrl: bases.direct,
+    started = await startProviderAndService({
       redisUrl,
-      port: bases.directPort,
       prefix,
       extra: { GOOGLE_HOSTED_DOMAIN: "example.com" },
+      logger: logs.logger,
     });
-    service = await startIntegrations(env, logs.logger);
+    ({ provider, service, env } = started);
   });
-  afterAll(async () => {
-    await service?.stop();
-    await provider?.stop();
-  });
+  afterAll(() => started?.stop());
 
   it("stores a connection, and no stored Redis value contains any token", async () => {
     provider.account = { sub: "ada", email: "ada@example.com", hd: "example.com" };

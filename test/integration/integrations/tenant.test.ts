@@ -4,13 +4,11 @@ import type { OidcTestProvider } from "../../support/oidc-provider.ts";
 import {
   createConnectLink,
   dumpRedis,
-  integrationsEnv,
   internal,
-  planBases,
-  startIntegrations,
-  startProvider,
-  TestBrowser,
+  type ProviderAndService,
+  startProviderAndService,
   tenantId,
+  TestBrowser,
   uniquePrefix,
 } from "./harness.ts";
 
@@ -20,24 +18,13 @@ describe("Microsoft tenant restriction", () => {
   let provider: OidcTestProvider;
   let service: IntegrationsService;
 
+  let started: ProviderAndService | undefined;
+
   beforeAll(async () => {
-    const bases = await planBases();
-    provider = await startProvider([bases.direct]);
-    service = await startIntegrations(
-      integrationsEnv({
-        issuer: provider.issuer,
-        publicUrl: bases.direct,
-        redisUrl,
-        port: bases.directPort,
-        prefix,
-        extra: { MICROSOFT_TENANT_ID: tenantId },
-      }),
-    );
+    started = await startProviderAndService({ redisUrl, prefix, extra: { MICROSOFT_TENANT_ID: tenantId } });
+    ({ provider, service } = started);
   });
-  afterAll(async () => {
-    await service?.stop();
-    await provider?.stop();
-  });
+  afterAll(() => started?.stop());
 
   it("connects an account of the configured tenant", async () => {
     provider.account = { sub: "grace", email: "grace@contoso.test", tid: tenantId };
