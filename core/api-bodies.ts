@@ -7,7 +7,9 @@ export const inputsResponse = z.object({ inputs: z.array(z.string()) }).meta({ i
 
 export const kickoffRequest = z
   .object({
-    inputs: jsonObject.default({}).describe("Values for the crew's inputs: strings, numbers, booleans, objects or arrays"),
+    inputs: jsonObject
+      .default({})
+      .describe("Values for the crew's inputs: strings, numbers, booleans, objects or arrays"),
     meta: jsonObject.optional().describe("Free-form data echoed to webhooks"),
     taskWebhookUrl: z.string().url().optional(),
     stepWebhookUrl: z.string().url().optional(),

@@ -18,7 +18,11 @@ export type Requester = z.infer<typeof requester>;
 
 export const webhooks = z.object({
   task: z.string().url().optional().describe("POSTed after each task"),
-  step: z.string().url().optional().describe("POSTed after each agent step (accepted; delivered when the runner reports steps)"),
+  step: z
+    .string()
+    .url()
+    .optional()
+    .describe("POSTed after each agent step (accepted; delivered when the runner reports steps)"),
   crew: z.string().url().optional().describe("POSTed when the execution completes or fails"),
 });
 

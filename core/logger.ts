@@ -31,7 +31,10 @@ export const redactedPaths = [
   "*.secret",
 ];
 
-export function createLogger(options: { level?: string; name?: string } = {}, destination?: pino.DestinationStream): Logger {
+export function createLogger(
+  options: { level?: string; name?: string } = {},
+  destination?: pino.DestinationStream,
+): Logger {
   const config: LoggerOptions = {
     level: options.level ?? "info",
     redact: { paths: redactedPaths, censor: "[redacted]" },

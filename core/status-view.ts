@@ -30,7 +30,12 @@ export function statusResponse(
     };
   }
   if (phase === "Failed" || phase === "Stopped") {
-    return { status: "error", state: "FAILED", error: status?.error ?? "Execution failed", execution_time: executionTime };
+    return {
+      status: "error",
+      state: "FAILED",
+      error: status?.error ?? "Execution failed",
+      execution_time: executionTime,
+    };
   }
   return {
     status: "running",

@@ -15,7 +15,11 @@ export const devConfigSchema = z.object({
   KUBECREW_LLM_PROVIDER: llmProvider.optional(),
   KUBECREW_LLM_MODEL: z.string().optional(),
   KUBECREW_LLM_BASE_URL: z.string().url().optional(),
-  KUBECREW_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  KUBECREW_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Tokens, clients and rate limits in Redis when set; in memory otherwise. */
   REDIS_URL: z.string().optional(),

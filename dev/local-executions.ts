@@ -116,7 +116,11 @@ export class LocalExecutions implements ExecutionBackend {
     const observed: Record<string, ObservedTask> = {};
     for (const [name, task] of execution.tasks) observed[name] = task.observe();
     const decision = decide({
-      execution: { name: execution.id, spec: execution.spec, ...(execution.status ? { status: execution.status } : {}) },
+      execution: {
+        name: execution.id,
+        spec: execution.spec,
+        ...(execution.status ? { status: execution.status } : {}),
+      },
       crew: this.crews.get(execution.crew)?.spec,
       observed,
       now: this.now(),

@@ -34,7 +34,8 @@ export function devLlm(config: DevConfig): LlmConfig {
   }
   return {
     provider: config.KUBECREW_LLM_PROVIDER,
-    model: config.KUBECREW_LLM_MODEL ?? (config.KUBECREW_LLM_PROVIDER === "anthropic" ? "claude-sonnet-4-5" : "gpt-4o-mini"),
+    model:
+      config.KUBECREW_LLM_MODEL ?? (config.KUBECREW_LLM_PROVIDER === "anthropic" ? "claude-sonnet-4-5" : "gpt-4o-mini"),
     ...(config.KUBECREW_LLM_BASE_URL ? { baseURL: config.KUBECREW_LLM_BASE_URL } : {}),
   };
 }

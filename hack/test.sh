@@ -29,6 +29,7 @@ export PATH="$PWD/node_modules/.bin:$PATH"
 node --version
 tsc --noEmit
 eslint . --max-warnings 0
+prettier --check . --log-level warn
 report="$(mktemp -d)/vitest.json"
 status=0
 vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?

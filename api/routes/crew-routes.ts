@@ -96,7 +96,9 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
     let body = finished && finalBodies.get(finished);
     if (!body) {
       const spec = execution.status?.crewSpec ?? crew.spec;
-      body = JSON.stringify(statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length));
+      body = JSON.stringify(
+        statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length),
+      );
       if (finished) finalBodies.set(finished, body);
     }
     res.type("application/json").send(body);

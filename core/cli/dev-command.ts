@@ -7,7 +7,9 @@ import { startDev } from "../../dev/start.ts";
 export function registerDevCommand(program: Command): void {
   program
     .command("dev")
-    .description("Run everything in one process on this machine: the crew API, executions in memory, tasks as local processes")
+    .description(
+      "Run everything in one process on this machine: the crew API, executions in memory, tasks as local processes",
+    )
     .action(async () => {
       let config;
       try {

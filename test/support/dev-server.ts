@@ -16,7 +16,11 @@ export const tokens = {
 };
 
 /** A crew manifest whose every agent uses the mock provider with the given model (e.g. "fail", "sleep-2000"). */
-export function crewYaml(name: string, model: string, options: { tasks?: number; retries?: number; taskTimeout?: number } = {}) {
+export function crewYaml(
+  name: string,
+  model: string,
+  options: { tasks?: number; retries?: number; taskTimeout?: number } = {},
+) {
   const tasks = Array.from({ length: options.tasks ?? 3 }, (_, i) => i + 1);
   return `apiVersion: kubecrew.io/v1alpha1
 kind: Crew
@@ -49,4 +53,3 @@ export async function startTestDev(extraCrews: Record<string, string> = {}): Pro
 function readExample() {
   return readFileSync(join(repoRoot, "examples/research-crew.yaml"), "utf8");
 }
-

@@ -25,7 +25,8 @@ async function kickoffId(path: string, token: string, body: unknown): Promise<st
   const { kickoff_id } = (await res.json()) as { kickoff_id: string };
   return kickoff_id;
 }
-const statusOf = async (path: string, token = tokens.org) => (await (await call(path, token)).json()) as Record<string, unknown>;
+const statusOf = async (path: string, token = tokens.org) =>
+  (await (await call(path, token)).json()) as Record<string, unknown>;
 
 describe("the crew API on the embedded default", () => {
   it("lists the crew's inputs", async () => {

@@ -123,7 +123,6 @@ export async function dumpRedis(redis: Redis): Promise<string> {
   return lines.join("\n");
 }
 
-
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `kubecrew <args>` as a user would, against the given environment. */
