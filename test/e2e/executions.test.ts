@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { kubectl, kubectlStatus } from "./support/kubectl.ts";
 import {
   applyCrew,
-  createNamespace,
+  crewNamespace,
   crewYaml,
-  deleteNamespace,
   finalStatus,
   jobsOf,
   kickoff,
+  releaseCrewNamespace,
   RUNNER_SA,
   startClusterApi,
   startControllerProcess,
@@ -17,6 +17,7 @@ import {
   type Loose,
   type ControllerProcess,
 } from "./support/fixture.ts";
+import { installed, installedSystem } from "./support/installed.ts";
 
 const kubeconfig = inject("kubeconfig");
 let namespace: string;
@@ -24,7 +25,7 @@ let controller: ControllerProcess;
 let api: ClusterApi;
 
 beforeAll(async () => {
-  namespace = await createNamespace(kubeconfig, "exec");
+  namespace = await crewNamespace(kubeconfig, "exec");
   await applyCrew(kubeconfig, namespace, crewYaml("research", "sleep-1500"));
   await applyCrew(kubeconfig, namespace, crewYaml("failing", "fail", { tasks: 2, retries: 1 }));
   await applyCrew(kubeconfig, namespace, crewYaml("slow", "sleep-60000", { tasks: 2 }));
@@ -34,16 +35,21 @@ beforeAll(async () => {
   await applyCrew(kubeconfig, namespace, crewYaml("too-big", "size-1100000", { tasks: 1 }));
   await applyCrew(kubeconfig, namespace, crewYaml("large-context", "size-700000", { tasks: 3 }));
   await applyCrew(kubeconfig, namespace, crewYaml("edited", "sleep-1500", { tasks: 2 }));
-  await kubectl(kubeconfig, ["create", "serviceaccount", "no-rights", "-n", namespace]);
+  await kubectl(
+    kubeconfig,
+    ["apply", "-n", namespace, "-f", "-"],
+    "apiVersion: v1\nkind: ServiceAccount\nmetadata: { name: no-rights }\n",
+  );
   await applyCrew(kubeconfig, namespace, crewYaml("unreported", "mock", { tasks: 1, serviceAccount: "no-rights" }));
-  controller = await startControllerProcess(kubeconfig, namespace);
+  // Against an installed system (E2E_API_URL), its own controller runs the crews and its API answers.
+  if (!installed) controller = await startControllerProcess(kubeconfig, namespace);
   api = await startClusterApi(kubeconfig, namespace);
 });
 
 afterAll(async () => {
   await api?.stop();
   await controller?.kill("SIGTERM");
-  if (namespace) await deleteNamespace(kubeconfig, namespace);
+  if (namespace) await releaseCrewNamespace(kubeconfig, namespace);
 });
 
 /** Reasons of the Events recorded on an execution (they are posted without blocking reconciles: wait a moment). */
@@ -133,7 +139,7 @@ describe("a crew run as Job pods", () => {
     expect(final.status).toBe("completed");
     const ce = JSON.parse(await kubectl(kubeconfig, ["get", "ce", id, "-n", namespace, "-o", "json"]));
     expect(ce.status.crewSpec.llm.model).toBe("sleep-1500");
-    expect(ce.spec.requestedBy).toEqual({ kind: "org", subject: "e2e-org" });
+    expect(ce.spec.requestedBy).toEqual({ kind: "org", subject: api.subject });
   });
 
   it("creates hardened Job pods: owned by the execution, non-root, read-only root, no capabilities, the runner's account", async () => {
@@ -309,5 +315,13 @@ spec: { executionRef: { name: ${execution} }, taskName: step1, taskIndex: 0, age
       matrix.map(async ([verb, resource]) => [verb, resource, await can(verb, resource)]),
     );
     expect(answers).toEqual(matrix);
+  });
+});
+
+describe.skipIf(!installedSystem?.integrationsUrl)("the installed integrations service", () => {
+  it("answers its health check at E2E_INTEGRATIONS_URL (through the Ingress: /oauthsvc, prefix stripped)", async () => {
+    const res = await fetch(`${installedSystem!.integrationsUrl}/health`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: "ok" });
   });
 });

@@ -12,6 +12,7 @@ import {
   type ClusterApi,
   type ControllerProcess,
 } from "./support/fixture.ts";
+import { installed } from "./support/installed.ts";
 
 /** A crew on an OpenAI-compatible LLM (the fixture server) whose key comes from a Secret through secretKeyRef. */
 const kubeconfig = inject("kubeconfig");
@@ -63,7 +64,7 @@ afterAll(async () => {
   if (namespace) await deleteNamespace(kubeconfig, namespace);
 });
 
-describe("the agent's LLM key", () => {
+describe.skipIf(installed)("the agent's LLM key", () => {
   it("reaches the runner from a Secret through secretKeyRef, and each task gets the earlier outputs as context", async () => {
     llm.enqueue(
       answer("Tides follow the moon.", { inputTokens: 30, outputTokens: 5 }),

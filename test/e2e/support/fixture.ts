@@ -8,6 +8,7 @@ import { MemoryTokenStore } from "../../../api/auth/memory-token-store.ts";
 import { createKubernetesBackend, type KubernetesBackend } from "../../../api/kubernetes-backend.ts";
 import { startApi } from "../../../api/server.ts";
 import { silentLogger } from "../../../core/logger.ts";
+import { installedSystem, mintOrgToken } from "./installed.ts";
 import { kubectl } from "./kubectl.ts";
 
 /** JSON from the API and from kubectl, which the tests assert on field by field. */
@@ -17,7 +18,8 @@ export type Loose = any;
 export const repo = join(import.meta.dirname, "..", "..", "..");
 export const nodeBinary = join(repo, "node_modules", ".bin", "node");
 export const ORG_TOKEN = "kco_e2e-org-token-00000000000000000000";
-export const RUNNER_SA = "kubecrew-runner";
+/** The runner's service account: the one this fixture creates, or the installed chart's (E2E_RUNNER_SERVICE_ACCOUNT). */
+export const RUNNER_SA = installedSystem?.runnerServiceAccount ?? "kubecrew-runner";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -94,6 +96,22 @@ export async function createNamespace(kubeconfig: string, prefix: string): Promi
 
 export async function deleteNamespace(kubeconfig: string, namespace: string): Promise<void> {
   await kubectl(kubeconfig, ["delete", "namespace", namespace, "--wait=false", "--ignore-not-found"]);
+}
+
+/** Where a test file's crews go: a namespace of its own, or against an installed system the release namespace its
+ * controller watches (the runner's account is the chart's there; the results policy is applied as in a fresh one). */
+export async function crewNamespace(kubeconfig: string, prefix: string): Promise<string> {
+  if (!installedSystem) return createNamespace(kubeconfig, prefix);
+  if (!policyApplied) {
+    await kubectl(kubeconfig, ["apply", "-f", RUNNER_RESULTS_POLICY]);
+    policyApplied = true;
+  }
+  return installedSystem.namespace;
+}
+
+/** Deletes what crewNamespace created (never the installed release's namespace). */
+export async function releaseCrewNamespace(kubeconfig: string, namespace: string): Promise<void> {
+  if (namespace !== installedSystem?.namespace) await deleteNamespace(kubeconfig, namespace);
 }
 
 export interface CrewOptions {
@@ -205,18 +223,50 @@ export async function startControllerProcess(
 
 export interface ClusterApi {
   url: string;
+  /** The in-process API's backend (absent against an installed system: reading it throws). */
   backend: KubernetesBackend;
+  /** The subject of the org token `call` sends (executions record it as requestedBy). */
+  subject: string;
   stop(): Promise<void>;
   /** fetch against the API with the org token. */
   call(path: string, init?: { method?: string; body?: unknown }): Promise<{ status: number; body: Loose }>;
 }
 
-/** The crew API in cluster mode, in this process: the Kubernetes backend over informer caches. */
+/** fetch against `url` with a bearer token, JSON in and out. */
+function caller(url: string, token: string): ClusterApi["call"] {
+  return async (path, init = {}) => {
+    const res = await fetch(url + path, {
+      method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+      headers: {
+        Authorization: `Bearer ${token}`,
+        ...(init.body !== undefined ? { "Content-Type": "application/json" } : {}),
+      },
+      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+}
+
+/** The crew API in cluster mode, in this process: the Kubernetes backend over informer caches. Against an installed
+ * system (E2E_API_URL), the installed API instead, with an org token minted through its admin API. */
 export async function startClusterApi(
   kubeconfig: string,
   namespace: string,
   defaultCrew?: string,
 ): Promise<ClusterApi> {
+  if (installedSystem) {
+    const { token, subject } = await mintOrgToken(installedSystem);
+    return {
+      url: installedSystem.apiUrl,
+      get backend(): KubernetesBackend {
+        throw new Error("no in-process API backend against an installed system");
+      },
+      subject,
+      stop: async () => {},
+      call: caller(installedSystem.apiUrl, token),
+    };
+  }
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const log = silentLogger();
@@ -235,22 +285,12 @@ export async function startClusterApi(
   return {
     url: server.url,
     backend,
+    subject: "e2e-org",
     stop: async () => {
       await server.stop();
       await backend.stop();
     },
-    call: async (path, init = {}) => {
-      const res = await fetch(server.url + path, {
-        method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-        headers: {
-          Authorization: `Bearer ${ORG_TOKEN}`,
-          ...(init.body !== undefined ? { "Content-Type": "application/json" } : {}),
-        },
-        ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined };
-    },
+    call: caller(server.url, ORG_TOKEN),
   };
 }
 
