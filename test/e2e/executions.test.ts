@@ -17,7 +17,7 @@ import {
   type Loose,
   type ControllerProcess,
 } from "./support/fixture.ts";
-import { installed, installedSystem } from "./support/installed.ts";
+import { installed } from "./support/installed.ts";
 
 const kubeconfig = inject("kubeconfig");
 let namespace: string;
@@ -315,13 +315,5 @@ spec: { executionRef: { name: ${execution} }, taskName: step1, taskIndex: 0, age
       matrix.map(async ([verb, resource]) => [verb, resource, await can(verb, resource)]),
     );
     expect(answers).toEqual(matrix);
-  });
-});
-
-describe.skipIf(!installedSystem?.integrationsUrl)("the installed integrations service", () => {
-  it("answers its health check at E2E_INTEGRATIONS_URL (through the Ingress: /oauthsvc, prefix stripped)", async () => {
-    const res = await fetch(`${installedSystem!.integrationsUrl}/health`);
-    expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: "ok" });
   });
 });
