@@ -15,6 +15,7 @@ import {
   envValue,
   find,
   helm,
+  parseManifests,
   ofKind,
   podTemplate,
   render,
@@ -75,7 +76,7 @@ describe("helm lint", () => {
 });
 
 describe("the default install", () => {
-  it("holds the three components, Redis, their Services, the Secret, RBAC and the CRDs — and nothing cluster-wide", () => {
+  it("holds the three components, Redis, their Services, the Secret, RBAC, the CRDs and the runner's results policy", () => {
     const names = byDefault.map((m) => `${m.kind}/${m.metadata.name}`).sort();
     expect(names).toEqual(
       [
@@ -107,10 +108,29 @@ describe("the default install", () => {
         "ServiceAccount/kubecrew-redis",
         "ServiceAccount/kubecrew-runner",
         "StatefulSet/kubecrew-redis",
+        "ValidatingAdmissionPolicy/kubecrew-runner-own-results-crews",
+        "ValidatingAdmissionPolicyBinding/kubecrew-runner-own-results-crews",
       ].sort(),
     );
-    for (const m of byDefault.filter((m) => m.kind !== "CustomResourceDefinition"))
+    const clusterScoped = ["CustomResourceDefinition", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"];
+    for (const m of byDefault.filter((m) => !clusterScoped.includes(m.kind)))
       expect(m.metadata.namespace, m.kind).toBe("crews");
+  });
+
+  it("lets a task pod create only its own task's results: the controller's policy, bound to the release namespace", () => {
+    const manifest = parseManifests(
+      readFileSync(join(repo, "controller/manifests/runner-results-policy.yaml"), "utf8"),
+    );
+    const policy = find(byDefault, "ValidatingAdmissionPolicy", "kubecrew-runner-own-results-crews");
+    expect(policy.spec).toEqual(find(manifest, "ValidatingAdmissionPolicy", "kubecrew-runner-own-results").spec);
+    const binding = find(byDefault, "ValidatingAdmissionPolicyBinding", "kubecrew-runner-own-results-crews");
+    expect(binding.spec).toEqual({
+      policyName: "kubecrew-runner-own-results-crews",
+      validationActions: ["Deny"],
+      matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "crews" } } },
+    });
+    const without = render({ values: { controller: { runner: { ownResultsPolicy: false } } } });
+    expect(ofKind(without, "ValidatingAdmissionPolicy")).toEqual([]);
   });
 
   it("runs each component as a subcommand of the kubecrew CLI in the chart's image", () => {
