@@ -1,6 +1,6 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Registry } from "prom-client";
+import { listen } from "../core/http-server.ts";
 
 export interface HealthChecks {
   /** The process works: its informers are not stuck. A failure names what is wrong. */
@@ -16,7 +16,7 @@ export async function startHealthServer(options: {
   checks: HealthChecks;
   registry: Registry;
 }): Promise<{ url: string; stop(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? "/").split("?")[0];
     const answer = (problem: string | undefined) => {
       res.writeHead(problem ? 503 : 200, { "Content-Type": "text/plain; charset=utf-8" });
@@ -39,20 +39,7 @@ export async function startHealthServer(options: {
     }
     res.writeHead(404, { "Content-Type": "text/plain" });
     res.end("not found\n");
-  });
-  server.listen(options.port, options.host);
-  await new Promise<void>((resolve, reject) => {
-    server.once("listening", resolve);
-    server.once("error", reject);
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
-  return {
-    url: `http://${host}:${port}`,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
   };
+  const { url, stop } = await listen(handler, options.host, options.port);
+  return { url, stop };
 }

@@ -1,8 +1,6 @@
-import { once } from "node:events";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import express from "express";
 import { Redis } from "ioredis";
+import { listen } from "../core/http-server.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { createAccessTokens } from "./access-tokens.ts";
 import type { IntegrationsConfig } from "./config.ts";
@@ -78,11 +76,8 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
   });
   app.use(errorHandler(logger));
 
-  const server: Server = app.listen(config.port, config.host);
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const server = await listen(app, config.host, config.port);
+  const { url } = server;
   logger.info(
     {
       url,
@@ -95,10 +90,7 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
   return {
     url,
     async stop() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await server.stop();
       redis.disconnect();
     },
   };
