@@ -28,14 +28,7 @@ export class WorkQueue {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);
     if (this.processing.has(key)) return;
-    const waiter = this.waiters.shift();
-    if (waiter) {
-      this.dirty.delete(key);
-      this.processing.add(key);
-      waiter(key);
-    } else {
-      this.queue.push(key);
-    }
+    this.handOut(key);
   }
 
   /** Adds the key after `ms`; an earlier pending schedule for the same key wins. */
@@ -83,9 +76,8 @@ export class WorkQueue {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  done(key: string): void {
-    this.processing.delete(key);
-    if (!this.dirty.has(key)) return;
+  /** A dirty key not being processed goes to a waiting worker, or joins the queue. */
+  private handOut(key: string): void {
     const waiter = this.waiters.shift();
     if (waiter) {
       this.dirty.delete(key);
@@ -94,6 +86,12 @@ export class WorkQueue {
     } else {
       this.queue.push(key);
     }
+  }
+
+  done(key: string): void {
+    this.processing.delete(key);
+    if (!this.dirty.has(key)) return;
+    this.handOut(key);
   }
 
   get depth(): number {

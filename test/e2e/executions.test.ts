@@ -6,6 +6,7 @@ import {
   crewYaml,
   finalStatus,
   jobsOf,
+  resultsOf,
   kickoff,
   releaseCrewNamespace,
   RUNNER_SA,
@@ -105,18 +106,7 @@ describe("a crew run as Job pods", () => {
 
     const jobs = await jobsOf(kubeconfig, namespace, id);
     expect(jobs.map((j) => j.metadata.name).sort()).toEqual([`${id}-0`, `${id}-1`, `${id}-2`]);
-    const results = JSON.parse(
-      await kubectl(kubeconfig, [
-        "get",
-        "crewtaskresults",
-        "-n",
-        namespace,
-        "-l",
-        `kubecrew.io/execution=${id}`,
-        "-o",
-        "json",
-      ]),
-    ).items;
+    const results = await resultsOf(kubeconfig, namespace, id);
     expect(results).toHaveLength(3);
     expect(results[0].metadata.ownerReferences[0]).toMatchObject({ kind: "CrewExecution", name: id });
 

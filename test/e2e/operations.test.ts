@@ -10,6 +10,7 @@ import {
   deleteNamespace,
   finalStatus,
   jobsOf,
+  resultsOf,
   kickoff,
   startClusterApi,
   startControllerProcess,
@@ -227,18 +228,7 @@ describe.skipIf(installed)("operations", () => {
       },
       (TTL + 20) * 1000,
     );
-    const results = JSON.parse(
-      await kubectl(kubeconfig, [
-        "get",
-        "crewtaskresults",
-        "-n",
-        namespace,
-        "-l",
-        `kubecrew.io/execution=${id}`,
-        "-o",
-        "json",
-      ]),
-    ).items;
+    const results = await resultsOf(kubeconfig, namespace, id);
     expect(results).toHaveLength(1);
     expect((await status(api, "quick", id)).status).toBe("completed");
   });

@@ -324,3 +324,10 @@ export async function jobsOf(kubeconfig: string, namespace: string, execution?: 
   const selector = execution ? `kubecrew.io/execution=${execution}` : "kubecrew.io/execution";
   return JSON.parse(await kubectl(kubeconfig, ["get", "jobs", "-n", namespace, "-l", selector, "-o", "json"])).items;
 }
+
+export async function resultsOf(kubeconfig: string, namespace: string, execution: string): Promise<Loose[]> {
+  const selector = `kubecrew.io/execution=${execution}`;
+  return JSON.parse(
+    await kubectl(kubeconfig, ["get", "crewtaskresults", "-n", namespace, "-l", selector, "-o", "json"]),
+  ).items;
+}
