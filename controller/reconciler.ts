@@ -31,8 +31,6 @@ import { deliveryId, type DeliveryResult, type WebhookDelivery, type WebhookDisp
 
 /** Annotation recording which webhooks were delivered (or given up), so a restarted controller does not resend them. */
 export const WEBHOOKS_ANNOTATION = "kubecrew.io/webhook-deliveries";
-/** Annotation set once the Jobs and ConfigMaps of a finished execution were removed (its TTL passed). */
-export const CLEANED_UP_ANNOTATION = "kubecrew.io/cleaned-up";
 
 export interface Caches {
   executions: Informer<KubeObject>;
@@ -74,6 +72,8 @@ export class StaleObjectError extends Error {
 export class Reconciler {
   private readonly o: ReconcilerOptions;
   private readonly deliveryRecords = new Map<string, Promise<void>>();
+  /** Executions (by uid) whose children this process already removed: their deletions may not be in the cache yet. */
+  private readonly cleanedUp = new Set<string>();
 
   constructor(options: ReconcilerOptions) {
     this.o = options;
@@ -135,7 +135,7 @@ export class Reconciler {
 
     let requeueAfterMs =
       decision.requeueAfterSeconds !== undefined ? Math.ceil(decision.requeueAfterSeconds * 1000) : undefined;
-    if (isFinished(status?.phase)) requeueAfterMs = await this.cleanUpWhenDue(raw, ref, status!, now);
+    if (isFinished(status?.phase)) requeueAfterMs = await this.cleanUpWhenDue(ref, status!, now);
     return {
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
       ...(status?.phase ? { phase: status.phase } : {}),
@@ -359,15 +359,14 @@ export class Reconciler {
     return next;
   }
 
-  /** After the TTL, removes the Jobs and ConfigMaps of a finished execution (results stay); else when to look again. */
-  private async cleanUpWhenDue(
-    raw: KubeObject,
-    ref: ExecutionRef,
-    status: ExecutionStatus,
-    now: Date,
-  ): Promise<number | undefined> {
+  /**
+   * After the TTL, removes the Jobs and ConfigMaps of a finished execution (results stay); else when to look again.
+   * ConfigMaps go first, so an execution without Jobs in the cache has nothing left to remove (after a restart too).
+   */
+  private async cleanUpWhenDue(ref: ExecutionRef, status: ExecutionStatus, now: Date): Promise<number | undefined> {
     const ttl = this.o.finishedTtlSeconds;
-    if (ttl < 0 || raw.metadata?.annotations?.[CLEANED_UP_ANNOTATION]) return undefined;
+    if (ttl < 0 || this.cleanedUp.has(ref.uid)) return undefined;
+    if (this.o.caches.jobs.byIndex(executionKey(ref.namespace, ref.name)).length === 0) return undefined;
     const finishedAt = Date.parse(status.completionTime ?? "") || now.getTime();
     const dueIn = finishedAt + ttl * 1000 - now.getTime();
     if (dueIn > 0) return dueIn;
@@ -381,10 +380,8 @@ export class Reconciler {
       // Without the right to delete collections: one by one, by the names the controller gave them.
       await this.deleteChildrenByName(ref, status);
     }
-    const updated = await this.o.client.mergePatch<KubeObject>(resourcePath(CREW_EXECUTIONS, ref.namespace, ref.name), {
-      metadata: { annotations: { [CLEANED_UP_ANNOTATION]: now.toISOString() } },
-    });
-    this.o.caches.executions.upsert(updated);
+    this.cleanedUp.add(ref.uid);
+    if (this.cleanedUp.size > 10_000) this.cleanedUp.clear();
     this.o.log.info({ execution: ref.name }, "Removed the Jobs and ConfigMaps of a finished execution");
     return undefined;
   }

@@ -231,6 +231,19 @@ describe.skipIf(installed)("operations", () => {
     const results = await resultsOf(kubeconfig, namespace, id);
     expect(results).toHaveLength(1);
     expect((await status(api, "quick", id)).status).toBe("completed");
+
+    // Once removed, later reconciles of the execution remove nothing again (no marker is written on it either).
+    const configMapDeletes = 'kubecrew_controller_apiserver_writes_total{verb="delete",resource="configmaps"}';
+    const deletes = await controller.metric(configMapDeletes);
+    expect(deletes).toBeGreaterThan(0);
+    const reconciles = await controller.metric('kubecrew_controller_reconciles_total{result="success"}');
+    for (let i = 0; i < 3; i++)
+      await kubectl(kubeconfig, ["annotate", "ce", id, "-n", namespace, "--overwrite", `poke=${i}`]);
+    await waitFor(
+      "reconciled again",
+      async () => (await controller.metric('kubecrew_controller_reconciles_total{result="success"}')) >= reconciles + 3,
+    );
+    expect(await controller.metric(configMapDeletes)).toBe(deletes);
   });
 
   it("deleting a CrewExecution removes its Job, pod, ConfigMap and results through the garbage collector", async () => {
