@@ -5,6 +5,7 @@ import {
   crewNamespace,
   crewYaml,
   finalStatus,
+  configMapsOf,
   jobsOf,
   resultsOf,
   kickoff,
@@ -221,21 +222,8 @@ describe("a crew run as Job pods", () => {
     const final = await finalStatus(api, "large-context", id);
     expect(final.status, JSON.stringify(final).slice(0, 300)).toBe("completed");
     expect(final.result.tasks.map((t: Loose) => t.output.length)).toEqual([700_000, 700_000, 700_000]);
-    const names = (
-      await kubectl(kubeconfig, [
-        "get",
-        "configmaps",
-        "-n",
-        namespace,
-        "-l",
-        `kubecrew.io/execution=${id}`,
-        "-o",
-        "name",
-      ])
-    )
-      .trim()
-      .split("\n");
-    expect(names).toContain(`configmap/${id}-2-c0`); // task 3's context (1.4 MB) did not fit in its own ConfigMap
+    const names = await configMapsOf(kubeconfig, namespace, id);
+    expect(names).toContain(`${id}-2-c0`); // task 3's context (1.4 MB) did not fit in its own ConfigMap
   });
 
   it("fails a task whose output is above 1 MiB with a clear error instead of truncating it", async () => {

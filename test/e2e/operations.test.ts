@@ -9,6 +9,7 @@ import {
   crewYaml,
   deleteNamespace,
   finalStatus,
+  configMapsOf,
   jobsOf,
   resultsOf,
   kickoff,
@@ -212,18 +213,7 @@ describe.skipIf(installed)("operations", () => {
       "children removed",
       async () => {
         const jobs = await jobsOf(kubeconfig, namespace, id);
-        const cms = JSON.parse(
-          await kubectl(kubeconfig, [
-            "get",
-            "configmaps",
-            "-n",
-            namespace,
-            "-l",
-            `kubecrew.io/execution=${id}`,
-            "-o",
-            "json",
-          ]),
-        ).items;
+        const cms = await configMapsOf(kubeconfig, namespace, id);
         return jobs.length === 0 && cms.length === 0;
       },
       (TTL + 20) * 1000,

@@ -325,6 +325,16 @@ export async function jobsOf(kubeconfig: string, namespace: string, execution?: 
   return JSON.parse(await kubectl(kubeconfig, ["get", "jobs", "-n", namespace, "-l", selector, "-o", "json"])).items;
 }
 
+/** Names of an execution's ConfigMaps (names only: a large context's ConfigMaps hold megabytes). */
+export async function configMapsOf(kubeconfig: string, namespace: string, execution: string): Promise<string[]> {
+  const selector = `kubecrew.io/execution=${execution}`;
+  const out = await kubectl(kubeconfig, ["get", "configmaps", "-n", namespace, "-l", selector, "-o", "name"]);
+  return out
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => line.replace(/^configmap\//, ""));
+}
+
 export async function resultsOf(kubeconfig: string, namespace: string, execution: string): Promise<Loose[]> {
   const selector = `kubecrew.io/execution=${execution}`;
   return JSON.parse(
