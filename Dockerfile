@@ -1,14 +1,19 @@
-# syntax=docker/dockerfile:1
 # The one kubecrew image: `kubecrew api|controller|integrations|runner|dev`. Node 24 runs the TypeScript sources
 # directly (type stripping): there is no build step, only production dependencies. Build: hack/build-image.sh.
+# It needs BuildKit (docker buildx, or DOCKER_BUILDKIT=1) for the CA bundle below; no `# syntax` line, so building it
+# pulls nothing but NODE_IMAGE.
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Production dependencies only: the pinned `node` devDependency, TypeScript, vitest and eslint stay out (the base
-# image provides Node 24). No dependency needs an install script.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# image provides Node 24). No dependency needs an install script. Behind a TLS-inspecting proxy, hand the proxy's CA
+# bundle to this step as a build secret (`--secret id=ca-bundle,src=/etc/ssl/certs/ca-certificates.crt`; what
+# hack/build-image.sh does): it is mounted for this step only and never lands in a layer of the image.
+RUN --mount=type=secret,id=ca-bundle \
+    if [ -s /run/secrets/ca-bundle ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-bundle; fi \
+ && npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 FROM ${NODE_IMAGE}
 # No package manager in the final image: nothing is installed at run time.

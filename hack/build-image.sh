@@ -1,22 +1,45 @@
 #!/usr/bin/env bash
-# Builds the kubecrew image with Docker (or KUBECREW_DOCKER=podman|nerdctl): one image for the API, the controller,
-# the integrations service and the task runner.
+# Builds the kubecrew image: one image for the API, the controller, the integrations service and the task runner.
 #
 #   hack/build-image.sh [image]     default image: kubecrew:<version of package.json>, what the chart uses by default
 #
-# Needs a container engine; `docker` as a client alone is not enough (`docker info` must answer).
+# The base is the official Node 24 image (NODE_IMAGE, default node:24-bookworm-slim). Where it cannot be pulled (a
+# machine that reaches only package registries), hack/node-base.sh builds an equivalent from Debian's packages and the
+# pinned Node 24 of node_modules, and the image is built on that. Set NODE_IMAGE to choose the base yourself.
+#
+# Behind a TLS-inspecting proxy the build's `npm ci` must trust the proxy's CA: CA_BUNDLE (default: the host's
+# /etc/ssl/certs/ca-certificates.crt when present) is handed to that step as a BuildKit secret, never copied into the
+# image. CA_BUNDLE= (empty) hands none.
+#
+# Docker: started (and installed, as root) by hack/docker.sh ensure when missing. KUBECREW_DOCKER=podman uses podman.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DOCKER="${KUBECREW_DOCKER:-docker}"
 version="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' package.json | head -1)"
 image="${1:-kubecrew:$version}"
+CA_BUNDLE="${CA_BUNDLE-/etc/ssl/certs/ca-certificates.crt}"
 
-command -v "$DOCKER" >/dev/null || { echo "build-image: $DOCKER is not installed" >&2; exit 1; }
-if ! "$DOCKER" info >/dev/null 2>&1; then
-  echo "build-image: $DOCKER cannot reach a container engine (is the Docker daemon running?)" >&2
-  exit 1
+log() { echo "build-image: $*" >&2; }
+
+secret=()
+[ -n "$CA_BUNDLE" ] && [ -s "$CA_BUNDLE" ] && secret=(--secret "id=ca-bundle,src=$CA_BUNDLE")
+
+if [ "${KUBECREW_DOCKER:-docker}" != docker ]; then
+  "$KUBECREW_DOCKER" build --file Dockerfile --build-arg "NODE_IMAGE=${NODE_IMAGE:-node:24-bookworm-slim}" \
+    "${secret[@]}" --tag "$image" .
+  echo "$image"
+  exit 0
 fi
 
-"$DOCKER" build --file Dockerfile --tag "$image" .
+bash hack/docker.sh ensure
+base="${NODE_IMAGE:-node:24-bookworm-slim}"
+if [ -z "${NODE_IMAGE:-}" ] && ! docker image inspect "$base" >/dev/null 2>&1; then
+  if ! docker pull --quiet "$base" >/dev/null 2>&1; then
+    log "$base cannot be pulled here; building the base from Debian's packages and the pinned Node 24 instead"
+    base="$(bash hack/node-base.sh)"
+  fi
+fi
+start=$SECONDS
+bash hack/docker.sh build --file Dockerfile --build-arg "NODE_IMAGE=$base" "${secret[@]}" --tag "$image" . >&2
+log "built $image on $base in $((SECONDS - start)) s"
 echo "$image"

@@ -1,6 +1,6 @@
 /**
- * The container image cannot be built here (no Docker engine), so these tests check what the build depends on:
- * the Dockerfile copies every source the CLI loads and nothing it does not need, the production dependencies are
+ * What the image build depends on (hack/build-image.sh builds it and hack/image-check.sh runs it for real, as
+ * hack/kind-e2e.sh does; these checks need no Docker engine): the Dockerfile copies every source the CLI loads and nothing it does not need, the production dependencies are
  * enough, and the CLI starts from a tree laid out exactly as the image lays it out (sources copied per the
  * Dockerfile, node_modules holding production dependencies only).
  */
@@ -69,6 +69,15 @@ describe("Dockerfile", () => {
     expect(dockerfile).toMatch(/NODE_COMPILE_CACHE=\/tmp\//);
     // The final stage has no package manager.
     expect(dockerfile).toMatch(/rm -rf \/usr\/local\/lib\/node_modules\/npm/);
+  });
+
+  it("hands a CA bundle to `npm ci` as a build secret only, and pulls nothing but the Node base", () => {
+    // A `# syntax=` line would pull a Dockerfile frontend image; the built-in frontend has RUN --mount secrets.
+    expect(dockerfile).not.toMatch(/^# syntax=/m);
+    expect(dockerfile).toMatch(/^RUN --mount=type=secret,id=ca-bundle /m);
+    expect(dockerfile).toContain("NODE_EXTRA_CA_CERTS=/run/secrets/ca-bundle");
+    expect(dockerfile).not.toMatch(/^(COPY|ADD) .*ca-(bundle|certificates)/m);
+    expect(dockerfile).not.toMatch(/^ENV .*NODE_EXTRA_CA_CERTS/m);
   });
 
   it("puts `kubecrew` on PATH, the command the chart's pods and the controller's task Jobs run", () => {

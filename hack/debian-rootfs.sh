@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A Debian root filesystem from Debian's packages, as a tarball cached outside the clone; the base of the images that
+# cannot be pulled here (hack/node-base.sh, hack/kind-node.sh).
+#
+#   hack/debian-rootfs.sh <name> [package...]   prints the tarball's path; builds it once with debootstrap
+#                                               (--variant=minbase, plus the packages) when missing
+#
+# Cache: ${KUBECREW_CACHE:-~/.cache/kubecrew}/debian/<suite>-<name>.tar, keyed by the name and the package list (a
+# different list for the same name rebuilds). Needs root and debootstrap (installed from Debian's packages if missing).
+set -euo pipefail
+
+SUITE=bookworm
+MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+CACHE="${KUBECREW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubecrew}/debian"
+
+die() {
+  echo "debian-rootfs: $*" >&2
+  exit 1
+}
+
+[ $# -ge 1 ] || die "usage: hack/debian-rootfs.sh <name> [package...]"
+name="$1"
+shift
+packages="$(printf '%s\n' "$@" | sort -u | paste -sd, -)"
+tar="$CACHE/$SUITE-$name.tar"
+if [ -f "$tar" ] && [ "$(cat "$tar.packages" 2>/dev/null)" = "$packages" ]; then
+  echo "$tar"
+  exit 0
+fi
+
+[ "$(id -u)" = 0 ] || die "building a Debian root filesystem needs root (debootstrap)"
+if ! command -v debootstrap >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null ||
+    die "cannot install debootstrap"
+fi
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.$name.lock"
+flock 9
+root="$(mktemp -d "$CACHE/.$name.XXXXXX")"
+trap 'rm -rf "$root"' EXIT
+start=$SECONDS
+echo "debian-rootfs: debootstrap $SUITE ($name${packages:+: $packages})" >&2
+debootstrap --variant=minbase ${packages:+--include="$packages"} "$SUITE" "$root" "$MIRROR" >"$root.log" 2>&1 || {
+  tail -n 20 "$root.log" >&2
+  rm -f "$root.log"
+  die "debootstrap failed (the end of its log is above)"
+}
+rm -f "$root.log"
+# Nothing downloaded stays in the image: package lists and the .deb cache only served the build.
+rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* "$root"/var/log/* "$root"/tmp/*
+tar --numeric-owner -C "$root" -cf "$tar.tmp" .
+mv -f "$tar.tmp" "$tar"
+echo "$packages" >"$tar.packages"
+echo "debian-rootfs: $tar in $((SECONDS - start)) s" >&2
+echo "$tar"
