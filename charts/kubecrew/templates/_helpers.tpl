@@ -113,6 +113,12 @@ Kubernetes into the URL ($(REDIS_PASSWORD) refers to the variable defined just b
 {{- define "kubecrew.integrationsPublicUrl" -}}
 {{- if .Values.integrations.publicUrl }}
 {{- .Values.integrations.publicUrl | trimSuffix "/" }}
+{{- else if and .Values.gateway.enabled .Values.gateway.integrations.enabled (or .Values.gateway.integrations.hostnames .Values.gateway.hostnames) }}
+{{- if .Values.gateway.integrations.hostnames }}
+{{- printf "%s://%s" .Values.gateway.scheme (first .Values.gateway.integrations.hostnames) }}
+{{- else }}
+{{- printf "%s://%s%s" .Values.gateway.scheme (first .Values.gateway.hostnames) (.Values.gateway.integrations.path | trimSuffix "/") }}
+{{- end }}
 {{- else if and .Values.ingress.enabled .Values.ingress.integrations.enabled }}
 {{- if .Values.ingress.integrations.host }}
 {{- printf "%s://%s" (include "kubecrew.ingressScheme" .) .Values.ingress.integrations.host }}
@@ -124,9 +130,16 @@ Kubernetes into the URL ($(REDIS_PASSWORD) refers to the variable defined just b
 {{- end }}
 {{- end }}
 
+{{/* "true" when the API is reached through an Ingress or an HTTPRoute with a hostname (not a port-forward). */}}
+{{- define "kubecrew.routed" -}}
+{{- if or .Values.ingress.enabled (and .Values.gateway.enabled .Values.gateway.hostnames) }}true{{ end }}
+{{- end }}
+
 {{/* The URL users reach the API at, for NOTES. */}}
 {{- define "kubecrew.apiUrl" -}}
-{{- if .Values.ingress.enabled }}
+{{- if and .Values.gateway.enabled .Values.gateway.hostnames }}
+{{- printf "%s://%s" .Values.gateway.scheme (first .Values.gateway.hostnames) }}
+{{- else if .Values.ingress.enabled }}
 {{- printf "%s://%s" (include "kubecrew.ingressScheme" .) .Values.ingress.host }}
 {{- else }}
 {{- printf "http://localhost:%d" (int .Values.api.port) }}
