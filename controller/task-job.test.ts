@@ -34,6 +34,7 @@ const assignment: TaskAssignment = {
   agent: spec.agents[0]!,
   context: [],
   inputs: {},
+  tools: { mcpServers: [], allowedHosts: [] },
 };
 const ref = { name: assignment.execution.id, namespace: "team", uid: "uid-1", crew: "research" };
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- manifests are asserted field by field

@@ -28,6 +28,8 @@ describe("crewSpec", () => {
       goal: "Find facts",
       backstory: "",
       tools: [],
+      mcps: [],
+      maxIter: 20,
     });
     expect(spec.tasks[1]).toEqual(tasks[1]);
   });

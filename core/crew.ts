@@ -1,5 +1,17 @@
 import { z } from "zod";
 import { jsonValue } from "./json.ts";
+import {
+  agentToolProblems,
+  builtinTool,
+  DEFAULT_MAX_ITER,
+  MAX_AGENT_MCPS,
+  MAX_MAX_ITER,
+  MAX_MCP_SERVERS,
+  mcpReference,
+  mcpServer,
+  mcpServerProblems,
+  toolPolicy,
+} from "./tools.ts";
 
 /** Size limits of a crew (the CRD carries them too). */
 export const MAX_TASKS = 100;
@@ -65,7 +77,21 @@ export const agent = z.object({
   goal: z.string().min(1),
   backstory: z.string().default(""),
   llm: llmConfig.optional().describe("The agent's model; defaults to the crew's llm"),
-  tools: z.array(z.string()).default([]).describe("Tool names the agent may use"),
+  tools: z.array(builtinTool).max(10).default([]).describe("Built-in tools the agent may use (http_request)"),
+  mcps: z
+    .array(mcpReference)
+    .max(MAX_AGENT_MCPS)
+    .default([])
+    .describe(
+      "MCP servers whose tools the agent may use: an http(s) URL or a spec.mcpServers name, each with an optional #tool",
+    ),
+  maxIter: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_MAX_ITER)
+    .default(DEFAULT_MAX_ITER)
+    .describe("Most LLM turns of one task (CrewAI's max_iter); the task fails when the last one still calls tools"),
 });
 export type Agent = z.infer<typeof agent>;
 
@@ -79,6 +105,11 @@ export const task = z.object({
     .max(MAX_CONTEXT)
     .optional()
     .describe("Names of earlier tasks whose outputs are given as context; all earlier tasks when omitted"),
+  tools: z
+    .array(z.string().min(1).max(128))
+    .max(200)
+    .optional()
+    .describe("Names of the only tools (of its agent's) this task may use; all of the agent's when omitted"),
 });
 export type Task = z.infer<typeof task>;
 
@@ -104,6 +135,8 @@ const crewSpecShape = z.object({
   description: z.string().optional(),
   inputs: z.array(crewInput).max(MAX_INPUTS).default([]),
   llm: llmConfig.optional().describe("Default model for agents without their own"),
+  mcpServers: z.array(mcpServer).max(MAX_MCP_SERVERS).default([]).describe("MCP servers agents may name in their mcps"),
+  toolPolicy: toolPolicy.default(() => toolPolicy.parse({})),
   // The limits keep the CRD's CEL rules (which compare every task with every agent) within the apiserver's cost budget.
   agents: z.array(agent).min(1).max(MAX_AGENTS),
   tasks: z.array(task).min(1).max(MAX_TASKS),
@@ -134,6 +167,8 @@ export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] 
     }
     seenTasks.add(t.name);
   }
+  problems.push(...mcpServerProblems(spec.mcpServers));
+  for (const a of spec.agents) problems.push(...agentToolProblems(a, spec.mcpServers));
   for (const a of spec.agents) {
     if (!a.llm && !spec.llm) continue;
     const llm = a.llm ?? spec.llm!;

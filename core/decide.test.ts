@@ -134,9 +134,12 @@ describe("decide: starting an execution", () => {
         goal: "Find facts about AI",
         backstory: "Knows AI",
         tools: [],
+        mcps: [],
+        maxIter: 20,
       },
       context: [],
       inputs: { topic: "AI", audience: "engineers" },
+      tools: { mcpServers: [], allowedHosts: [] },
     });
   });
 

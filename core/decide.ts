@@ -1,4 +1,5 @@
 import { agentFor, type CrewSpec } from "./crew.ts";
+import { resolveTaskTools } from "./task-tools.ts";
 import { setCondition } from "./conditions.ts";
 import { isFinished, type ExecutionSpec, type ExecutionStatus, type TaskState } from "./execution.ts";
 import { interpolate } from "./inputs.ts";
@@ -136,6 +137,7 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
     },
     context: contextNames.map((name) => ({ task: name, output: successfulResult(input.observed[name])?.output ?? "" })),
     inputs,
+    tools: resolveTaskTools(spec, agent, task),
   };
 }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { agent } from "./crew.ts";
 import { jsonObject } from "./json.ts";
+import { NO_TASK_TOOLS, taskTools } from "./task-tools.ts";
 
 /**
  * Everything one runner needs to carry out one task, with every placeholder already interpolated.
@@ -22,6 +23,7 @@ export const taskAssignment = z.object({
   agent: agent,
   context: z.array(z.object({ task: z.string(), output: z.string() })).default([]),
   inputs: jsonObject.default({}),
+  tools: taskTools.default(NO_TASK_TOOLS).describe("The MCP servers and host policy the task's tools use"),
 });
 export type TaskAssignment = z.infer<typeof taskAssignment>;
 

@@ -149,6 +149,7 @@ describe("generated CRDs", () => {
       "self.agents.all(a, self.agents.exists_one(b, b.name == a.name))",
       "!has(self.inputs) || self.inputs.all(i, self.inputs.exists_one(j, j.name == i.name))",
       "self.tasks.all(t, !has(t.context) || sets.contains(self.tasks.map(u, u.name), t.context))",
+      "!has(self.mcpServers) || self.mcpServers.all(s, self.mcpServers.exists_one(t, t.name == s.name))",
     ]);
     expect(rules.map((r) => r.message)).toEqual([
       "every task's agent must be the name of an agent in spec.agents",
@@ -156,6 +157,10 @@ describe("generated CRDs", () => {
       "agent names must be unique",
       "input names must be unique",
       "a task's context must name tasks of this crew",
+      "MCP server names must be unique",
+    ]);
+    expect(at(at(rootOf("Crew"), "spec"), "mcpServers", "[]", "headers", "[]")["x-kubernetes-validations"]).toEqual([
+      expect.objectContaining({ rule: "has(self.value) != has(self.valueFrom)" }),
     ]);
     for (const path of [["llm"], ["agents", "[]", "llm"]]) {
       expect(at(at(rootOf("Crew"), "spec"), ...path)["x-kubernetes-validations"]).toEqual([

@@ -226,7 +226,20 @@ const crewRules: CelRule[] = [
     fieldPath: ".tasks",
     reason: "FieldValueInvalid",
   },
+  {
+    rule: "!has(self.mcpServers) || self.mcpServers.all(s, self.mcpServers.exists_one(t, t.name == s.name))",
+    message: "MCP server names must be unique",
+    fieldPath: ".mcpServers",
+    reason: "FieldValueInvalid",
+  },
 ];
+
+const headerRule = {
+  rule: "has(self.value) != has(self.valueFrom)",
+  message: "a header needs exactly one of value and valueFrom",
+  fieldPath: ".value",
+  reason: "FieldValueInvalid",
+};
 
 const llmRule = {
   rule: "self.provider != 'openai-compatible' || has(self.baseURL)",
@@ -264,6 +277,7 @@ export const kinds: KindSettings[] = [
       spec["x-kubernetes-validations"] = crewRules;
       child(spec, "llm")["x-kubernetes-validations"] = [llmRule];
       child(spec, "agents", "[]", "llm")["x-kubernetes-validations"] = [llmRule];
+      child(spec, "mcpServers", "[]", "headers", "[]")["x-kubernetes-validations"] = [headerRule];
     },
   },
   {

@@ -19,9 +19,12 @@ export function testAssignment(overrides: { llm?: LlmConfig | null } & Partial<T
       backstory: "You have written for technical magazines for ten years.",
       llm: llm === null ? undefined : (llm ?? { provider: "mock", model: "mock" }),
       tools: [],
+      mcps: [],
+      maxIter: 20,
     },
     context: [{ task: "research", output: "Agents plan, act and observe." }],
     inputs: { topic: "AI agents" },
+    tools: { mcpServers: [], allowedHosts: [] },
     ...rest,
   };
 }
