@@ -4,6 +4,8 @@
 #
 #   hack/debian-rootfs.sh <name> [package...]   prints the tarball's path; builds it once with debootstrap
 #                                               (--variant=minbase, plus the packages) when missing
+#   hack/debian-rootfs.sh --image <name> [package...]   the same as a Docker image, kubecrew-debian:<suite>-<name>
+#                                               (imported once; prints its name)
 #
 # Cache: ${KUBECREW_CACHE:-~/.cache/kubecrew}/debian/<suite>-<name>.tar, keyed by the name and the package list (a
 # different list for the same name rebuilds). Needs root and debootstrap (installed from Debian's packages if missing).
@@ -18,11 +20,27 @@ die() {
   exit 1
 }
 
-[ $# -ge 1 ] || die "usage: hack/debian-rootfs.sh <name> [package...]"
+as_image=""
+if [ "${1:-}" = --image ]; then
+  as_image=1
+  shift
+fi
+[ $# -ge 1 ] || die "usage: hack/debian-rootfs.sh [--image] <name> [package...]"
 name="$1"
 shift
 packages="$(printf '%s\n' "$@" | sort -u | paste -sd, -)"
 tar="$CACHE/$SUITE-$name.tar"
+
+if [ -n "$as_image" ]; then
+  tar="$(bash "$0" "$name" "$@")"
+  # The tag names the package list's hash too: a changed list imports anew.
+  image="kubecrew-debian:$SUITE-$name-$(sha256sum <"$tar.packages" | cut -c1-8)"
+  docker image inspect "$image" >/dev/null 2>&1 ||
+    docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' "$tar" "$image" >/dev/null
+  echo "$image"
+  exit 0
+fi
+
 if [ -f "$tar" ] && [ "$(cat "$tar.packages" 2>/dev/null)" = "$packages" ]; then
   echo "$tar"
   exit 0

@@ -28,23 +28,7 @@ die() {
   exit 1
 }
 
-# Capabilities the kernel has that this process's bounding set lacks, as CAP_* names (empty when none).
-missing_capabilities() {
-  local last bnd full missing=() i
-  last="$(cat /proc/sys/kernel/cap_last_cap)"
-  bnd=$((16#$(sed -n 's/^CapBnd:\s*//p' /proc/self/status)))
-  full=$(((1 << (last + 1)) - 1))
-  [ "$bnd" = "$full" ] && return 0
-  local names=(CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP LINUX_IMMUTABLE
-    NET_BIND_SERVICE NET_BROADCAST NET_ADMIN NET_RAW IPC_LOCK IPC_OWNER SYS_MODULE SYS_RAWIO SYS_CHROOT SYS_PTRACE
-    SYS_PACCT SYS_ADMIN SYS_BOOT SYS_NICE SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG MKNOD LEASE AUDIT_WRITE AUDIT_CONTROL
-    SETFCAP MAC_OVERRIDE MAC_ADMIN SYSLOG WAKE_ALARM BLOCK_SUSPEND AUDIT_READ PERFMON BPF CHECKPOINT_RESTORE)
-  for ((i = 0; i <= last; i++)); do
-    if (((bnd >> i) & 1)); then continue; fi
-    missing+=("CAP_${names[$i]:-$i}")
-  done
-  echo "${missing[*]}"
-}
+missing_capabilities() { bash "$HACK/runc-capfilter" --missing; }
 
 as_root() {
   [ "$(id -u)" = 0 ] || die "$* needs root (run hack/docker.sh ensure as root, or start Docker yourself)"
@@ -64,13 +48,7 @@ configure_capfilter() {
   local missing="$1"
   command -v jq >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq >/dev/null
   mkdir -p "$(dirname "$CAPFILTER")" /etc/docker
-  # The filter reads the capabilities to drop from its own first lines, so a host change is one re-run away.
-  local want
-  want="$(sed "s/^DROP=.*/DROP=\"$missing\"/" "$HACK/runc-capfilter")"
-  if [ "$(cat "$CAPFILTER" 2>/dev/null)" != "$want" ]; then
-    printf '%s\n' "$want" >"$CAPFILTER"
-    chmod 0755 "$CAPFILTER"
-  fi
+  cmp -s "$HACK/runc-capfilter" "$CAPFILTER" || install -m 0755 "$HACK/runc-capfilter" "$CAPFILTER"
   local current new
   current="$(cat "$DAEMON_JSON" 2>/dev/null || echo '{}')"
   new="$(jq --arg name "$RUNTIME" --arg path "$CAPFILTER" \

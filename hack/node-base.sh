@@ -5,7 +5,6 @@
 #   hack/node-base.sh     prints the image's name; builds it when Docker does not have it yet
 #
 # hack/build-image.sh uses it only when the official image cannot be pulled. Needs root (debootstrap), `npm ci` done.
-# Also leaves kubecrew-debian:bookworm-minbase, the plain Debian image (hack/kind-node.sh builds on it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +25,7 @@ if docker image inspect "$image" >/dev/null 2>&1; then
 fi
 
 start=$SECONDS
-rootfs="$(bash hack/debian-rootfs.sh minbase)"
+debian="$(bash hack/debian-rootfs.sh --image minbase)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/usr/local/bin" "$work/usr/local/lib/node_modules"
@@ -41,9 +40,6 @@ mkdir "$work/usr/local/lib/node_modules/npm"
 tar -xzf "$npm_tgz" -C "$work/usr/local/lib/node_modules/npm" --strip-components 1
 ln -s ../lib/node_modules/npm/bin/npm-cli.js "$work/usr/local/bin/npm"
 ln -s ../lib/node_modules/npm/bin/npx-cli.js "$work/usr/local/bin/npx"
-debian="kubecrew-debian:bookworm-minbase"
-docker image inspect "$debian" >/dev/null 2>&1 ||
-  docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' "$rootfs" "$debian" >/dev/null
 printf 'FROM %s\nCOPY usr/local /usr/local\nENV NODE_VERSION=%s\nCMD ["node"]\n' "$debian" "$node_version" >"$work/Dockerfile"
 bash hack/docker.sh build --quiet --tag "$image" "$work" >/dev/null
 echo "node-base: built $image in $((SECONDS - start)) s" >&2

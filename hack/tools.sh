@@ -2,6 +2,8 @@
 # The Kubernetes test binaries, built from upstream Go modules into a cache outside the clone.
 #
 #   hack/tools.sh ensure     build whatever is missing (idempotent; a second run does nothing)
+#   hack/tools.sh ensure-node  also what the kind e2e builds on: kubelet, kubeadm, kube-scheduler, kube-proxy, kind,
+#                              coredns and traefik (hack/kind-node.sh, hack/kind-e2e.sh)
 #   hack/tools.sh path       print the directory holding etcd, kube-apiserver, kube-controller-manager, kubectl, helm
 #   hack/tools.sh versions   print the pinned versions
 #
@@ -13,12 +15,18 @@ set -euo pipefail
 KUBERNETES_VERSION=v1.36.3
 ETCD_VERSION=v3.6.8 # what Kubernetes v1.36.3 is tested with (its build/dependencies.yaml)
 HELM_VERSION=v4.3.1
+# The kind e2e (hack/kind-node.sh, hack/kind-e2e.sh): kind itself, and what its node image runs besides Kubernetes.
+KIND_VERSION=v0.33.0
+COREDNS_VERSION=v1.14.2 # what kubeadm v1.36.3 deploys (its constants.CoreDNSVersion)
+TRAEFIK_VERSION=v3.6.12 # the Gateway API implementation of the kind e2e
 GO_MIN=1.26
 
 HACK="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="${KUBECREW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubecrew}"
 BIN="$CACHE/k8s-$KUBERNETES_VERSION/bin"
 BINARIES=(etcd kube-apiserver kube-controller-manager kubectl helm)
+NODE_BINARIES=(kubelet kubeadm kube-scheduler kube-proxy kind coredns traefik)
+KUBERNETES_COMMANDS=(kube-apiserver kube-controller-manager kubectl kubelet kubeadm kube-scheduler kube-proxy)
 
 log() { echo "tools: $*" >&2; }
 die() {
@@ -36,6 +44,9 @@ want_version() {
   case "$1" in
     etcd) echo "$ETCD_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
+    kind) echo "$KIND_VERSION" ;;
+    coredns) echo "$COREDNS_VERSION" ;;
+    traefik) echo "$TRAEFIK_VERSION" ;;
     *) echo "$KUBERNETES_VERSION" ;;
   esac
 }
@@ -69,6 +80,7 @@ go_build() {
   rmdir "$out"
 }
 
+# build_kubernetes <command...>: commands of the k8s.io/kubernetes module (cmd/<name>).
 build_kubernetes() {
   # The same -X flags as Kubernetes' own hack/lib/version.sh, so `kubectl version`, client-go and helm's kubeVersion
   # checks see the real release.
@@ -78,10 +90,9 @@ build_kubernetes() {
     ld+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
     ld+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
-  log "building kube-apiserver, kube-controller-manager and kubectl $KUBERNETES_VERSION (the first time takes a while)"
-  go_build kubernetes "$ld" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kubectl
-  for b in kube-apiserver kube-controller-manager kubectl; do want_version "$b" >"$(stamp "$b")"; done
+  log "building $* $KUBERNETES_VERSION (the first time takes a while)"
+  go_build kubernetes "$ld" "${@/#/k8s.io/kubernetes/cmd/}"
+  for b in "$@"; do want_version "$b" >"$(stamp "$b")"; done
 }
 
 build_etcd() {
@@ -98,9 +109,29 @@ build_helm() {
   want_version helm >"$(stamp helm)"
 }
 
+# ensure <binary...>
+build_kind() {
+  log "building kind $KIND_VERSION"
+  go_build kind "-s -w" sigs.k8s.io/kind
+  want_version kind >"$(stamp kind)"
+}
+
+build_coredns() {
+  log "building coredns $COREDNS_VERSION"
+  go_build coredns "-s -w" github.com/coredns/coredns
+  want_version coredns >"$(stamp coredns)"
+}
+
+build_traefik() {
+  log "building traefik $TRAEFIK_VERSION"
+  go_build traefik "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION" \
+    github.com/traefik/traefik/v3/cmd/traefik
+  want_version traefik >"$(stamp traefik)"
+}
+
 ensure() {
   if [ -n "${KUBECREW_TEST_ASSETS:-}" ]; then
-    for b in "${BINARIES[@]}"; do
+    for b in "$@"; do
       [ -x "$KUBECREW_TEST_ASSETS/$b" ] || die "KUBECREW_TEST_ASSETS=$KUBECREW_TEST_ASSETS has no executable $b"
     done
     return
@@ -110,19 +141,29 @@ ensure() {
   exec 9>"$BIN/.lock"
   flock 9
   local todo=()
-  for b in "${BINARIES[@]}"; do is_current "$b" || todo+=("$b"); done
+  for b in "$@"; do is_current "$b" || todo+=("$b"); done
   [ ${#todo[@]} -eq 0 ] && return
   check_go
-  local start=$SECONDS
-  case " ${todo[*]} " in *" kube-apiserver "* | *" kube-controller-manager "* | *" kubectl "*) build_kubernetes ;; esac
+  local start=$SECONDS kube=() b
+  for b in "${todo[@]}"; do
+    case " ${KUBERNETES_COMMANDS[*]} " in *" $b "*) kube+=("$b") ;; esac
+  done
+  [ ${#kube[@]} -eq 0 ] || build_kubernetes "${kube[@]}"
   case " ${todo[*]} " in *" etcd "*) build_etcd ;; esac
   case " ${todo[*]} " in *" helm "*) build_helm ;; esac
+  case " ${todo[*]} " in *" kind "*) build_kind ;; esac
+  case " ${todo[*]} " in *" coredns "*) build_coredns ;; esac
+  case " ${todo[*]} " in *" traefik "*) build_traefik ;; esac
   log "built ${todo[*]} into $BIN in $((SECONDS - start)) s"
 }
 
 case "${1:-}" in
-  ensure) ensure ;;
+  ensure) ensure "${BINARIES[@]}" ;;
+  ensure-node) ensure "${BINARIES[@]}" "${NODE_BINARIES[@]}" ;;
   path) assets_dir ;;
-  versions) printf 'kubernetes %s\netcd %s\nhelm %s\n' "$KUBERNETES_VERSION" "$ETCD_VERSION" "$HELM_VERSION" ;;
-  *) die "usage: hack/tools.sh ensure|path|versions" ;;
+  versions)
+    printf 'kubernetes %s\netcd %s\nhelm %s\nkind %s\ncoredns %s\ntraefik %s\n' "$KUBERNETES_VERSION" "$ETCD_VERSION" \
+      "$HELM_VERSION" "$KIND_VERSION" "$COREDNS_VERSION" "$TRAEFIK_VERSION"
+    ;;
+  *) die "usage: hack/tools.sh ensure|ensure-node|path|versions" ;;
 esac
