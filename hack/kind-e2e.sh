@@ -1,66 +1,94 @@
 #!/usr/bin/env bash
-# The whole system in a kind cluster, installed by the chart from a freshly built image, checked through the Ingress:
+# The whole system in a kind cluster — real kubelet, containerd and runc, the chart's pods and the task Jobs as real
+# containers of the freshly built image — reached through a Gateway API implementation:
 #
-#   1. creates a kind cluster (its port 80 on localhost:$KIND_HTTP_PORT) and installs ingress-nginx
-#   2. builds the image (hack/build-image.sh) and loads it into the cluster
-#   3. installs the chart: API at http://localhost:$KIND_HTTP_PORT/, integrations under /oauthsvc on the same host
-#   4. checks the routes through the Ingress: API health, the integrations service under /oauthsvc (prefix stripped),
-#      a provider callback reaching the integrations service and not the API's "route not configured" answer
-#   5. runs the e2e suite (test/e2e) against the installed chart, through the Ingress
-#   6. moves the integrations service to a dedicated host (helm upgrade) and checks it at / there
-#   7. deletes the cluster (KEEP_CLUSTER=1 keeps it for a look around)
+#   1. builds what it runs on (cached; a warm run builds nothing): the kind node image (hack/kind-node.sh), the
+#      kubecrew image (hack/build-image.sh), Traefik and Redis images (Traefik from its Go module, Redis from Debian)
+#   2. creates a single-node kind cluster (its port 80 on 127.0.0.1:$KIND_HTTP_PORT, a free port by default) and
+#      loads the images
+#   3. installs the Gateway API CRDs (standard channel, from the sigs.k8s.io/gateway-api module Traefik pins) and
+#      Traefik with one Gateway (hack/kind-e2e/traefik.yaml)
+#   4. installs the chart with gateway.enabled: the API at /, the integrations service under /oauthsvc (URLRewrite)
+#   5. checks through the Gateway: API health, 401 without a token, /oauthsvc/health with the prefix replaced, a provider
+#      callback reaching the integrations service; the token endpoint (admin client → POST /oauth/token → GET /inputs);
+#      the task pods' securityContext as the kubelet ran them
+#   6. runs the e2e suite (test/e2e) in installed-system mode through the Gateway
+#   7. moves the integrations service to its own hostname (helm upgrade) and checks it there
+#   8. deletes the cluster — also when a step fails (KEEP_CLUSTER=1 keeps it for a look around)
 #
-# Needs a Docker engine (not just the docker client), Go (kind is built from its module when not on PATH) and
-# network access for the kind node image, ingress-nginx and redis images. It cannot run where there is no Docker
-# engine; `npm test` exercises everything up to the image build on the local control plane instead.
-#
-# Settings: KIND_CLUSTER (kubecrew-e2e), KIND_HTTP_PORT (8088), KIND_VERSION (v0.33.0),
-# INGRESS_NGINX_VERSION (controller-v1.12.3), IMAGE (kubecrew:e2e), NAMESPACE (kubecrew), KEEP_CLUSTER.
+# Needs root on a Debian-like machine the first time (hack/docker.sh installs and starts Docker), Go (kind, Traefik and
+# the Kubernetes binaries are built from their modules into ~/.cache/kubecrew) and `npm ci` done.
+# Settings: KIND_CLUSTER (kubecrew-e2e), KIND_HTTP_PORT (a free port), IMAGE (kubecrew:e2e), NAMESPACE (kubecrew),
+# KEEP_CLUSTER.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$PWD"
+START=$SECONDS
 
 KIND_CLUSTER="${KIND_CLUSTER:-kubecrew-e2e}"
-KIND_HTTP_PORT="${KIND_HTTP_PORT:-8088}"
-KIND_VERSION="${KIND_VERSION:-v0.33.0}"
-INGRESS_NGINX_VERSION="${INGRESS_NGINX_VERSION:-controller-v1.12.3}"
 IMAGE="${IMAGE:-kubecrew:e2e}"
 NAMESPACE="${NAMESPACE:-kubecrew}"
 RELEASE=kubecrew
-BASE_URL="http://localhost:$KIND_HTTP_PORT"
+NODE="node_modules/.bin/node"
 
-log() { echo "kind-e2e: $*" >&2; }
+log() { echo "kind-e2e: [$((SECONDS - START)) s] $*" >&2; }
 die() {
   echo "kind-e2e: $*" >&2
   exit 1
 }
 
-# --- tools --------------------------------------------------------------------------------------------------------
-docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info failed): kind needs one"
-bash hack/tools.sh ensure
+[ -x "$NODE" ] || die "run npm ci first (the e2e suite runs on the pinned Node 24)"
+KIND_HTTP_PORT="${KIND_HTTP_PORT:-$("$NODE" -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')}"
+BASE_URL="http://localhost:$KIND_HTTP_PORT"
+
+# --- 1. what it runs on -------------------------------------------------------------------------------------------
+bash hack/docker.sh ensure
+# The e2e suite's files start a local redis-server in their setup even where their tests then skip (installed mode).
+if ! command -v redis-server >/dev/null; then
+  [ "$(id -u)" = 0 ] || die "redis-server is missing (install Debian's redis-server)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+fi
+bash hack/tools.sh ensure-node
 TOOLS="$(bash hack/tools.sh path)"
+KIND="$TOOLS/kind"
 KUBECTL="$TOOLS/kubectl"
 HELM="$TOOLS/helm"
-if command -v kind >/dev/null; then
-  KIND="$(command -v kind)"
-else
-  KIND="$TOOLS/kind-$KIND_VERSION"
-  if [ ! -x "$KIND" ]; then
-    command -v go >/dev/null || die "kind is not on PATH and Go is not installed to build it"
-    log "building kind $KIND_VERSION"
-    GOBIN="$(mktemp -d)" && GOBIN="$GOBIN" go install "sigs.k8s.io/kind@$KIND_VERSION" && mv "$GOBIN/kind" "$KIND"
-  fi
-fi
-[ -x node_modules/.bin/node ] || die "run npm ci first (the e2e suite runs on the pinned Node 24)"
+TRAEFIK_VERSION="$(bash hack/tools.sh versions | awk '$1 == "traefik" {print $2}')"
+NODE_IMAGE="$(bash hack/kind-node.sh)"
+log "node image $NODE_IMAGE"
+bash hack/build-image.sh "$IMAGE" >/dev/null
 
+# image_from <tag> <base> <file> <dockerfile lines>: a small image, built only when missing.
+image_from() {
+  local tag="$1" base="$2" file="$3" lines="$4" dir
+  docker image inspect "$tag" >/dev/null 2>&1 && return 0
+  dir="$(mktemp -d)"
+  [ -n "$file" ] && cp "$file" "$dir/"
+  printf 'FROM %s\n%s\n' "$base" "$lines" >"$dir/Dockerfile"
+  bash hack/docker.sh build --quiet --tag "$tag" "$dir" >/dev/null
+  rm -rf "$dir"
+}
+TRAEFIK_IMAGE="kubecrew-e2e/traefik:$TRAEFIK_VERSION"
+image_from "$TRAEFIK_IMAGE" "$(bash hack/debian-rootfs.sh --image minbase)" "$TOOLS/traefik" \
+  'COPY traefik /usr/local/bin/traefik
+USER 65532:65532
+ENTRYPOINT ["/usr/local/bin/traefik"]'
+REDIS_IMAGE="kubecrew-e2e/redis:bookworm"
+image_from "$REDIS_IMAGE" "$(bash hack/debian-rootfs.sh --image redis redis-server redis-tools)" "" 'USER 999:999'
+GATEWAY_API_CRDS="$(cd hack/k8s/traefik && go mod download -json sigs.k8s.io/gateway-api | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')/config/crd/standard"
+[ -d "$GATEWAY_API_CRDS" ] || die "no Gateway API CRDs at $GATEWAY_API_CRDS"
+log "images ready"
+
+# --- 2. the cluster -----------------------------------------------------------------------------------------------
 WORK="$(mktemp -d)"
 export KUBECONFIG="$WORK/kubeconfig"
 cleanup() {
   local status=$?
   if [ $status -ne 0 ]; then
-    log "failed; state of the release:"
-    "$KUBECTL" -n "$NAMESPACE" get pods,ingress,crewexecutions -o wide 2>&1 | sed 's/^/  /' >&2 || true
-    "$KUBECTL" -n "$NAMESPACE" logs deployment/$RELEASE-api --tail 30 2>&1 | sed 's/^/  api: /' >&2 || true
+    log "failed; state of the cluster:"
+    "$KUBECTL" get pods,httproutes,gateways,crewexecutions -A -o wide 2>&1 | sed 's/^/  /' >&2 || true
+    "$KUBECTL" -n "$NAMESPACE" logs deployment/$RELEASE-api --tail 20 2>&1 | sed 's/^/  api: /' >&2 || true
+    "$KUBECTL" -n traefik logs deployment/traefik --tail 20 2>&1 | sed 's/^/  traefik: /' >&2 || true
   fi
   if [ "${KEEP_CLUSTER:-}" = 1 ]; then
     log "keeping cluster $KIND_CLUSTER (KUBECONFIG=$KUBECONFIG); delete it with: $KIND delete cluster --name $KIND_CLUSTER"
@@ -71,35 +99,46 @@ cleanup() {
   exit $status
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-# --- 1. cluster and ingress-nginx ---------------------------------------------------------------------------------
-log "creating kind cluster $KIND_CLUSTER"
+# A cluster of that name left by a killed run would make `create` fail.
+"$KIND" delete cluster --name "$KIND_CLUSTER" >/dev/null 2>&1 || true
 cat >"$WORK/kind.yaml" <<EOF
 kind: Cluster
 apiVersion: kind.x-k8s.io/v1alpha4
+networking:
+  # The node image's bridge CNI configuration serves the single node (no kindnetd).
+  disableDefaultCNI: true
+kubeadmConfigPatches:
+  # Kubernetes 1.36's kubelet refuses cgroup v1 unless told otherwise; harmless on cgroup v2.
+  - |
+    kind: KubeletConfiguration
+    failCgroupV1: false
 nodes:
   - role: control-plane
-    labels:
-      ingress-ready: "true"
     extraPortMappings:
       - containerPort: 80
         hostPort: $KIND_HTTP_PORT
         listenAddress: 127.0.0.1
         protocol: TCP
 EOF
-"$KIND" create cluster --name "$KIND_CLUSTER" --config "$WORK/kind.yaml" --kubeconfig "$KUBECONFIG" --wait 120s
+log "creating kind cluster $KIND_CLUSTER"
+"$KIND" create cluster --name "$KIND_CLUSTER" --image "$NODE_IMAGE" --config "$WORK/kind.yaml" --kubeconfig "$KUBECONFIG" \
+  --wait 120s
+for image in "$IMAGE" "$TRAEFIK_IMAGE" "$REDIS_IMAGE"; do
+  "$KIND" load docker-image "$image" --name "$KIND_CLUSTER" >/dev/null
+done
+log "cluster up, images loaded"
 
-log "installing ingress-nginx $INGRESS_NGINX_VERSION"
-"$KUBECTL" apply -f "https://raw.githubusercontent.com/kubernetes/ingress-nginx/$INGRESS_NGINX_VERSION/deploy/static/provider/kind/deploy.yaml"
-"$KUBECTL" -n ingress-nginx rollout status deployment/ingress-nginx-controller --timeout 180s
-"$KUBECTL" -n ingress-nginx wait --for=condition=Complete job --all --timeout 120s
+# --- 3. Gateway API and Traefik -----------------------------------------------------------------------------------
+"$KUBECTL" apply --server-side -f "$GATEWAY_API_CRDS" >/dev/null
+"$KUBECTL" wait --for=condition=Established crd --all --timeout 60s >/dev/null
+sed "s|TRAEFIK_IMAGE|$TRAEFIK_IMAGE|" hack/kind-e2e/traefik.yaml | "$KUBECTL" apply -f - >/dev/null
+"$KUBECTL" -n traefik rollout status deployment/traefik --timeout 120s >/dev/null
+"$KUBECTL" -n traefik wait --for=condition=Programmed gateway/e2e --timeout 60s >/dev/null
+log "Traefik $TRAEFIK_VERSION serves Gateway traefik/e2e"
 
-# --- 2. image -----------------------------------------------------------------------------------------------------
-log "building $IMAGE"
-bash hack/build-image.sh "$IMAGE" >/dev/null
-"$KIND" load docker-image "$IMAGE" --name "$KIND_CLUSTER"
-
-# --- 3. the chart -------------------------------------------------------------------------------------------------
+# --- 4. the chart -------------------------------------------------------------------------------------------------
 cat >"$WORK/values.yaml" <<EOF
 image:
   repository: ${IMAGE%:*}
@@ -108,19 +147,34 @@ image:
 controller:
   runner:
     imagePullPolicy: Never
-ingress:
+redis:
+  image:
+    repository: ${REDIS_IMAGE%:*}
+    tag: ${REDIS_IMAGE##*:}
+    pullPolicy: Never
+  # The node image has no storage provisioner.
+  persistence:
+    enabled: false
+gateway:
   enabled: true
-  className: nginx
-  host: localhost
+  parentRefs:
+    - name: e2e
+      namespace: traefik
+  hostnames:
+    - localhost
+  scheme: http
 integrations:
   publicUrl: $BASE_URL/oauthsvc
 EOF
 log "installing the chart into namespace $NAMESPACE"
 "$HELM" install "$RELEASE" charts/kubecrew --namespace "$NAMESPACE" --create-namespace --values "$WORK/values.yaml" \
-  --wait --timeout 5m
-"$KUBECTL" -n "$NAMESPACE" wait --for=condition=Ready crew/research --timeout 60s
+  --wait --timeout 5m >"$WORK/install.txt"
+"$KUBECTL" -n "$NAMESPACE" wait --for=condition=Ready crew/research --timeout 60s >/dev/null
+"$KUBECTL" -n "$NAMESPACE" wait --for=jsonpath='{.status.parents[0].conditions[?(@.type=="Accepted")].status}'=True \
+  httproute/$RELEASE-api httproute/$RELEASE-integrations --timeout 60s >/dev/null
+log "chart installed"
 
-# --- 4. routes through the Ingress --------------------------------------------------------------------------------
+# --- 5. through the Gateway ---------------------------------------------------------------------------------------
 # expect <what> <status> <body pattern> <curl args...>
 expect() {
   local what="$1" status="$2" pattern="$3" code
@@ -131,21 +185,41 @@ expect() {
   fi
   log "ok: $what ($code)"
 }
-for _ in $(seq 1 60); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE_URL/healthz")" = 200 ] && break
-  sleep 1
-done
-expect "API health through the Ingress" 200 . "$BASE_URL/healthz"
+# until_ok <curl args...>: waits up to 60 s for three 200s in a row (Traefik picks up new endpoints a moment after
+# pods are ready, and drops those of terminating pods a moment after they go).
+until_ok() {
+  local _ streak=0
+  for _ in $(seq 1 120); do
+    if [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@")" = 200 ]; then
+      streak=$((streak + 1))
+      [ $streak -ge 3 ] && return 0
+    else
+      streak=0
+    fi
+    sleep 0.5
+  done
+}
+until_ok "$BASE_URL/healthz"
+until_ok "$BASE_URL/oauthsvc/health"
+expect "API health through the Gateway" 200 . "$BASE_URL/healthz"
 expect "the API asks for a token" 401 '"Unauthorized"' "$BASE_URL/inputs"
-expect "integrations under /oauthsvc, prefix stripped" 200 '"status":"ok"' "$BASE_URL/oauthsvc/health"
+expect "integrations under /oauthsvc, prefix replaced by /" 200 '"status":"ok"' "$BASE_URL/oauthsvc/health"
 expect "a provider callback reaches the integrations service" 404 . "$BASE_URL/oauthsvc/v1/auth/google/callback?code=x&state=y"
 if grep -q "Integrations route not configured" "$WORK/body"; then die "the callback reached the API instead of the integrations service"; fi
-expect "a 10m body passes the Ingress (the API, not nginx, answers)" 401 '"Unauthorized"' \
-  -X POST -H 'Content-Type: application/json' --data-binary @<(head -c $((5 * 1024 * 1024)) /dev/zero | tr '\0' 'a') \
-  "$BASE_URL/kickoff"
 
-# --- 5. the e2e suite against the installed chart ----------------------------------------------------------------
 ADMIN_KEY="$("$KUBECTL" -n "$NAMESPACE" get secret $RELEASE -o jsonpath='{.data.admin-key}' | base64 -d)"
+expect "an admin client for the token endpoint" 201 '"client_secret"' -X POST "$BASE_URL/admin/clients" \
+  -H "X-Admin-Key: $ADMIN_KEY" -H 'Content-Type: application/json' -d '{"role": "org", "crews": ["research"], "name": "kind-e2e"}'
+client_id="$(sed -n 's/.*"client_id":"\([^"]*\)".*/\1/p' "$WORK/body")"
+client_secret="$(sed -n 's/.*"client_secret":"\([^"]*\)".*/\1/p' "$WORK/body")"
+expect "the token endpoint issues a bearer token (client_credentials)" 200 '"access_token"' -X POST \
+  "$BASE_URL/oauth/token" -u "$client_id:$client_secret" -d grant_type=client_credentials
+access_token="$(sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p' "$WORK/body")"
+expect "the issued token opens the crew's inputs" 200 '"topic"' -H "Authorization: Bearer $access_token" \
+  "$BASE_URL/crews/research/inputs"
+
+# --- 6. the e2e suite against the installed chart ----------------------------------------------------------------
+# Files that start their own controller process (api-command) run its task Jobs on the loaded image as well.
 log "running the e2e suite against $BASE_URL"
 TEST_KUBECONFIG="$KUBECONFIG" \
   E2E_API_URL="$BASE_URL" \
@@ -153,20 +227,38 @@ TEST_KUBECONFIG="$KUBECONFIG" \
   E2E_NAMESPACE="$NAMESPACE" \
   E2E_ADMIN_KEY="$ADMIN_KEY" \
   E2E_RUNNER_SERVICE_ACCOUNT="$RELEASE-runner" \
+  KUBECREW_RUNNER_IMAGE="$IMAGE" \
+  KUBECREW_RUNNER_IMAGE_PULL_POLICY=Never \
   PATH="$REPO/node_modules/.bin:$PATH" \
   vitest run --project cluster test/e2e
 
-# --- 6. integrations on a dedicated host --------------------------------------------------------------------------
-log "moving the integrations service to its own host"
+# The chart's hardened securityContext as the runtime enforces it (the e2e suite's task pods used the same image and
+# the controller's Job template, checked below): user 65532, read-only root, no capabilities.
+in_api() { "$KUBECTL" -n "$NAMESPACE" exec deployment/$RELEASE-api -- sh -c "$1"; }
+[ "$(in_api 'id -u')" = 65532 ] || die "the API container does not run as 65532"
+if in_api 'echo x >/app/written' 2>"$WORK/ro"; then die "the API container's root filesystem is writable"; fi
+grep -q 'Read-only file system' "$WORK/ro" || die "writing / failed otherwise than read-only: $(cat "$WORK/ro")"
+[ "$(in_api "sed -n 's/^CapEff:\t//p' /proc/self/status")" = 0000000000000000 ] || die "the API container has capabilities"
+log "ok: the API container runs as 65532 with a read-only root and no capabilities"
+jobs_sc="$("$KUBECTL" -n "$NAMESPACE" get jobs -o jsonpath='{range .items[*]}{.spec.template.spec.securityContext.runAsNonRoot} {.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem} {.spec.template.spec.containers[0].securityContext.capabilities.drop} {.spec.template.spec.containers[0].securityContext.seccompProfile.type}{"\n"}{end}' | sort -u)"
+if [ -n "$jobs_sc" ]; then
+  [ "$jobs_sc" = 'true true ["ALL"] RuntimeDefault' ] || die "task Jobs' securityContext: $jobs_sc"
+  log "ok: the task Jobs left by the suite run non-root, read-only, without capabilities, RuntimeDefault seccomp"
+fi
+
+# --- 7. integrations on their own hostname ------------------------------------------------------------------------
+log "moving the integrations service to its own hostname"
 "$HELM" upgrade "$RELEASE" charts/kubecrew --namespace "$NAMESPACE" --values "$WORK/values.yaml" \
-  --set ingress.integrations.host=oauth.localhost --set integrations.publicUrl="http://oauth.localhost:$KIND_HTTP_PORT" \
-  --wait --timeout 5m
-for _ in $(seq 1 30); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: oauth.localhost' "$BASE_URL/health")" = 200 ] && break
-  sleep 1
+  --set 'gateway.integrations.hostnames[0]=oauth.localhost' \
+  --set integrations.publicUrl="http://oauth.localhost:$KIND_HTTP_PORT" --wait --timeout 5m >/dev/null
+# The rolled-out integrations pod replaces the old one: wait until the old one is gone.
+for _ in $(seq 1 120); do
+  [ "$("$KUBECTL" -n "$NAMESPACE" get pods -l app.kubernetes.io/component=integrations --no-headers 2>/dev/null | wc -l)" = 1 ] && break
+  sleep 0.5
 done
-expect "integrations at / of its dedicated host" 200 '"status":"ok"' -H 'Host: oauth.localhost' "$BASE_URL/health"
-expect "/oauthsvc on the API host now reaches the API, which explains the missing route" 502 \
+until_ok -H 'Host: oauth.localhost' "$BASE_URL/health"
+expect "integrations at / of their own hostname" 200 '"status":"ok"' -H 'Host: oauth.localhost' "$BASE_URL/health"
+expect "/oauthsvc on the API hostname now reaches the API, which explains the missing route" 502 \
   "Integrations route not configured" "$BASE_URL/oauthsvc/v1/auth/google/callback"
 
 log "all checks passed"
