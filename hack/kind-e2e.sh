@@ -84,7 +84,7 @@ WORK="$(mktemp -d)"
 export KUBECONFIG="$WORK/kubeconfig"
 cleanup() {
   local status=$?
-  if [ $status -ne 0 ]; then
+  if [ $status -ne 0 ] && [ -s "$KUBECONFIG" ]; then
     log "failed; state of the cluster:"
     "$KUBECTL" get pods,httproutes,gateways,crewexecutions -A -o wide 2>&1 | sed 's/^/  /' >&2 || true
     "$KUBECTL" -n "$NAMESPACE" logs deployment/$RELEASE-api --tail 20 2>&1 | sed 's/^/  api: /' >&2 || true

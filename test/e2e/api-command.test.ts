@@ -104,7 +104,7 @@ it("exchanges client credentials for a token and runs a crew to completion throu
     120_000,
     500,
   );
-  expect(done.status).toBe("completed");
+  expect(done).toMatchObject({ status: "completed" }); // on failure, the diff shows the error
   expect(done.result.tasks.map((t: Loose) => t.task_id)).toEqual(["step1", "step2"]);
   expect(done.result.tasks[0].agent).toBe("moss Writer");
 });
