@@ -19,7 +19,7 @@ FROM ${NODE_IMAGE}
 # No package manager in the final image: nothing is installed at run time.
 RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
       /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /opt/yarn-* /usr/local/bin/yarn /usr/local/bin/yarnpkg \
- && printf '#!/bin/sh\n# The kubecrew CLI; task Jobs run `kubecrew runner …`.\nexec node /app/core/cli/main.ts "$@"\n' > /usr/local/bin/kubecrew \
+ && printf '#!/bin/sh\n# The kubecrew CLI; task Jobs run `kubecrew runner …`.\nexec node /app/cli/main.ts "$@"\n' > /usr/local/bin/kubecrew \
  && chmod 0755 /usr/local/bin/kubecrew
 WORKDIR /app
 # Node caches the compiled sources under NODE_COMPILE_CACHE: it halves a task pod's start-up. /tmp is an emptyDir in
@@ -29,16 +29,18 @@ COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY core ./core
+COPY kube ./kube
 COPY api ./api
 COPY controller ./controller
 COPY runner ./runner
 COPY integrations ./integrations
 COPY dev ./dev
+COPY cli ./cli
 COPY crds ./crds
 COPY examples ./examples
 # 65532: the conventional non-root user of distroless images, and what the chart's securityContext runs as.
 USER 65532:65532
-ENTRYPOINT ["node", "/app/core/cli/main.ts"]
+ENTRYPOINT ["node", "/app/cli/main.ts"]
 CMD ["--help"]
 LABEL org.opencontainers.image.title="kubecrew" \
       org.opencontainers.image.description="Crews of AI agents as Kubernetes Jobs, behind a CrewAI-compatible API" \

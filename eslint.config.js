@@ -1,5 +1,24 @@
 import js from "@eslint/js";
+import boundaries from "eslint-plugin-boundaries";
 import tseslint from "typescript-eslint";
+
+/**
+ * The layers of the code (see ARCHITECTURE.md): an import points down only.
+ *   core/ (the domain) ← kube/ (Kubernetes client, informers, names) ← api/ controller/ runner/ integrations/ dev/
+ *   ← cli/ (the `kubecrew` entry point). api/, runner/ and dev/ never import controller/.
+ * hack/, test/, bench/ and examples/ are tooling around the code: they may import any layer, and no layer imports them.
+ * Unit tests (*.test.ts beside the code) are tooling too: a contract test may load both sides of the contract.
+ */
+const layers = {
+  core: [],
+  kube: ["core"],
+  api: ["core", "kube"],
+  runner: ["core", "kube"],
+  integrations: ["core", "kube"],
+  controller: ["core", "kube"],
+  dev: ["core", "kube", "api", "runner"],
+  cli: ["core", "kube", "api", "controller", "runner", "integrations", "dev"],
+};
 
 export default tseslint.config(
   { ignores: ["node_modules/", "charts/", "crds/", "coverage/"] },
@@ -9,6 +28,34 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/consistent-type-imports": "error",
+    },
+  },
+  {
+    files: ["**/*.ts", "**/*.js"],
+    ignores: ["**/*.test.ts"],
+    plugins: { boundaries },
+    settings: {
+      "boundaries/elements": [
+        ...Object.keys(layers).map((layer) => ({ type: layer, pattern: `${layer}/**`, partialMatch: false })),
+        { type: "tooling", pattern: "{hack,test,bench,examples,bin}/**", partialMatch: false },
+      ],
+    },
+    rules: {
+      "boundaries/dependencies": [
+        "error",
+        {
+          default: "disallow",
+          message:
+            "layering (eslint.config.js): {{from.type}}/ may not import {{to.type}}/ — imports point down: core ← kube ← api, controller, runner, integrations, dev ← cli",
+          policies: [
+            ...Object.entries(layers).map(([layer, below]) => ({
+              from: { element: { type: layer } },
+              allow: { to: { element: { types: { anyOf: [layer, ...below] } } } },
+            })),
+            { from: { element: { type: "tooling" } }, allow: { to: { element: { types: { anyOf: ["*"] } } } } },
+          ],
+        },
+      ],
     },
   },
 );

@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["{core,api,controller,runner,integrations,hack}/**/*.test.ts"],
+          include: ["{core,kube,api,controller,runner,integrations,dev,cli,hack}/**/*.test.ts"],
         },
       },
       {

@@ -3,8 +3,8 @@ import { crew as crewSchema, type Crew } from "../core/crew.ts";
 import { crewExecution, type CrewExecution } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
 import { taskResultSpec, type TaskResultSpec } from "../core/task-result.ts";
-import { Informer } from "../controller/informer.ts";
-import { isNotFound, KubeClient, type KubeObject } from "../controller/kube/client.ts";
+import { Informer } from "../kube/informer.ts";
+import { isNotFound, KubeClient, type KubeObject } from "../kube/client.ts";
 import {
   CREW_EXECUTIONS,
   CREW_TASK_RESULTS,
@@ -14,7 +14,7 @@ import {
   LABEL_MANAGED_BY,
   MANAGED_BY,
   resourcePath,
-} from "../controller/kube/resources.ts";
+} from "../kube/resources.ts";
 import type { ExecutionBackend, ExecutionView, NewExecution } from "./execution-backend.ts";
 
 /**

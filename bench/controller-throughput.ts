@@ -6,7 +6,7 @@
  * 3 per task besides the runner's one CrewTaskResult).
  *   npm run bench:controller-throughput   [BENCH_EXECUTIONS=40 BENCH_KUBECONFIG=...]
  */
-import { KubeClient, type KubeObject } from "../controller/kube/client.ts";
+import { KubeClient, type KubeObject } from "../kube/client.ts";
 import { taskJob } from "../controller/task-job.ts";
 import { RUNNER_SA } from "../test/e2e/support/fixture.ts";
 import {

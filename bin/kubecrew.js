@@ -1,3 +1,3 @@
 #!/usr/bin/env node
 // Installed entry point: Node >= 24 runs the TypeScript sources directly (type stripping).
-import "../core/cli/main.ts";
+import "../cli/main.ts";

@@ -5,10 +5,10 @@ import type { ControllerConfig } from "./config.ts";
 import type { CrewStatus } from "../core/crew.ts";
 import { desiredCrewStatus } from "./crew-status.ts";
 import { EventRecorder } from "./events.ts";
-import { mergePatchDiff } from "./merge-patch.ts";
+import { mergePatchDiff } from "../kube/merge-patch.ts";
 import { startHealthServer } from "./health-server.ts";
-import { Informer } from "./informer.ts";
-import { isNotFound, KubeClient, type KubeObject, type WriteVerb } from "./kube/client.ts";
+import { Informer } from "../kube/informer.ts";
+import { isNotFound, KubeClient, type KubeObject, type WriteVerb } from "../kube/client.ts";
 import {
   CREW_EXECUTIONS,
   CREW_TASK_RESULTS,
@@ -17,7 +17,7 @@ import {
   LABEL_EXECUTION,
   resourcePath,
   SECRETS,
-} from "./kube/resources.ts";
+} from "../kube/resources.ts";
 import { LeaderElector } from "./leader-election.ts";
 import { ControllerMetrics, resourceOfPath } from "./metrics.ts";
 import type { JobObject, TaskResultObject } from "./observe.ts";

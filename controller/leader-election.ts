@@ -1,6 +1,6 @@
 import type { Logger } from "../core/logger.ts";
-import { isConflict, isNotFound, isAlreadyExists, type KubeClient } from "./kube/client.ts";
-import { LEASES, resourcePath } from "./kube/resources.ts";
+import { isConflict, isNotFound, isAlreadyExists, type KubeClient } from "../kube/client.ts";
+import { LEASES, resourcePath } from "../kube/resources.ts";
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection: the holder renews the lease every

@@ -1,8 +1,8 @@
 import type { CrewSpec } from "../core/crew.ts";
 import type { ObservedTask } from "../core/decide.ts";
 import { taskResultSpec, type TaskResultSpec } from "../core/task-result.ts";
-import type { KubeObject } from "./kube/client.ts";
-import { LABEL_TASK } from "./kube/resources.ts";
+import type { KubeObject } from "../kube/client.ts";
+import { LABEL_TASK } from "../kube/resources.ts";
 
 /** What the controller reads of a Job: the parts of batch/v1 Job it needs. */
 export interface JobObject extends KubeObject {

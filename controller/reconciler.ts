@@ -10,8 +10,8 @@ import {
 } from "../core/decide.ts";
 import { crewExecution, isFinished, type ExecutionStatus } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
-import type { Informer } from "./informer.ts";
-import { isAlreadyExists, isNotFound, KubeApiError, type KubeClient, type KubeObject } from "./kube/client.ts";
+import type { Informer } from "../kube/informer.ts";
+import { isAlreadyExists, isNotFound, KubeApiError, type KubeClient, type KubeObject } from "../kube/client.ts";
 import {
   CONFIG_MAPS,
   CREW_EXECUTIONS,
@@ -22,11 +22,12 @@ import {
   LABEL_TASK,
   PODS,
   resourcePath,
-} from "./kube/resources.ts";
+} from "../kube/resources.ts";
 import type { EventRecorder } from "./events.ts";
-import { mergePatchDiff } from "./merge-patch.ts";
+import { mergePatchDiff } from "../kube/merge-patch.ts";
 import { observeTasks, type JobObject, type TaskResultObject } from "./observe.ts";
-import { taskInputs, taskJob, taskJobName, type ExecutionRef, type TaskJobSettings } from "./task-job.ts";
+import { contextConfigMapName, taskJobName } from "../kube/task-names.ts";
+import { taskInputs, taskJob, type ExecutionRef, type TaskJobSettings } from "./task-job.ts";
 import { deliveryId, type DeliveryResult, type WebhookDelivery, type WebhookDispatcher } from "./webhooks.ts";
 
 /** Annotation recording which webhooks were delivered (or given up), so a restarted controller does not resend them. */
@@ -394,7 +395,7 @@ export class Reconciler {
       const job = taskJobName(ref.name, i);
       names.add(job);
       const contextEntries = task.context?.length ?? i;
-      for (let j = 0; j < contextEntries; j++) names.add(`${job}-c${j}`);
+      for (let j = 0; j < contextEntries; j++) names.add(contextConfigMapName(ref.name, i, j));
     }
     for (const n of names) {
       for (const [type, policy] of [

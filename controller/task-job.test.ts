@@ -6,15 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { KubernetesTaskIO } from "../runner/kubernetes-io.ts";
-import {
-  ASSIGNMENT_DIR,
-  ASSIGNMENT_FILE,
-  CONFIG_MAP_LIMIT,
-  taskConfigMap,
-  taskInputs,
-  taskJob,
-  taskJobName,
-} from "./task-job.ts";
+import { ASSIGNMENT_DIR, ASSIGNMENT_FILE } from "../kube/task-names.ts";
+import { CONFIG_MAP_LIMIT, taskConfigMap, taskInputs, taskJob } from "./task-job.ts";
 
 const spec = crewSpec.parse({
   agents: [
@@ -46,14 +39,6 @@ const settings = {
 };
 
 describe("task Job and ConfigMap", () => {
-  it("names children <execution>-<index>, and keeps long names within 63 characters and stable", () => {
-    expect(taskJobName("abc", 2)).toBe("abc-2");
-    const long = "x".repeat(80);
-    expect(taskJobName(long, 3).length).toBeLessThanOrEqual(63);
-    expect(taskJobName(long, 3)).toBe(taskJobName(long, 3));
-    expect(taskJobName(long, 3)).not.toBe(taskJobName("x".repeat(81), 3));
-  });
-
   it("builds a hardened Job owned by the execution with the crew's runner settings and the key from a Secret", () => {
     const job = taskJob(ref, assignment, spec.runner, settings) as Loose;
     expect(job.metadata.name).toBe(`${ref.name}-0`);

@@ -1,38 +1,20 @@
 import type { RunnerSettings } from "../core/crew.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
-import type { KubeObject, OwnerReference } from "./kube/client.ts";
+import type { KubeObject, OwnerReference } from "../kube/client.ts";
+import { CONFIG_MAPS, CREW_EXECUTIONS, JOBS } from "../kube/resources.ts";
 import {
-  CONFIG_MAPS,
-  CREW_EXECUTIONS,
-  JOBS,
-  LABEL_CREW,
-  LABEL_EXECUTION,
-  LABEL_MANAGED_BY,
-  LABEL_TASK,
-  LABEL_TASK_INDEX,
-  MANAGED_BY,
-} from "./kube/resources.ts";
+  ASSIGNMENT_DIR,
+  ASSIGNMENT_FILE,
+  CONTEXT_DIR,
+  CONTEXT_FILES,
+  contextConfigMapName,
+  taskJobName,
+  taskLabels as childLabels,
+} from "../kube/task-names.ts";
 
-/** Where the runner finds its assignment inside the pod. */
-export const ASSIGNMENT_DIR = "/etc/kubecrew/assignment";
-export const ASSIGNMENT_FILE = "assignment.json";
 export const LLM_API_KEY_ENV = "KUBECREW_LLM_API_KEY";
 /** The runner's user: nonroot in distroless images. */
 export const RUNNER_UID = 65532;
-
-/** The one name of a task's Job and ConfigMap: a restart or a stale cache can never make a second one. */
-export function taskJobName(execution: string, index: number): string {
-  const name = `${execution}-${index}`;
-  if (name.length <= 63) return name;
-  // kickoff ids are UUIDs (36 characters); a longer hand-written name keeps a readable prefix and a stable hash.
-  return `${execution.slice(0, 50)}-${shortHash(execution)}-${index}`.slice(0, 63);
-}
-
-function shortHash(s: string): string {
-  let h = 2166136261;
-  for (const c of s) h = Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0;
-  return h.toString(16).padStart(8, "0").slice(0, 8);
-}
 
 export interface TaskJobSettings {
   /** Image when the crew names none. */
@@ -65,19 +47,14 @@ export function executionOwner(execution: ExecutionRef): OwnerReference {
 }
 
 export function taskLabels(execution: ExecutionRef, assignment: TaskAssignment): Record<string, string> {
-  return {
-    [LABEL_EXECUTION]: execution.name,
-    [LABEL_TASK]: assignment.task.name,
-    [LABEL_TASK_INDEX]: String(assignment.task.index),
-    [LABEL_CREW]: execution.crew,
-    [LABEL_MANAGED_BY]: MANAGED_BY,
-  };
+  return childLabels({
+    execution: execution.name,
+    crew: execution.crew,
+    name: assignment.task.name,
+    index: assignment.task.index,
+  });
 }
 
-/** Where context outputs too large for the assignment's ConfigMap are mounted, one directory per context entry. */
-export const CONTEXT_DIR = "/etc/kubecrew/context";
-/** In the assignment's ConfigMap when outputs were moved out: `{ "<context index>": "<file path in the pod>" }`. */
-export const CONTEXT_FILES = "context-files.json";
 /** The apiserver's limit on the summed values of one ConfigMap (core.MaxSecretSize). */
 export const CONFIG_MAP_LIMIT = 1024 * 1024;
 
@@ -135,7 +112,7 @@ export function taskInputs(execution: ExecutionRef, assignment: TaskAssignment):
   const byLength = context.map((c, j) => ({ j, length: bytes(c.output) })).sort((a, b) => b.length - a.length);
   for (const { j, length } of byLength) {
     if (size(mainData()) <= CONFIG_MAP_LIMIT || length === 0) break;
-    const cmName = `${name}-c${j}`;
+    const cmName = contextConfigMapName(execution.name, assignment.task.index, j);
     const mountPath = `${CONTEXT_DIR}/${j}`;
     extra.push(configMap(execution, assignment, cmName, { output: context[j]!.output }));
     contextMounts.push({ volume: `context-${j}`, configMap: cmName, mountPath });

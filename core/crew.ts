@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { API_VERSION } from "./api-group.ts";
 import { jsonValue } from "./json.ts";
 import {
   agentToolProblems,
@@ -215,9 +216,6 @@ export const crewStatus = z.object({
   taskCount: z.number().int().optional(),
 });
 export type CrewStatus = z.infer<typeof crewStatus>;
-
-export const API_VERSION = "kubecrew.io/v1alpha1";
-export const API_GROUP = "kubecrew.io";
 
 export const crew = z.object({
   apiVersion: z.literal(API_VERSION),

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { API_VERSION, condition, crewSpec, objectMeta } from "./crew.ts";
+import { API_VERSION } from "./api-group.ts";
+import { condition, crewSpec, objectMeta } from "./crew.ts";
 import { jsonObject } from "./json.ts";
 
 export const executionPhases = ["Pending", "Running", "Succeeded", "Failed", "Stopped"] as const;

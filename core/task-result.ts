@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { API_VERSION, objectMeta } from "./crew.ts";
+import { API_VERSION } from "./api-group.ts";
+import { objectMeta } from "./crew.ts";
 import { tokenUsage } from "./task-assignment.ts";
 
 /** One task's output, written by the runner (through the Kubernetes API in cluster mode), owned by its execution. */

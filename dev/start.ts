@@ -85,7 +85,7 @@ export async function startDev(
   const executions = new LocalExecutions({
     crews,
     workRoot,
-    runnerCommand: [process.execPath, join(repoRoot, "core/cli/main.ts")],
+    runnerCommand: [process.execPath, join(repoRoot, "cli/main.ts")],
     // The compile cache cuts each runner process's start-up by about half.
     runnerEnv: {
       NODE_COMPILE_CACHE: join(tmpdir(), "kubecrew-node-compile-cache"),

@@ -7,12 +7,11 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { stringify } from "yaml";
-import { API_GROUP, crew } from "../core/crew.ts";
+import { API_GROUP, API_VERSION, CRD_VERSION } from "../core/api-group.ts";
+import { crew } from "../core/crew.ts";
 import { crewExecution } from "../core/execution.ts";
 import { jsonValue } from "../core/json.ts";
 import { crewTaskResult } from "../core/task-result.ts";
-
-export const CRD_VERSION = "v1alpha1";
 
 /** An OpenAPI v3 schema node as apiextensions.k8s.io/v1 takes it. */
 export type Schema = { [key: string]: unknown };
@@ -129,7 +128,7 @@ function resourceSchema(settings: KindSettings): Schema {
     description: settings.description,
     type: "object",
     properties: {
-      apiVersion: { type: "string", description: "kubecrew.io/v1alpha1" },
+      apiVersion: { type: "string", description: API_VERSION },
       kind: { type: "string", description: settings.kind },
       metadata: { type: "object" },
       spec: properties.spec,

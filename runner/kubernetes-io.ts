@@ -5,19 +5,9 @@ import { z } from "zod";
 import type { TaskAssignment, TaskOutcome } from "../core/task-assignment.ts";
 import { taskOutcome } from "../core/task-assignment.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
-import { isAlreadyExists, KubeApiError, KubeClient } from "../controller/kube/client.ts";
-import {
-  CREW_EXECUTIONS,
-  CREW_TASK_RESULTS,
-  LABEL_CREW,
-  LABEL_EXECUTION,
-  LABEL_MANAGED_BY,
-  LABEL_TASK,
-  LABEL_TASK_INDEX,
-  MANAGED_BY,
-  resourcePath,
-} from "../controller/kube/resources.ts";
-import { CONTEXT_FILES, taskJobName } from "../controller/task-job.ts";
+import { isAlreadyExists, KubeApiError, KubeClient } from "../kube/client.ts";
+import { CREW_EXECUTIONS, CREW_TASK_RESULTS, resourcePath } from "../kube/resources.ts";
+import { CONTEXT_FILES, taskLabels, taskResultName } from "../kube/task-names.ts";
 import { AssignmentError, parseAssignment, type TaskIO } from "./io.ts";
 
 /** What the runner reads from its pod's environment in Kubernetes mode. */
@@ -49,17 +39,6 @@ export function kubernetesIOConfigFromEnv(env: Record<string, string | undefined
   };
 }
 
-/** The name of a task's result: the task's own name when it succeeded, one per pod (attempt) when it failed. */
-export function taskResultName(
-  assignment: TaskAssignment,
-  outcome: TaskOutcome,
-  podName: string | undefined,
-): { name?: string; generateName?: string } {
-  const base = taskJobName(assignment.execution.id, assignment.task.index);
-  if (outcome.error === undefined) return { name: base };
-  return podName ? { name: `${podName}-failed` } : { generateName: `${base}-failed-` };
-}
-
 /** The CrewTaskResult a runner creates for its outcome, owned by the execution (deleted with it). */
 export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcome, podName?: string) {
   const execution = assignment.execution;
@@ -82,15 +61,14 @@ export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcom
     apiVersion: CREW_TASK_RESULTS.apiVersion,
     kind: CREW_TASK_RESULTS.kind,
     metadata: {
-      ...taskResultName(assignment, outcome, podName),
+      ...taskResultName(execution.id, assignment.task.index, outcome.error !== undefined, podName),
       namespace: execution.namespace,
-      labels: {
-        [LABEL_EXECUTION]: execution.id,
-        [LABEL_TASK]: outcome.taskName,
-        [LABEL_TASK_INDEX]: String(outcome.taskIndex),
-        [LABEL_CREW]: execution.crew,
-        [LABEL_MANAGED_BY]: MANAGED_BY,
-      },
+      labels: taskLabels({
+        execution: execution.id,
+        crew: execution.crew,
+        name: outcome.taskName,
+        index: outcome.taskIndex,
+      }),
       ownerReferences: [
         { apiVersion: CREW_EXECUTIONS.apiVersion, kind: CREW_EXECUTIONS.kind, name: execution.id, uid: execution.uid },
       ],

@@ -37,7 +37,7 @@ function writeShim(binDir: string, repoRoot: string): void {
   const node = join(repoRoot, "node_modules", ".bin", "node");
   writeFileSync(
     shim,
-    `#!/bin/sh\n# The kubecrew CLI of ${repoRoot}\nexec "${node}" "${join(repoRoot, "core", "cli", "main.ts")}" "$@"\n`,
+    `#!/bin/sh\n# The kubecrew CLI of ${repoRoot}\nexec "${node}" "${join(repoRoot, "cli", "main.ts")}" "$@"\n`,
   );
   chmodSync(shim, 0o755);
 }

@@ -45,7 +45,7 @@ function packageName(specifier: string): string {
 function reachableFromCli(): { files: Set<string>; packages: Set<string> } {
   const files = new Set<string>();
   const packages = new Set<string>();
-  const queue = [join(repo, "core", "cli", "main.ts")];
+  const queue = [join(repo, "cli", "main.ts")];
   while (queue.length > 0) {
     const file = queue.pop()!;
     if (files.has(file)) continue;
@@ -64,7 +64,7 @@ describe("Dockerfile", () => {
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-[\w-]+$/m);
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(dockerfile).toMatch(/^USER 65532:65532$/m);
-    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "\/app\/core\/cli\/main\.ts"\]$/m);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "\/app\/cli\/main\.ts"\]$/m);
     // The compile cache must be writable with a read-only root filesystem: /tmp is the pods' emptyDir.
     expect(dockerfile).toMatch(/NODE_COMPILE_CACHE=\/tmp\//);
     // The final stage has no package manager.
@@ -81,7 +81,7 @@ describe("Dockerfile", () => {
   });
 
   it("puts `kubecrew` on PATH, the command the chart's pods and the controller's task Jobs run", () => {
-    expect(dockerfile).toContain(`exec node /app/core/cli/main.ts "$@"`);
+    expect(dockerfile).toContain(`exec node /app/cli/main.ts "$@"`);
     expect(dockerfile).toContain("> /usr/local/bin/kubecrew");
   });
 
@@ -143,7 +143,7 @@ describe("the CLI in the image's layout", () => {
   it.each(["api", "controller", "integrations", "runner", "dev", "token", "client"])(
     "`kubecrew %s --help` starts",
     (command) => {
-      const run = spawnSync(node, [join(app, "core", "cli", "main.ts"), command, "--help"], {
+      const run = spawnSync(node, [join(app, "cli", "main.ts"), command, "--help"], {
         cwd: app,
         encoding: "utf8",
         env: { PATH: process.env.PATH, NODE_COMPILE_CACHE: join(app, ".compile-cache") },

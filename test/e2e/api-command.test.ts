@@ -22,7 +22,7 @@ import {
  * apiserver, tokens in Redis), a service account's client credentials exchanged at /oauth/token, a kickoff, and
  * the controller running the tasks as Job pods until the status says completed.
  */
-const cli = join(repo, "core/cli/main.ts");
+const cli = join(repo, "cli/main.ts");
 let kubeconfig: string;
 let namespace: string;
 let redis: RedisServer;

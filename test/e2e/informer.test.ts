@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { silentLogger } from "../../core/logger.ts";
-import { Informer } from "../../controller/informer.ts";
-import { KubeClient, type KubeObject } from "../../controller/kube/client.ts";
+import { Informer } from "../../kube/informer.ts";
+import { KubeClient, type KubeObject } from "../../kube/client.ts";
 import { createNamespace, deleteNamespace, waitFor } from "./support/fixture.ts";
 
 /**

@@ -171,7 +171,7 @@ export async function startControllerProcess(
   const identity = options.identity ?? `controller-${namespace}`;
   const logFile = join(logDir, `${namespace}-${identity}-${Date.now()}.log`);
   const out = createWriteStream(logFile);
-  const child = spawn(nodeBinary, [join(repo, "core/cli/main.ts"), "controller"], {
+  const child = spawn(nodeBinary, [join(repo, "cli/main.ts"), "controller"], {
     cwd: repo,
     env: {
       ...process.env,

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startRedis, freePort, type RedisServer } from "../../support/redis.ts";
 import { internalApiKey, integrationsEnv, startIntegrations, uniquePrefix } from "./harness.ts";
 
-/** Starts `kubecrew integrations` (the real command, registered on a commander program as core/cli/main.ts does). */
+/** Starts `kubecrew integrations` (the real command, registered on a commander program as cli/main.ts does). */
 function launch(env: Record<string, string>) {
   const script = `
     import { Command } from "commander";

@@ -12,7 +12,7 @@ import { answer, httpError, startLlmFixture, type LlmFixture } from "../../suppo
 // `kubecrew runner --assignment <file> --outcome <file>` as the embedded mode spawns it: Node 24, the real CLI entry.
 const repoRoot = resolve(import.meta.dirname, "../../..");
 const node = join(repoRoot, "node_modules/.bin/node");
-const main = join(repoRoot, "core/cli/main.ts");
+const main = join(repoRoot, "cli/main.ts");
 
 interface RunResult {
   code: number | null;

@@ -134,7 +134,7 @@ export function kubecrew(
     const { PATH, HOME } = process.env;
     execFile(
       process.execPath,
-      [join(repoRoot, "core/cli/main.ts"), ...args],
+      [join(repoRoot, "cli/main.ts"), ...args],
       { env: { PATH, HOME, ...env }, timeout: 30_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;

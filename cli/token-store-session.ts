@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
 import { z } from "zod";
-import { ConfigError, parseConfig } from "../../core/config.ts";
-import { RedisTokenStore } from "../auth/redis-token-store.ts";
-import { TokenStoreUnavailable, type ManagedTokenStore } from "../auth/token-store.ts";
+import { ConfigError, parseConfig } from "../core/config.ts";
+import { RedisTokenStore } from "../api/auth/redis-token-store.ts";
+import { TokenStoreUnavailable, type ManagedTokenStore } from "../api/auth/token-store.ts";
 
 /** What the `token` and `client` commands read from the environment. */
 export const adminCliConfigSchema = z.object({

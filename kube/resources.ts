@@ -1,3 +1,5 @@
+import { API_GROUP, CRD_VERSION } from "../core/api-group.ts";
+
 /** API paths of the resources kubecrew touches, namespaced or across all namespaces. */
 
 export interface ResourceType {
@@ -12,9 +14,9 @@ function resource(group: string, version: string, plural: string, kind: string):
   return { group, version, plural, kind, apiVersion: group ? `${group}/${version}` : version };
 }
 
-export const CREWS = resource("kubecrew.io", "v1alpha1", "crews", "Crew");
-export const CREW_EXECUTIONS = resource("kubecrew.io", "v1alpha1", "crewexecutions", "CrewExecution");
-export const CREW_TASK_RESULTS = resource("kubecrew.io", "v1alpha1", "crewtaskresults", "CrewTaskResult");
+export const CREWS = resource(API_GROUP, CRD_VERSION, "crews", "Crew");
+export const CREW_EXECUTIONS = resource(API_GROUP, CRD_VERSION, "crewexecutions", "CrewExecution");
+export const CREW_TASK_RESULTS = resource(API_GROUP, CRD_VERSION, "crewtaskresults", "CrewTaskResult");
 export const JOBS = resource("batch", "v1", "jobs", "Job");
 export const PODS = resource("", "v1", "pods", "Pod");
 export const CONFIG_MAPS = resource("", "v1", "configmaps", "ConfigMap");

@@ -1,8 +1,8 @@
 import type { Command } from "commander";
-import { parseConfig, ConfigError } from "../config.ts";
-import { createLogger } from "../logger.ts";
-import { devConfigSchema } from "../../dev/config.ts";
-import { startDev } from "../../dev/start.ts";
+import { parseConfig, ConfigError } from "../core/config.ts";
+import { createLogger } from "../core/logger.ts";
+import { devConfigSchema } from "../dev/config.ts";
+import { startDev } from "../dev/start.ts";
 
 export function registerDevCommand(program: Command): void {
   program

@@ -1,5 +1,5 @@
 import type { Logger } from "../core/logger.ts";
-import { isGone, type KubeClient, type KubeObject, type WatchEvent } from "./kube/client.ts";
+import { isGone, type KubeClient, type KubeObject, type WatchEvent } from "./client.ts";
 
 /**
  * A list-watch cache of one resource type. It lists, then watches from the list's resourceVersion; on 410 Gone it

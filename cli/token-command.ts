@@ -1,7 +1,7 @@
 import type { Command } from "commander";
-import { CommandFailure, crewsText, optionErrors, table, withTokenStore } from "../../api/admin/cli-support.ts";
-import { createTokenBody, tokenRecordBody } from "../../api/admin/bodies.ts";
-import { parseDuration } from "../../api/admin/duration.ts";
+import { CommandFailure, crewsText, optionErrors, table, withTokenStore } from "./token-store-session.ts";
+import { createTokenBody, tokenRecordBody } from "../api/admin/bodies.ts";
+import { parseDuration } from "./duration.ts";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 

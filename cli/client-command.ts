@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { clientRecordBody, createClientBody } from "../../api/admin/bodies.ts";
-import { CommandFailure, crewsText, optionErrors, table, withTokenStore } from "../../api/admin/cli-support.ts";
+import { clientRecordBody, createClientBody } from "../api/admin/bodies.ts";
+import { CommandFailure, crewsText, optionErrors, table, withTokenStore } from "./token-store-session.ts";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 

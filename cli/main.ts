@@ -7,11 +7,11 @@ import { Command } from "commander";
  * To add a subcommand: one line `name: async (p) => (await import("…/command.ts")).registerXCommand(p)`.
  */
 const commands: Record<string, (program: Command) => Promise<void>> = {
-  api: async (p) => (await import("../../api/command.ts")).registerApiCommand(p),
+  api: async (p) => (await import("../api/command.ts")).registerApiCommand(p),
   dev: async (p) => (await import("./dev-command.ts")).registerDevCommand(p),
-  runner: async (p) => (await import("../../runner/command.ts")).registerRunnerCommand(p),
-  controller: async (p) => (await import("../../controller/command.ts")).registerControllerCommand(p),
-  integrations: async (p) => (await import("../../integrations/command.ts")).registerIntegrationsCommand(p),
+  runner: async (p) => (await import("../runner/command.ts")).registerRunnerCommand(p),
+  controller: async (p) => (await import("../controller/command.ts")).registerControllerCommand(p),
+  integrations: async (p) => (await import("../integrations/command.ts")).registerIntegrationsCommand(p),
   token: async (p) => (await import("./token-command.ts")).registerTokenCommand(p),
   client: async (p) => (await import("./client-command.ts")).registerClientCommand(p),
 };

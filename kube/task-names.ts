@@ -1,0 +1,67 @@
+import {
+  LABEL_CREW,
+  LABEL_EXECUTION,
+  LABEL_MANAGED_BY,
+  LABEL_TASK,
+  LABEL_TASK_INDEX,
+  MANAGED_BY,
+} from "./resources.ts";
+
+/**
+ * The contract between the controller, which creates a task's Job and ConfigMaps, and the runner in the Job's pod,
+ * which reads them and creates the task's CrewTaskResult: names, labels and the files of the mounted ConfigMaps.
+ * Deterministic names are what make reconciling idempotent: a restart or a stale cache can never make a second one.
+ */
+
+/** Where the runner finds its assignment inside the pod (the task's ConfigMap, mounted). */
+export const ASSIGNMENT_DIR = "/etc/kubecrew/assignment";
+export const ASSIGNMENT_FILE = "assignment.json";
+/** Where context outputs too large for the assignment's ConfigMap are mounted, one directory per context entry. */
+export const CONTEXT_DIR = "/etc/kubecrew/context";
+/** In the assignment's ConfigMap when outputs were moved out: `{ "<context index>": "<file path in the pod>" }`. */
+export const CONTEXT_FILES = "context-files.json";
+
+/** The one name of a task's Job and of its assignment's ConfigMap. */
+export function taskJobName(execution: string, index: number): string {
+  const name = `${execution}-${index}`;
+  if (name.length <= 63) return name;
+  // kickoff ids are UUIDs (36 characters); a longer hand-written name keeps a readable prefix and a stable hash.
+  return `${execution.slice(0, 50)}-${shortHash(execution)}-${index}`.slice(0, 63);
+}
+
+/** The ConfigMap holding context entry `context` of task `index`, moved out of the assignment for its size. */
+export function contextConfigMapName(execution: string, index: number, context: number): string {
+  return `${taskJobName(execution, index)}-c${context}`;
+}
+
+/**
+ * The name of a task's CrewTaskResult: the task's Job name when it succeeded (one per task), one per pod (attempt)
+ * when it failed: `<pod>-failed`, or generated from `<job>-failed-` when the pod's name is unknown.
+ */
+export function taskResultName(
+  execution: string,
+  index: number,
+  failed: boolean,
+  podName: string | undefined,
+): { name?: string; generateName?: string } {
+  const base = taskJobName(execution, index);
+  if (!failed) return { name: base };
+  return podName ? { name: `${podName}-failed` } : { generateName: `${base}-failed-` };
+}
+
+/** Labels on every child of an execution (Jobs, ConfigMaps, results): selectors for the informers and for cleanup. */
+export function taskLabels(task: { execution: string; crew: string; name: string; index: number }) {
+  return {
+    [LABEL_EXECUTION]: task.execution,
+    [LABEL_TASK]: task.name,
+    [LABEL_TASK_INDEX]: String(task.index),
+    [LABEL_CREW]: task.crew,
+    [LABEL_MANAGED_BY]: MANAGED_BY,
+  };
+}
+
+function shortHash(s: string): string {
+  let h = 2166136261;
+  for (const c of s) h = Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0;
+  return h.toString(16).padStart(8, "0").slice(0, 8);
+}
