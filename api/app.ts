@@ -1,5 +1,6 @@
 import express, { type Express, type Router } from "express";
 import type { Logger } from "../core/logger.ts";
+import type { OutboundPolicy } from "../core/outbound/policy.ts";
 import type { TokenStore } from "./auth/token-store.ts";
 import { errorHandler, notFoundHandler } from "./error-handler.ts";
 import type { ExecutionBackend } from "./execution-backend.ts";
@@ -14,6 +15,8 @@ export interface ApiDeps {
   /** The crew served at the root paths (`/inputs`, `/kickoff`, …); every crew is also at `/crews/{crew}/…`. */
   defaultCrew?: string;
   bodyLimitBytes: number;
+  /** The outbound URL policy kickoff checks webhook URLs against. */
+  outboundPolicy: OutboundPolicy;
   /** Routers other components mount before the crew routes (the token endpoint, the admin API). */
   extraRouters?: Router[];
   extraPaths?: ExtraPaths;
@@ -42,9 +45,21 @@ export function createApp(deps: ApiDeps): Express {
 
   app.use(
     "/crews/:crew",
-    crewRoutes({ backend: deps.backend, tokens: deps.tokens, crewName: (req) => String(req.params.crew) }),
+    crewRoutes({
+      backend: deps.backend,
+      tokens: deps.tokens,
+      outboundPolicy: deps.outboundPolicy,
+      crewName: (req) => String(req.params.crew),
+    }),
   );
-  app.use(crewRoutes({ backend: deps.backend, tokens: deps.tokens, crewName: () => deps.defaultCrew }));
+  app.use(
+    crewRoutes({
+      backend: deps.backend,
+      tokens: deps.tokens,
+      outboundPolicy: deps.outboundPolicy,
+      crewName: () => deps.defaultCrew,
+    }),
+  );
   app.use(notFoundHandler);
   app.use(errorHandler(deps.log, deps.bodyLimitBytes));
   return app;

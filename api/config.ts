@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { outboundEnvSchema } from "../core/outbound/config.ts";
+import { clusterPolicy } from "../core/outbound/policy.ts";
 import { authConfigSchema } from "./auth/config.ts";
 
 /** `kubecrew api` (cluster mode): the environment, parsed once at startup. */
@@ -20,5 +22,6 @@ export const apiConfigSchema = authConfigSchema.extend({
     .min(1, "is required: bearer tokens live in Redis")
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  ...outboundEnvSchema(clusterPolicy),
 });
 export type ApiConfig = z.infer<typeof apiConfigSchema>;

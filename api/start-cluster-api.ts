@@ -1,5 +1,6 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "../core/logger.ts";
+import { outboundPolicyFrom } from "../core/outbound/config.ts";
 import { createRedisAuth } from "./auth/api-auth.ts";
 import { connectRedis } from "./auth/redis-client.ts";
 import type { ApiConfig } from "./config.ts";
@@ -25,6 +26,7 @@ export async function startClusterApi(
     extraPaths: auth.paths,
     log,
     bodyLimitBytes: config.KUBECREW_BODY_LIMIT_BYTES,
+    outboundPolicy: outboundPolicyFrom(config),
     trustProxy: config.KUBECREW_TRUST_PROXY,
     host: config.HOST,
     port: config.PORT,

@@ -20,6 +20,8 @@ import { repoRoot } from "../dev/config.ts";
 import { LocalExecutions } from "../dev/local-executions.ts";
 import { startRedis } from "../test/support/redis.ts";
 import { listen, measureRounds, median, type Load } from "./load.ts";
+import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { localPolicy } from "../core/outbound/policy.ts";
 
 const log = silentLogger();
 
@@ -39,6 +41,7 @@ const executions = new LocalExecutions({
   runnerCommand: [],
   runnerEnv: {},
   log,
+  webhookFetch: createOutboundClient(localPolicy).fetch,
 });
 const api = await startApi({
   backend: executions,
@@ -48,6 +51,7 @@ const api = await startApi({
   defaultCrew: "research",
   log,
   bodyLimitBytes: 1024 * 1024,
+  outboundPolicy: localPolicy,
   host: "127.0.0.1",
   port: 0,
 });

@@ -1,5 +1,7 @@
 import { hostname } from "node:os";
 import { z } from "zod";
+import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
+import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 
 const seconds = (fallback: number) => z.coerce.number().min(0).default(fallback);
 
@@ -35,6 +37,7 @@ export const controllerEnv = z.object({
   KUBECREW_WEBHOOK_TIMEOUT_SECONDS: seconds(10),
   KUBECREW_WATCH_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(300),
   KUBECREW_SHUTDOWN_TIMEOUT_SECONDS: seconds(20),
+  ...outboundEnvSchema(clusterPolicy),
 });
 
 export interface ControllerConfig {
@@ -66,6 +69,8 @@ export interface ControllerConfig {
   };
   watchTimeoutSeconds: number;
   shutdownTimeoutMs: number;
+  /** Where webhooks may be delivered. */
+  outbound: OutboundPolicy;
 }
 
 export class ControllerConfigError extends Error {
@@ -108,5 +113,6 @@ export function controllerConfigFromEnv(env: Record<string, string | undefined>)
     },
     watchTimeoutSeconds: c.KUBECREW_WATCH_TIMEOUT_SECONDS,
     shutdownTimeoutMs: c.KUBECREW_SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    outbound: outboundPolicyFrom(c),
   };
 }

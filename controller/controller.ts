@@ -1,4 +1,5 @@
 import { KubeConfig } from "@kubernetes/client-node";
+import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 import { isFinished } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ControllerConfig } from "./config.ts";
@@ -104,8 +105,10 @@ export async function startController(config: ControllerConfig, deps: Controller
 
   const events = new EventRecorder({ client, log, instance: config.leaderElection.identity, now });
   const secrets = new Map<string, { value: string | undefined; at: number }>();
+  const outbound = createOutboundClient(config.outbound);
   const webhooks = new WebhookDispatcher({
     log,
+    fetch: outbound.fetch,
     maxAttempts: config.webhooks.maxAttempts,
     initialDelayMs: config.webhooks.initialDelayMs,
     timeoutMs: config.webhooks.timeoutMs,
@@ -310,6 +313,7 @@ export async function startController(config: ControllerConfig, deps: Controller
         const timeout = new Promise((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref());
         await Promise.race([drained, timeout]);
         webhooks.stop();
+        await outbound.close();
         await events.flush();
         await Promise.all(Object.values(caches).map((i: Informer<KubeObject>) => i.stop()));
         await elector?.stop();

@@ -2,6 +2,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
+import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { clusterPolicy } from "../core/outbound/policy.ts";
 import { signWebhook, WebhookDispatcher, type DeliveryResult, type WebhookDelivery } from "./webhooks.ts";
 
 interface Received {
@@ -99,5 +101,30 @@ describe("WebhookDispatcher", () => {
       ["task:research", "failed"],
     ]);
     expect(r.received).toHaveLength(4);
+  });
+
+  it("abandons a URL the outbound policy refuses at once, without retrying and without connecting", async () => {
+    const r = await receiver([200]);
+    cleanup.push(r.close);
+    // The cluster policy refuses loopback: the receiver listening there must see nothing.
+    const outbound = createOutboundClient(clusterPolicy);
+    cleanup.push(() => outbound.close());
+    const finished: [string, DeliveryResult, string][] = [];
+    const d = new WebhookDispatcher({
+      log: silentLogger(),
+      fetch: outbound.fetch,
+      secretFor: async () => undefined,
+      onFinished: (del, result, detail) => void finished.push([del.hook, result, detail]),
+      initialDelayMs: 10,
+      maxAttempts: 3,
+    });
+    cleanup.push(async () => d.stop());
+    d.enqueue(delivery(r.url));
+    await d.idle();
+    expect(finished).toEqual([
+      ["task:research", "failed", "127.0.0.1 is a loopback address; calls to it are refused here"],
+    ]);
+    expect(d.failedAttempts).toBe(1);
+    expect(r.received).toHaveLength(0);
   });
 });

@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { JsonObject } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
+import { OutboundRefusedError } from "../core/outbound/policy.ts";
 
 /**
  * Webhook delivery, off the reconcile path: a reconcile only enqueues; workers POST with an HMAC-SHA256 signature
@@ -40,6 +41,7 @@ export interface WebhookDispatcherOptions {
   timeoutMs?: number;
   concurrency?: number;
   now?: () => Date;
+  /** The outbound client's fetch (the outbound URL policy); the global fetch only in unit tests. */
   fetch?: typeof fetch;
 }
 
@@ -124,7 +126,9 @@ export class WebhookDispatcher {
     try {
       outcome = await this.send(delivery);
     } catch (err) {
-      outcome = { ok: false, retry: true, detail: String((err as Error).message ?? err) };
+      // A URL the outbound policy refuses stays refused: report it once instead of retrying.
+      const refused = err instanceof OutboundRefusedError;
+      outcome = { ok: false, retry: !refused, detail: String((err as Error).message ?? err) };
     }
     if (this.stopped) return;
     if (outcome.ok) {

@@ -2,6 +2,8 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { authConfigSchema } from "../api/auth/config.ts";
 import { llmProvider } from "../core/crew.ts";
+import { outboundEnvSchema } from "../core/outbound/config.ts";
+import { localPolicy } from "../core/outbound/policy.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 
@@ -24,6 +26,7 @@ export const devConfigSchema = z.object({
   /** Tokens, clients and rate limits in Redis when set; in memory otherwise. */
   REDIS_URL: z.string().optional(),
   ...authConfigSchema.shape,
+  ...outboundEnvSchema(localPolicy),
 });
 export type DevConfig = z.infer<typeof devConfigSchema>;
 

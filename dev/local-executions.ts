@@ -24,6 +24,8 @@ export interface LocalExecutionsOptions {
   runnerCommand: string[];
   runnerEnv: NodeJS.ProcessEnv;
   log: Logger;
+  /** The outbound client's fetch: webhooks go only where the outbound URL policy allows. */
+  webhookFetch: typeof fetch;
   now?: () => Date;
 }
 
@@ -165,7 +167,7 @@ export class LocalExecutions implements ExecutionBackend {
         return;
       }
       case "webhook":
-        void deliverWebhook(action.url, action.payload, log);
+        void deliverWebhook(action.url, action.payload, { log, fetch: this.options.webhookFetch });
         return;
     }
   }

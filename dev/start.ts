@@ -12,6 +12,8 @@ import type { ExtraPaths } from "../api/openapi.ts";
 import { startApi } from "../api/server.ts";
 import type { Crew, LlmConfig } from "../core/crew.ts";
 import type { Logger } from "../core/logger.ts";
+import { outboundPolicyFrom } from "../core/outbound/config.ts";
+import { createOutboundClient, type Resolver } from "../core/outbound/outbound-fetch.ts";
 import { loadCrews } from "./crew-catalog.ts";
 import { repoRoot, type DevConfig } from "./config.ts";
 import { LocalExecutions } from "./local-executions.ts";
@@ -47,7 +49,7 @@ export function devLlm(config: DevConfig): LlmConfig {
 export async function startDev(
   config: DevConfig,
   log: Logger,
-  options: { tokens?: TokenStore; env?: NodeJS.ProcessEnv } = {},
+  options: { tokens?: TokenStore; env?: NodeJS.ProcessEnv; resolver?: Resolver } = {},
 ): Promise<RunningDev> {
   const llm = devLlm(config);
   const crews = (await loadCrews(config.KUBECREW_CREWS_DIR)).map((c) =>
@@ -81,6 +83,8 @@ export async function startDev(
     auth = createMemoryAuth({ store: memory, config, log });
   }
 
+  const outboundPolicy = outboundPolicyFrom(config);
+  const outbound = createOutboundClient(outboundPolicy, options.resolver ? { resolver: options.resolver } : {});
   const workRoot = mkdtempSync(join(tmpdir(), "kubecrew-dev-"));
   const executions = new LocalExecutions({
     crews,
@@ -93,6 +97,7 @@ export async function startDev(
       LOG_LEVEL: "warn",
     },
     log,
+    webhookFetch: outbound.fetch,
   });
   const api = await startApi({
     backend: executions,
@@ -101,6 +106,7 @@ export async function startDev(
     extraPaths: auth.paths,
     log,
     bodyLimitBytes: config.KUBECREW_BODY_LIMIT_BYTES,
+    outboundPolicy,
     host: config.HOST,
     port: config.PORT,
     ...(defaultCrew ? { defaultCrew } : {}),
@@ -115,6 +121,7 @@ export async function startDev(
     async stop() {
       executions.close();
       await api.stop();
+      await outbound.close();
       redis?.disconnect();
       rmSync(workRoot, { recursive: true, force: true });
     },

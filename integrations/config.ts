@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
+import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 import { ConfigError } from "./config-error.ts";
 import { resolveProviderSettings, type ProviderSettings } from "./provider-settings.ts";
 
@@ -23,6 +25,8 @@ export interface IntegrationsConfig {
   connectSessionTtlSeconds: number;
   logLevel: string;
   providers: Map<string, ProviderSettings>;
+  /** Where provider calls (discovery, token, revocation) may go. */
+  outbound: OutboundPolicy;
 }
 
 type Env = Record<string, string | undefined>;
@@ -53,6 +57,7 @@ const envSchema = z.object({
   OAUTH_REFRESH_AHEAD_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
   OAUTH_CONNECT_SESSION_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(600),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  ...outboundEnvSchema(clusterPolicy),
 });
 
 function hostList(raw: string): string[] {
@@ -95,5 +100,6 @@ export function loadConfig(env: Env): IntegrationsConfig {
     connectSessionTtlSeconds: e.OAUTH_CONNECT_SESSION_TTL_SECONDS,
     logLevel: e.LOG_LEVEL,
     providers: resolveProviderSettings(env),
+    outbound: outboundPolicyFrom(e),
   };
 }

@@ -1,4 +1,5 @@
 import * as client from "openid-client";
+import { OutboundRefusedError } from "../core/outbound/policy.ts";
 import { IntegrationError } from "./errors.ts";
 
 /**
@@ -6,6 +7,17 @@ import { IntegrationError } from "./errors.ts";
  * show; a network failure is a 502; a response that fails validation (ID token, state, PKCE) is refused.
  */
 export function providerFailure(error: unknown, providerName: string, action: string): IntegrationError {
+  // openid-client wraps what its fetch threw in a ClientError ("something went wrong"): look through the causes.
+  if (inCauses(error, (e) => e instanceof OutboundRefusedError)) {
+    return new IntegrationError(
+      502,
+      "Provider unavailable",
+      `${providerName} could not be reached to ${action}: the outbound URL policy refuses its address`,
+    );
+  }
+  if (inCauses(error, (e) => e instanceof TypeError && e.message === "fetch failed")) {
+    return new IntegrationError(502, "Provider unavailable", `${providerName} could not be reached to ${action}`);
+  }
   if (error instanceof client.ResponseBodyError) {
     return new IntegrationError(
       400,
@@ -31,6 +43,12 @@ export function providerFailure(error: unknown, providerName: string, action: st
     return new IntegrationError(502, "Provider unavailable", `${providerName} could not be reached to ${action}`);
   }
   throw error;
+}
+
+function inCauses(error: unknown, test: (e: unknown) => boolean): boolean {
+  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++)
+    if (test(e)) return true;
+  return false;
 }
 
 /** Whether a refresh failed because the grant is gone (revoked, expired): the user must connect again. */

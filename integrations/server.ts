@@ -2,6 +2,7 @@ import express from "express";
 import { Redis } from "ioredis";
 import { listen } from "../core/http-server.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
+import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 import { createAccessTokens } from "./access-tokens.ts";
 import type { IntegrationsConfig } from "./config.ts";
 import { createSignInStore } from "./connect-sessions.ts";
@@ -44,7 +45,8 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
   const cipher = createTokenCipher(config.encryptionKey);
   const connections = createConnectionStore(redis, keys, cipher, now);
   const signIns = createSignInStore(redis, keys);
-  const clients = createOAuthClients();
+  const outbound = createOutboundClient(config.outbound);
+  const clients = createOAuthClients(outbound.fetch);
   const signIn = createSignIn({ config, signIns, connections, clients, logger, now });
   const accessTokens = createAccessTokens({ config, redis, keys, connections, clients, logger, now });
 
@@ -91,6 +93,7 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
     url,
     async stop() {
       await server.stop();
+      await outbound.close();
       redis.disconnect();
     },
   };

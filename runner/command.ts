@@ -5,6 +5,7 @@ import { runnerConfigFromEnv, type RunnerConfig } from "./config.ts";
 import { FileTaskIO, type TaskIO } from "./io.ts";
 import { KubernetesTaskIO, kubernetesIOConfigFromEnv } from "./kubernetes-io.ts";
 import { runTask } from "./run-task.ts";
+import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 
 export interface RunnerResult {
   /** 0 when the task succeeded, 1 otherwise. */
@@ -25,10 +26,12 @@ export async function runAssignedTask(
 ): Promise<RunnerResult> {
   const { config, logger } = options;
   let outcome: TaskOutcome;
+  const outbound = createOutboundClient(config.outbound);
   try {
     const assignment = await io.readAssignment();
     outcome = await runTask(assignment, {
       env: config.env,
+      fetch: outbound.fetch,
       retry: config.retry,
       attempt: config.attempt,
       signal: options.signal,
@@ -38,6 +41,8 @@ export async function runAssignedTask(
     const message = (error as Error).message;
     logger.error({ err: error }, "Runner could not run the task");
     return { exitCode: 1, error: message };
+  } finally {
+    await outbound.close();
   }
   try {
     await io.reportOutcome(outcome);

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { parseConfig } from "../core/config.ts";
+import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
+import { localPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 import type { Env } from "./llm.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.ts";
 
@@ -14,12 +16,16 @@ const runnerEnv = z.object({
   KUBECREW_LLM_MAX_RETRY_AFTER_SECONDS: count(DEFAULT_RETRY_POLICY.maxRetryAfterMs / 1000),
   KUBECREW_LLM_TIMEOUT_SECONDS: count(DEFAULT_RETRY_POLICY.attemptTimeoutMs / 1000).pipe(z.number().min(1)),
   KUBECREW_TASK_ATTEMPT: z.coerce.number().int().min(1).default(1),
+  // A task pod's loopback is the pod itself (a sidecar model server, say): allowed, unlike the cluster components'.
+  ...outboundEnvSchema(localPolicy),
 });
 
 export interface RunnerConfig {
   logLevel: string;
   retry: RetryPolicy;
   attempt: number;
+  /** Where LLM providers may be called. */
+  outbound: OutboundPolicy;
   /** A snapshot of the environment, for API key lookup. */
   env: Env;
 }
@@ -37,6 +43,7 @@ export function runnerConfigFromEnv(env: Env): RunnerConfig {
       attemptTimeoutMs: c.KUBECREW_LLM_TIMEOUT_SECONDS * 1000,
     },
     attempt: c.KUBECREW_TASK_ATTEMPT,
+    outbound: outboundPolicyFrom(c),
     env: { ...env },
   };
 }

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { LlmConfig } from "../core/crew.ts";
 import { apiKeyFor, apiKeyVariables, languageModelFor, LlmConfigError } from "./llm.ts";
+import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { localPolicy } from "../core/outbound/policy.ts";
+
+const { fetch } = createOutboundClient(localPolicy);
 
 const openai: LlmConfig = { provider: "openai", model: "gpt-4o-mini" };
 
@@ -25,29 +29,35 @@ describe("apiKeyFor", () => {
 
 describe("languageModelFor", () => {
   it("builds each provider's chat model", () => {
-    expect(languageModelFor(openai, { OPENAI_API_KEY: "k" })).toMatchObject({
+    expect(languageModelFor(openai, { OPENAI_API_KEY: "k" }, fetch)).toMatchObject({
       modelId: "gpt-4o-mini",
       provider: "openai.chat",
     });
-    expect(languageModelFor({ provider: "anthropic", model: "claude" }, { ANTHROPIC_API_KEY: "k" })).toMatchObject({
+    expect(
+      languageModelFor({ provider: "anthropic", model: "claude" }, { ANTHROPIC_API_KEY: "k" }, fetch),
+    ).toMatchObject({
       modelId: "claude",
     });
     expect(
-      languageModelFor({ provider: "openai-compatible", model: "llama3", baseURL: "http://127.0.0.1:11434/v1" }, {}),
+      languageModelFor(
+        { provider: "openai-compatible", model: "llama3", baseURL: "http://127.0.0.1:11434/v1" },
+        {},
+        fetch,
+      ),
     ).toMatchObject({ modelId: "llama3" });
-    expect(languageModelFor({ provider: "mock", model: "fail" }, {})).toMatchObject({
+    expect(languageModelFor({ provider: "mock", model: "fail" }, {}, fetch)).toMatchObject({
       provider: "mock",
       modelId: "fail",
     });
   });
 
   it("names the variables to set when a key is missing", () => {
-    expect(() => languageModelFor(openai, {})).toThrow(
+    expect(() => languageModelFor(openai, {}, fetch)).toThrow(
       new LlmConfigError("No API key for the openai provider: set one of KUBECREW_LLM_API_KEY, OPENAI_API_KEY"),
     );
   });
 
   it("needs a baseURL for openai-compatible", () => {
-    expect(() => languageModelFor({ provider: "openai-compatible", model: "m" }, {})).toThrow(/needs a baseURL/);
+    expect(() => languageModelFor({ provider: "openai-compatible", model: "m" }, {}, fetch)).toThrow(/needs a baseURL/);
   });
 });

@@ -2,6 +2,7 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LlmConfig, LlmProvider } from "../core/crew.ts";
+import type { Fetch } from "../core/outbound/outbound-fetch.ts";
 import { createMockLanguageModel, type LanguageModelV3 } from "./mock-model.ts";
 
 /** The process environment as the runner's config module hands it over (API keys are looked up by name). */
@@ -51,14 +52,17 @@ function requiredKey(llm: LlmConfig, env: Env): string {
   return key;
 }
 
-/** The AI SDK model an agent's LlmConfig names. Throws LlmConfigError when the configuration cannot work. */
-export function languageModelFor(llm: LlmConfig, env: Env): LanguageModelV3 {
+/**
+ * The AI SDK model an agent's LlmConfig names, calling its provider through `fetch` (the outbound client's, so a
+ * base URL the outbound URL policy refuses is never reached). Throws LlmConfigError when the configuration cannot work.
+ */
+export function languageModelFor(llm: LlmConfig, env: Env, fetch: Fetch): LanguageModelV3 {
   switch (llm.provider) {
     case "openai":
       // Chat Completions rather than the Responses API: every OpenAI-style base URL (proxies, Azure-style gateways) has it.
-      return createOpenAI({ apiKey: requiredKey(llm, env), baseURL: llm.baseURL }).chat(llm.model);
+      return createOpenAI({ apiKey: requiredKey(llm, env), baseURL: llm.baseURL, fetch }).chat(llm.model);
     case "anthropic":
-      return createAnthropic({ apiKey: requiredKey(llm, env), baseURL: llm.baseURL })(llm.model);
+      return createAnthropic({ apiKey: requiredKey(llm, env), baseURL: llm.baseURL, fetch })(llm.model);
     case "openai-compatible":
       if (!llm.baseURL) throw new LlmConfigError("The openai-compatible provider needs a baseURL");
       // Local servers (Ollama, vLLM) often need no key: without one, no Authorization header is sent.
@@ -67,6 +71,7 @@ export function languageModelFor(llm: LlmConfig, env: Env): LanguageModelV3 {
         baseURL: llm.baseURL,
         apiKey: apiKeyFor(llm, env),
         includeUsage: true,
+        fetch,
       }).chatModel(llm.model);
     case "mock":
       return createMockLanguageModel(llm.model);

@@ -3,8 +3,14 @@ import { MAX_TASK_OUTPUT_BYTES } from "../core/task-assignment.ts";
 import { DEFAULT_RETRY_POLICY } from "./retry.ts";
 import { runTask } from "./run-task.ts";
 import { testAssignment } from "./test-assignment.ts";
+import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { localPolicy } from "../core/outbound/policy.ts";
 
-const deps = { env: {}, retry: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 2 } };
+const deps = {
+  env: {},
+  fetch: createOutboundClient(localPolicy).fetch,
+  retry: { ...DEFAULT_RETRY_POLICY, initialDelayMs: 1, maxDelayMs: 2 },
+};
 
 describe("runTask (mock provider)", () => {
   it("returns the output, the agent's role, time, tokens and model", async () => {

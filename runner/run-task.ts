@@ -1,6 +1,7 @@
 import { generateText } from "ai";
 import type { LlmConfig } from "../core/crew.ts";
 import type { Logger } from "../core/logger.ts";
+import type { Fetch } from "../core/outbound/outbound-fetch.ts";
 import { silentLogger } from "../core/logger.ts";
 import {
   MAX_TASK_OUTPUT_BYTES,
@@ -16,6 +17,8 @@ import { DEFAULT_RETRY_POLICY, describeLlmError, LlmCallError, withRetry, type R
 export interface RunTaskDeps {
   /** The environment API keys are read from (see llm.ts). */
   env: Env;
+  /** The outbound client's fetch: LLM providers are called only where the outbound URL policy allows. */
+  fetch: Fetch;
   retry?: RetryPolicy;
   /** Which attempt of the task this is (the Job's retry count + 1); reported in the outcome. */
   attempt?: number;
@@ -26,7 +29,7 @@ export interface RunTaskDeps {
   now?: () => number;
   random?: () => number;
   /** Builds the model for an LlmConfig; the real providers by default. */
-  languageModel?: (llm: LlmConfig, env: Env) => LanguageModelV3;
+  languageModel?: (llm: LlmConfig, env: Env, fetch: Fetch) => LanguageModelV3;
 }
 
 const EMPTY_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
@@ -62,7 +65,7 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
   let model = modelLabel(llm);
   let tokenUsage = EMPTY_USAGE;
   try {
-    const languageModel = (deps.languageModel ?? languageModelFor)(llm, deps.env);
+    const languageModel = (deps.languageModel ?? languageModelFor)(llm, deps.env, deps.fetch);
     const prompt = buildTaskPrompt(assignment);
     log.info({ model, agent: assignment.agent.role }, "Task started");
     const policy = deps.retry ?? DEFAULT_RETRY_POLICY;

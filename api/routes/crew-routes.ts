@@ -4,6 +4,7 @@ import { kickoffRequest } from "../../core/api-bodies.ts";
 import type { Crew } from "../../core/crew.ts";
 import { isFinished } from "../../core/execution.ts";
 import { discoverInputs, resolveInputs } from "../../core/inputs.ts";
+import { refuseUrl, type OutboundPolicy } from "../../core/outbound/policy.ts";
 import { statusResponse } from "../../core/status-view.ts";
 import { bearerAuth, principalOf } from "../auth/bearer.ts";
 import { mayUseCrew } from "../auth/principal.ts";
@@ -25,7 +26,11 @@ export interface CrewRoutesDeps {
   tokens: TokenStore;
   /** The crew a request is for: the `:crew` path segment, or the configured default crew at the root. */
   crewName(req: Request): string | undefined;
+  /** Webhook URLs are checked against it at kickoff (and again after DNS resolution when delivered). */
+  outboundPolicy: OutboundPolicy;
 }
+
+const webhookFields = ["taskWebhookUrl", "stepWebhookUrl", "crewWebhookUrl"] as const;
 
 /** The deployed-crew API of one crew: `GET /inputs`, `POST /kickoff`, `GET /status/{id}`, `POST /stop/{id}`. */
 export function crewRoutes(deps: CrewRoutesDeps): Router {
@@ -65,6 +70,17 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
       throw new ApiError(415, "Unsupported Media Type", "Send the kickoff body as application/json");
     }
     const body = parseOr400(kickoffRequest, req.body ?? {}, "kickoff request");
+    const refused = webhookFields.flatMap((field) => {
+      const url = body[field];
+      const refusal = url === undefined ? undefined : refuseUrl(url, deps.outboundPolicy);
+      return refusal ? [{ field, message: refusal.message }] : [];
+    });
+    if (refused.length) {
+      throw badRequest(
+        `Invalid kickoff request: ${refused.map((d) => `${d.field}: ${d.message}`).join("; ")}`,
+        refused,
+      );
+    }
     const resolved = resolveInputs(crew.spec, body.inputs);
     if (!resolved.ok) throw missingInputs(resolved.missing);
     const principal = principalOf(req);

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { MemoryTokenStore } from "../../api/auth/memory-token-store.ts";
 import { devConfigSchema, repoRoot } from "../../dev/config.ts";
 import { startDev, type RunningDev } from "../../dev/start.ts";
-import { silentLogger } from "../../core/logger.ts";
+import { silentLogger, type Logger } from "../../core/logger.ts";
+import type { Resolver } from "../../core/outbound/outbound-fetch.ts";
 
 export { waitFor } from "./wait-for.ts";
 
@@ -37,7 +38,10 @@ ${tasks.map((i) => `    - { name: step${i}, agent: writer, description: "Step ${
 }
 
 /** `kubecrew dev` on a free port with the example crews plus test crews, and fixed tokens for two users. */
-export async function startTestDev(extraCrews: Record<string, string> = {}): Promise<RunningDev> {
+export async function startTestDev(
+  extraCrews: Record<string, string> = {},
+  options: { log?: Logger; resolver?: Resolver; env?: Record<string, string> } = {},
+): Promise<RunningDev> {
   const dir = mkdtempSync(join(tmpdir(), "kubecrew-crews-"));
   writeFileSync(join(dir, "research-crew.yaml"), readExample());
   for (const [file, yaml] of Object.entries(extraCrews)) writeFileSync(join(dir, file), yaml);
@@ -46,8 +50,16 @@ export async function startTestDev(extraCrews: Record<string, string> = {}): Pro
   store.add(tokens.alice, { kind: "user", crews: "*", subject: "alice" });
   store.add(tokens.bob, { kind: "user", crews: "*", subject: "bob" });
   store.add(tokens.other, { kind: "org", crews: ["someone-else"], subject: "other" });
-  const config = devConfigSchema.parse({ PORT: "0", KUBECREW_CREWS_DIR: dir, KUBECREW_DEFAULT_CREW: "research" });
-  return startDev(config, silentLogger(), { tokens: store });
+  const config = devConfigSchema.parse({
+    PORT: "0",
+    KUBECREW_CREWS_DIR: dir,
+    KUBECREW_DEFAULT_CREW: "research",
+    ...options.env,
+  });
+  return startDev(config, options.log ?? silentLogger(), {
+    tokens: store,
+    ...(options.resolver ? { resolver: options.resolver } : {}),
+  });
 }
 
 function readExample() {

@@ -10,6 +10,7 @@ import { startApi } from "../../../api/server.ts";
 import { silentLogger } from "../../../core/logger.ts";
 import { installedSystem, mintOrgToken } from "./installed.ts";
 import { kubectl } from "./kubectl.ts";
+import { clusterPolicy } from "../../../core/outbound/policy.ts";
 
 /** JSON from the API and from kubectl, which the tests assert on field by field. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -186,6 +187,7 @@ export async function startControllerProcess(
       KUBECREW_RETRY_PERIOD_SECONDS: "1",
       KUBECREW_RUNNER_SERVICE_ACCOUNT: RUNNER_SA,
       KUBECREW_WEBHOOK_INITIAL_DELAY_MS: "200",
+      KUBECREW_OUTBOUND_ALLOW: "127.0.0.1",
       LOG_LEVEL: "debug",
       ...options.env,
     },
@@ -280,6 +282,8 @@ export async function startClusterApi(
     port: 0,
     host: "127.0.0.1",
     bodyLimitBytes: 10 * 1024 * 1024,
+    // The tests' webhook receivers listen on loopback, which a cluster's policy refuses: open exactly that address.
+    outboundPolicy: { ...clusterPolicy, allow: ["127.0.0.1"] },
     ...(defaultCrew ? { defaultCrew } : {}),
   });
   return {

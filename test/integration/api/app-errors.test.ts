@@ -4,6 +4,7 @@ import { MemoryTokenStore } from "../../../api/auth/memory-token-store.ts";
 import type { ExecutionBackend } from "../../../api/execution-backend.ts";
 import { startApi, type RunningServer } from "../../../api/server.ts";
 import { createLogger } from "../../../core/logger.ts";
+import { clusterPolicy } from "../../../core/outbound/policy.ts";
 
 const lines: string[] = [];
 let api: RunningServer;
@@ -30,6 +31,7 @@ beforeAll(async () => {
     tokens,
     log: createLogger({ level: "info" }, sink),
     bodyLimitBytes: 1024,
+    outboundPolicy: clusterPolicy,
     defaultCrew: "research",
     port: 0,
     host: "127.0.0.1",

@@ -72,6 +72,8 @@ export function integrationsEnv(options: {
     OAUTH_INTERNAL_API_KEY: internalApiKey,
     OAUTH_ALLOWED_RETURN_HOSTS: "app.example.com",
     OAUTH_REFRESH_AHEAD_SECONDS: "60",
+    // The test provider listens on loopback, which the service's outbound policy refuses unless opened.
+    KUBECREW_OUTBOUND_ALLOW: "127.0.0.1",
     GOOGLE_CLIENT_ID: clients.google.client_id,
     GOOGLE_CLIENT_SECRET: clients.google.client_secret,
     GOOGLE_ISSUER_URL: options.issuer,

@@ -4,6 +4,8 @@ import { DEFAULT_RETRY_POLICY } from "../../../runner/retry.ts";
 import { runTask } from "../../../runner/run-task.ts";
 import { testAssignment } from "../../../runner/test-assignment.ts";
 import { answer, startLlmFixture, type LlmFixture } from "../../support/llm-fixture.ts";
+import { createOutboundClient } from "../../../core/outbound/outbound-fetch.ts";
+import { localPolicy } from "../../../core/outbound/policy.ts";
 
 // The real AI SDK providers, over HTTP, against the LLM fixture server.
 let fixture: LlmFixture;
@@ -16,6 +18,8 @@ beforeEach(() => {
 });
 
 const retry = { ...DEFAULT_RETRY_POLICY, initialDelayMs: 5, maxDelayMs: 20 };
+/** The runner's own outbound client (a task pod's policy: loopback allowed, metadata and link-local refused). */
+const { fetch } = createOutboundClient(localPolicy);
 
 /** The system and user texts a request carried, whatever the API's shape. */
 function promptOf(body: Record<string, unknown>): { system: string; user: string } {
@@ -63,7 +67,7 @@ describe.each([
 
   it("runs the task: the answer, its token usage, the model and the time", async () => {
     fixture.enqueue(answer("A fine article about agents.", { inputTokens: 321, outputTokens: 45 }));
-    const outcome = await runTask(testAssignment({ llm: llm() }), { env, retry });
+    const outcome = await runTask(testAssignment({ llm: llm() }), { env, retry, fetch });
     expect(outcome).toMatchObject({
       taskName: "write",
       agent: "Senior Writer",
@@ -79,7 +83,7 @@ describe.each([
   });
 
   it("sends the agent's role, goal and backstory, the task and the context", async () => {
-    await runTask(testAssignment({ llm: llm() }), { env, retry });
+    await runTask(testAssignment({ llm: llm() }), { env, retry, fetch });
     const { system, user } = promptOf(fixture.requests[0]!.body);
     expect(system).toBe(
       "You are Senior Writer. You have written for technical magazines for ten years.\n" +
@@ -91,9 +95,13 @@ describe.each([
   });
 
   it("sends the API key from the environment, KUBECREW_LLM_API_KEY first", async () => {
-    await runTask(testAssignment({ llm: llm() }), { env, retry });
+    await runTask(testAssignment({ llm: llm() }), { env, retry, fetch });
     expect(credential(fixture.requests[0]!.headers)).toBe(expected);
-    await runTask(testAssignment({ llm: llm() }), { env: { ...env, KUBECREW_LLM_API_KEY: "from-secret" }, retry });
+    await runTask(testAssignment({ llm: llm() }), {
+      env: { ...env, KUBECREW_LLM_API_KEY: "from-secret" },
+      retry,
+      fetch,
+    });
     expect(credential(fixture.requests[1]!.headers)).toBe(
       provider === "anthropic" ? "from-secret" : "Bearer from-secret",
     );
@@ -103,6 +111,7 @@ describe.each([
     await runTask(testAssignment({ llm: { ...llm(), apiKeyEnv: "TEAM_LLM_KEY" } }), {
       env: { TEAM_LLM_KEY: "team" },
       retry,
+      fetch,
     });
     expect(credential(fixture.requests[0]!.headers)).toBe(provider === "anthropic" ? "team" : "Bearer team");
   });
@@ -111,8 +120,32 @@ describe.each([
 describe("provider openai-compatible without a key (Ollama, vLLM)", () => {
   it("sends no Authorization header", async () => {
     const llm: LlmConfig = { provider: "openai-compatible", model: "llama3", baseURL: fixture.baseURL };
-    const outcome = await runTask(testAssignment({ llm }), { env: {}, retry });
+    const outcome = await runTask(testAssignment({ llm }), { env: {}, retry, fetch });
     expect(outcome.output).toBe("Fixture answer.");
     expect(fixture.requests[0]!.headers.authorization).toBeUndefined();
+  });
+});
+
+describe("a base URL the outbound URL policy refuses", () => {
+  it("fails the task naming the refusal, without connecting", async () => {
+    // A name that resolves to the cloud metadata address, as a crew author's hostile base URL would.
+    const metadata = createOutboundClient(localPolicy, {
+      resolver: async () => [{ address: "169.254.169.254", family: 4 }],
+    });
+    const port = new URL(fixture.baseURL).port;
+    const llm: LlmConfig = { provider: "openai-compatible", model: "m", baseURL: `http://llm.test:${port}/v1` };
+    const outcome = await runTask(testAssignment({ llm }), { env: {}, retry, fetch: metadata.fetch });
+    expect(outcome.error).toBe(
+      "LLM call to openai-compatible/m failed: llm.test resolves to 169.254.169.254: " +
+        "169.254.169.254 is a cloud metadata address; calls to it are refused",
+    );
+    expect(fixture.requests).toHaveLength(0);
+    const literal = await runTask(testAssignment({ llm: { ...llm, baseURL: "http://169.254.169.254/v1" } }), {
+      env: {},
+      retry,
+      fetch,
+    });
+    expect(literal.error).toContain("169.254.169.254 is a cloud metadata address; calls to it are refused");
+    await metadata.close();
   });
 });

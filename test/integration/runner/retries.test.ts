@@ -5,6 +5,8 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../../../runner/retry.ts
 import { runTask } from "../../../runner/run-task.ts";
 import { testAssignment } from "../../../runner/test-assignment.ts";
 import { answer, httpError, reset, startLlmFixture, type LlmFixture } from "../../support/llm-fixture.ts";
+import { createOutboundClient } from "../../../core/outbound/outbound-fetch.ts";
+import { localPolicy } from "../../../core/outbound/policy.ts";
 
 // Transient LLM errors are retried with backoff (or after Retry-After); others fail at once. Real providers over HTTP.
 let fixture: LlmFixture;
@@ -16,12 +18,14 @@ beforeEach(() => {
   fixture.requests.length = 0;
 });
 
+const { fetch } = createOutboundClient(localPolicy);
 const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxRetries: 3, initialDelayMs: 20, maxDelayMs: 80 };
 
 const run = (provider: LlmConfig["provider"], policy: RetryPolicy = retry) =>
   runTask(testAssignment({ llm: { provider, model: "test-model", baseURL: fixture.baseURL, maxOutputTokens: 500 } }), {
     env: { OPENAI_API_KEY: "k", ANTHROPIC_API_KEY: "k", LLM_API_KEY: "k" },
     retry: policy,
+    fetch,
   });
 
 describe.each(["openai", "openai-compatible", "anthropic"] as const)("provider %s", (provider) => {

@@ -10,6 +10,8 @@ import { repoRoot } from "../../../dev/config.ts";
 import { LocalExecutions } from "../../../dev/local-executions.ts";
 import type { ManagedTokenStore } from "../../../api/auth/token-store.ts";
 import { basic, sleep, startTokensDev, tokenRequest, uniquePrefix, type TokensDev } from "./support.ts";
+import { createOutboundClient } from "../../../core/outbound/outbound-fetch.ts";
+import { localPolicy } from "../../../core/outbound/policy.ts";
 
 function expectRateLimited(res: Awaited<ReturnType<typeof tokenRequest>>, windowSeconds: number) {
   expect(res.status).toBe(429);
@@ -96,6 +98,7 @@ describe("per-source-address limit", () => {
       runnerCommand: [],
       runnerEnv: {},
       log: silentLogger(),
+      webhookFetch: createOutboundClient(localPolicy).fetch,
     });
     server = await startApi({
       backend: executions,
@@ -105,6 +108,7 @@ describe("per-source-address limit", () => {
       trustProxy: 1,
       log: silentLogger(),
       bodyLimitBytes: 1024 * 1024,
+      outboundPolicy: localPolicy,
       host: "127.0.0.1",
       port: 0,
     });
