@@ -1,4 +1,5 @@
-import express, { type Express, type Router } from "express";
+import express, { Router, type Express } from "express";
+import { refuseDeepJson } from "../core/json-depth.ts";
 import type { Logger } from "../core/logger.ts";
 import type { OutboundPolicy } from "../core/outbound/policy.ts";
 import type { TokenStore } from "./auth/token-store.ts";
@@ -7,6 +8,7 @@ import type { ExecutionBackend } from "./execution-backend.ts";
 import { openApiDocument, type ExtraPaths } from "./openapi.ts";
 import { crewRoutes } from "./routes/crew-routes.ts";
 import { integrationsFallback } from "./routes/integrations-fallback.ts";
+import { refuseWrongMethods } from "./wrong-methods.ts";
 
 export interface ApiDeps {
   backend: ExecutionBackend;
@@ -22,6 +24,8 @@ export interface ApiDeps {
   extraPaths?: ExtraPaths;
   /** Ingress trust for req.ip (the rate limiter keys on it): a hop count, or false. */
   trustProxy?: number | boolean;
+  /** Whether the API can serve (its token store reachable): `/readyz` answers 503 while it is not. */
+  ready?: () => Promise<boolean> | boolean;
 }
 
 export function createApp(deps: ApiDeps): Express {
@@ -31,16 +35,23 @@ export function createApp(deps: ApiDeps): Express {
   app.set("trust proxy", deps.trustProxy ?? false);
 
   const document = JSON.stringify(openApiDocument(deps.extraPaths));
-  app.get("/openapi.json", (_req, res) => {
+  const service = Router();
+  service.get("/openapi.json", (_req, res) => {
     res.type("application/json").send(document);
   });
-  app.get(["/healthz", "/readyz"], (_req, res) => {
+  service.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
+  service.get("/readyz", async (_req, res) => {
+    const ready = (await deps.ready?.()) ?? true;
+    res.status(ready ? 200 : 503).json({ status: ready ? "ok" : "unavailable" });
+  });
+  refuseWrongMethods(service);
+  app.use(service);
   // Extra routers parse their own bodies (the token endpoint takes forms and must answer even a broken JSON body in
   // OAuth's error format), so they come before the crew routes' JSON parser.
   for (const router of deps.extraRouters ?? []) app.use(router);
-  app.use(express.json({ limit: deps.bodyLimitBytes }));
+  app.use(express.json({ limit: deps.bodyLimitBytes, verify: refuseDeepJson }));
   app.use(integrationsFallback());
 
   app.use(

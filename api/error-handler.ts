@@ -1,6 +1,9 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "../core/logger.ts";
+import { requestFault } from "../core/request-faults.ts";
 import { ApiError } from "./errors.ts";
+
+const statusError = (status: number) => (status === 415 ? "Unsupported Media Type" : "Bad Request");
 
 /** 404 for every route the API does not have, in the documented body. */
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
@@ -13,7 +16,11 @@ export const notFoundHandler: RequestHandler = (req, _res, next) => {
  */
 export function errorHandler(log: Logger, bodyLimitBytes: number): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    const error = toApiError(err, bodyLimitBytes);
+    const fault = requestFault(err, req.headers["content-encoding"]);
+    if (fault) log.debug({ method: req.method, reason: fault.message }, "Refused a malformed request");
+    const error = fault
+      ? new ApiError(fault.status, statusError(fault.status), fault.message)
+      : toApiError(err, bodyLimitBytes);
     if (!error) {
       log.error({ err, method: req.method, path: req.path }, "Unexpected error answering a request");
     }
@@ -30,8 +37,5 @@ function toApiError(err: unknown, bodyLimitBytes: number): ApiError | undefined 
     return new ApiError(413, "Payload Too Large", `Request body is larger than the ${bodyLimitBytes} byte limit`);
   }
   if (type === "entity.parse.failed") return new ApiError(400, "Bad Request", "Request body is not valid JSON");
-  if (type === "encoding.unsupported" || type === "charset.unsupported") {
-    return new ApiError(415, "Unsupported Media Type", "Request body encoding is not supported");
-  }
   return undefined;
 }

@@ -2,7 +2,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "../core/logger.ts";
 import { outboundPolicyFrom } from "../core/outbound/config.ts";
 import { createRedisAuth } from "./auth/api-auth.ts";
-import { connectRedis } from "./auth/redis-client.ts";
+import { connectRedis, redisAnswers } from "../core/redis-client.ts";
 import type { ApiConfig } from "./config.ts";
 import { createKubernetesBackend } from "./kubernetes-backend.ts";
 import { startApi, type RunningServer } from "./server.ts";
@@ -26,6 +26,7 @@ export async function startClusterApi(
     extraPaths: auth.paths,
     log,
     bodyLimitBytes: config.KUBECREW_BODY_LIMIT_BYTES,
+    ready: () => redisAnswers(redis),
     outboundPolicy: outboundPolicyFrom(config),
     trustProxy: config.KUBECREW_TRUST_PROXY,
     host: config.HOST,

@@ -12,7 +12,7 @@ import express from "express";
 import { createRedisAuth } from "../api/auth/api-auth.ts";
 import { bearerAuth } from "../api/auth/bearer.ts";
 import { authConfigSchema } from "../api/auth/config.ts";
-import { connectRedis, redisReady } from "../api/auth/redis-client.ts";
+import { connectRedis, redisReady } from "../core/redis-client.ts";
 import { startApi } from "../api/server.ts";
 import { silentLogger } from "../core/logger.ts";
 import { loadCrews } from "../dev/crew-catalog.ts";

@@ -5,7 +5,7 @@ import type { Router } from "express";
 import type { Redis } from "ioredis";
 import { createMemoryAuth, createRedisAuth } from "../api/auth/api-auth.ts";
 import { MemoryTokenStore } from "../api/auth/memory-token-store.ts";
-import { connectRedis, redisReady } from "../api/auth/redis-client.ts";
+import { connectRedis, redisAnswers, redisReady } from "../core/redis-client.ts";
 import { newToken } from "../api/auth/token-format.ts";
 import type { TokenStore } from "../api/auth/token-store.ts";
 import type { ExtraPaths } from "../api/openapi.ts";
@@ -107,6 +107,7 @@ export async function startDev(
     log,
     bodyLimitBytes: config.KUBECREW_BODY_LIMIT_BYTES,
     outboundPolicy,
+    ...(redis ? { ready: () => redisAnswers(redis) } : {}),
     host: config.HOST,
     port: config.PORT,
     ...(defaultCrew ? { defaultCrew } : {}),

@@ -3,6 +3,7 @@ import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.t
 import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 import { ConfigError } from "./config-error.ts";
 import { resolveProviderSettings, type ProviderSettings } from "./provider-settings.ts";
+import { REDIS_COMMAND_TIMEOUT_MS } from "../core/redis-client.ts";
 
 export { ConfigError };
 
@@ -15,6 +16,8 @@ export interface IntegrationsConfig {
   redisUrl: string;
   /** Redis key prefix, so several deployments (or test suites) can share one Redis. */
   redisKeyPrefix: string;
+  /** A Redis command slower than this fails the request with 503 instead of hanging it. */
+  redisCommandTimeoutMs: number;
   cookieSecret: string;
   encryptionKey: Buffer;
   internalApiKey: string;
@@ -44,6 +47,7 @@ const envSchema = z.object({
   REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" })
     .default("redis://127.0.0.1:6379"),
+  KUBECREW_REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().positive().default(REDIS_COMMAND_TIMEOUT_MS),
   OAUTH_REDIS_KEY_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:_-]*$/)
@@ -92,6 +96,7 @@ export function loadConfig(env: Env): IntegrationsConfig {
     publicUrl,
     redisUrl: e.REDIS_URL,
     redisKeyPrefix: e.OAUTH_REDIS_KEY_PREFIX,
+    redisCommandTimeoutMs: e.KUBECREW_REDIS_COMMAND_TIMEOUT_MS,
     cookieSecret: e.OAUTH_COOKIE_SECRET,
     encryptionKey: Buffer.from(e.OAUTH_DB_ENCRYPTION_KEY, "hex"),
     internalApiKey: e.OAUTH_INTERNAL_API_KEY,

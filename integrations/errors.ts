@@ -6,11 +6,13 @@ export class IntegrationError extends Error {
   override name = "IntegrationError";
   readonly status: number;
   readonly type: string;
+  readonly headers: Record<string, string>;
 
-  constructor(status: number, type: string, message: string) {
+  constructor(status: number, type: string, message: string, headers: Record<string, string> = {}) {
     super(message);
     this.status = status;
     this.type = type;
+    this.headers = headers;
   }
 }
 

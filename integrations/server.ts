@@ -1,5 +1,4 @@
 import express from "express";
-import { Redis } from "ioredis";
 import { listen } from "../core/http-server.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
@@ -15,6 +14,9 @@ import { healthRoutes } from "./routes/health.ts";
 import { internalApiRoutes } from "./routes/internal-api.ts";
 import { createSignIn } from "./sign-in.ts";
 import { createTokenCipher } from "./token-cipher.ts";
+import { refuseDeepJson } from "../core/json-depth.ts";
+import { refuseWrongMethods } from "./routes/wrong-methods.ts";
+import { connectRedis, redisReady } from "../core/redis-client.ts";
 
 export interface IntegrationsService {
   url: string;
@@ -30,16 +32,13 @@ export interface StartOptions {
 export async function start(config: IntegrationsConfig, options: StartOptions = {}): Promise<IntegrationsService> {
   const logger = options.logger ?? createLogger({ level: config.logLevel, name: "integrations" });
   const now = options.now ?? (() => new Date());
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 5_000 });
-  let redisDown = false;
-  redis.on("error", (error) => {
-    if (!redisDown) logger.warn({ err: error.message }, "Redis unreachable");
-    redisDown = true;
+  // Fails fast and heals by itself: no offline queue, a command timeout, endless reconnection (core/redis-client.ts).
+  const redis = connectRedis(config.redisUrl, {
+    log: logger,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    impact: "connection requests",
   });
-  redis.on("ready", () => {
-    if (redisDown) logger.info("Redis reachable again");
-    redisDown = false;
-  });
+  await redisReady(redis, 5000).catch(() => logger.warn("Redis is not reachable yet; requests answer 503 until it is"));
 
   const keys = redisKeys(config.redisKeyPrefix);
   const cipher = createTokenCipher(config.encryptionKey);
@@ -69,10 +68,10 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
     });
     next();
   });
-  app.use(express.json({ limit: "10mb" }));
-  app.use(healthRoutes(redis));
-  app.use(browserRoutes(config, signIn, now));
-  app.use(internalApiRoutes(config, signIn, connections, accessTokens, now));
+  app.use(express.json({ limit: "10mb", verify: refuseDeepJson }));
+  app.use(refuseWrongMethods(healthRoutes(redis)));
+  app.use(refuseWrongMethods(browserRoutes(config, signIn, now)));
+  app.use(refuseWrongMethods(internalApiRoutes(config, signIn, connections, accessTokens, now)));
   app.use((req, res) => {
     res.status(404).json({ error: "Not Found", message: `No route for ${req.method} ${req.path}` });
   });

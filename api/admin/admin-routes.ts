@@ -5,6 +5,8 @@ import { ApiError, serviceUnavailable } from "../errors.ts";
 import { parseOr400 } from "../validation.ts";
 import { requireAdminKey } from "./admin-key.ts";
 import { clientRecordBody, createClientBody, createTokenBody, tokenRecordBody } from "./bodies.ts";
+import { refuseDeepJson } from "../../core/json-depth.ts";
+import { refuseWrongMethods } from "../wrong-methods.ts";
 
 export interface AdminRoutesDeps {
   store: ManagedTokenStore;
@@ -33,7 +35,7 @@ function storeRoute(handler: RequestHandler): RequestHandler {
 export function adminRoutes(deps: AdminRoutesDeps): Router {
   const { store, log } = deps;
   const router = Router();
-  router.use("/admin", requireAdminKey(deps.adminKey), express.json({ limit: "16kb" }));
+  router.use("/admin", requireAdminKey(deps.adminKey), express.json({ limit: "16kb", verify: refuseDeepJson }));
 
   router.get(
     "/admin/tokens",
@@ -107,5 +109,6 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
     }),
   );
 
+  refuseWrongMethods(router);
   return router;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { REDIS_COMMAND_TIMEOUT_MS } from "../../core/redis-client.ts";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -25,6 +26,6 @@ export const authConfigSchema = z.object({
   KUBECREW_ADMIN_KEY: z.string().min(32, "at least 32 characters").optional(),
   KUBECREW_REDIS_KEY_PREFIX: z.string().default("kubecrew:"),
   /** A Redis command slower than this fails, so requests answer 503 instead of hanging while Redis is unwell. */
-  KUBECREW_REDIS_COMMAND_TIMEOUT_MS: positiveInt(2000),
+  KUBECREW_REDIS_COMMAND_TIMEOUT_MS: positiveInt(REDIS_COMMAND_TIMEOUT_MS),
 });
 export type AuthConfig = z.infer<typeof authConfigSchema>;

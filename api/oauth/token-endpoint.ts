@@ -1,5 +1,6 @@
 import express, { Router, type ErrorRequestHandler, type Request, type Response } from "express";
 import type { Logger } from "../../core/logger.ts";
+import { requestFault } from "../../core/request-faults.ts";
 import { TokenStoreUnavailable, type ManagedTokenStore } from "../auth/token-store.ts";
 import { basicClientCredentials, type ClientCredentials } from "./basic-credentials.ts";
 import {
@@ -138,7 +139,9 @@ function tokenErrorHandler(log: Logger): ErrorRequestHandler {
     if (res.headersSent) return next(err);
     const type = (err as { type?: string } | null)?.type;
     let answer: OAuthError;
+    const fault = requestFault(err, req.headers["content-encoding"]);
     if (err instanceof OAuthError) answer = err;
+    else if (fault) answer = invalidRequest(fault.message);
     else if (err instanceof TokenStoreUnavailable) {
       log.warn({ reason: (err.cause as Error | undefined)?.message }, "Token endpoint: store unavailable");
       answer = storeUnavailable();

@@ -12,6 +12,7 @@ import type { TokenStore } from "../auth/token-store.ts";
 import { ApiError, badRequest, crewNotFound, executionNotFound, missingInputs, unauthorized } from "../errors.ts";
 import type { ExecutionBackend, ExecutionView } from "../execution-backend.ts";
 import { parseOr400 } from "../validation.ts";
+import { refuseWrongMethods } from "../wrong-methods.ts";
 
 /**
  * A finished execution's answer never changes: it is serialised once per status object (the backend hands out the
@@ -132,5 +133,6 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
     res.json({ kickoff_id: execution.id, status: "stopping" });
   });
 
+  refuseWrongMethods(router);
   return router;
 }

@@ -3,6 +3,8 @@ import type { Logger } from "../../core/logger.ts";
 import { IntegrationError } from "../errors.ts";
 import { errorPage } from "../error-page.ts";
 import { TamperedCiphertextError } from "../token-cipher.ts";
+import { requestFault } from "../../core/request-faults.ts";
+import { isRedisUnavailable } from "../../core/redis-client.ts";
 
 /** Browser routes set this so failures render as a page instead of JSON. */
 export const rendersPages: RequestHandler = (_req, res, next) => {
@@ -10,9 +12,22 @@ export const rendersPages: RequestHandler = (_req, res, next) => {
   next();
 };
 
-function describe(error: unknown): { status: number; type: string; message: string; expected: boolean } {
+interface Answer {
+  status: number;
+  type: string;
+  message: string;
+  expected: boolean;
+  headers?: Record<string, string>;
+}
+
+function describe(error: unknown, contentEncoding: string | undefined): Answer {
   if (error instanceof IntegrationError)
-    return { status: error.status, type: error.type, message: error.message, expected: true };
+    return { status: error.status, type: error.type, message: error.message, expected: true, headers: error.headers };
+  const fault = requestFault(error, contentEncoding);
+  if (fault) {
+    const type = fault.status === 415 ? "Unsupported Media Type" : "Bad Request";
+    return { status: fault.status, type, message: fault.message, expected: true };
+  }
   if (error instanceof TamperedCiphertextError) {
     return {
       status: 500,
@@ -21,15 +36,14 @@ function describe(error: unknown): { status: number; type: string; message: stri
       expected: false,
     };
   }
-  if (
-    error instanceof Error &&
-    (error.name === "MaxRetriesPerRequestError" || error.message === "Connection is closed.")
-  ) {
+  if (isRedisUnavailable(error)) {
     return {
       status: 503,
       type: "Service Unavailable",
       message: "The connection store (Redis) is unreachable; try again shortly",
-      expected: false,
+      // Logged once per outage by the Redis client, not once per request.
+      expected: true,
+      headers: { "Retry-After": "5" },
     };
   }
   const status = (error as { status?: unknown; type?: unknown }).status;
@@ -49,7 +63,7 @@ function describe(error: unknown): { status: number; type: string; message: stri
 /** Maps domain errors to `{error, message}` (or a page); anything unexpected is logged once and answered without details. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
-    const { status, type, message, expected } = describe(error);
+    const { status, type, message, expected, headers } = describe(error, req.headers["content-encoding"]);
     if (!expected) {
       logger.error(
         {
@@ -62,6 +76,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       );
     }
     if (res.headersSent) return;
+    if (headers) res.set(headers);
     if (res.locals["page"]) {
       const title =
         status === 403

@@ -14,6 +14,10 @@ export interface RedisServer {
   port: number;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGSTOP: the server keeps its connections open and answers nothing (a hung Redis). */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
 }
 
 function canConnect(port: number): Promise<boolean> {
@@ -58,8 +62,15 @@ export async function startRedis(): Promise<RedisServer> {
       if (!running || running.exitCode !== null) return;
       await new Promise<void>((resolve) => {
         running.once("exit", () => resolve());
+        running.kill("SIGCONT");
         running.kill("SIGKILL");
       });
+    },
+    pause() {
+      child?.kill("SIGSTOP");
+    },
+    resume() {
+      child?.kill("SIGCONT");
     },
   };
   await server.start();

@@ -2,7 +2,7 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createRedisAuth } from "../../../api/auth/api-auth.ts";
 import { authConfigSchema } from "../../../api/auth/config.ts";
-import { connectRedis, redisReady } from "../../../api/auth/redis-client.ts";
+import { connectRedis, redisReady } from "../../../core/redis-client.ts";
 import { startApi, type RunningServer } from "../../../api/server.ts";
 import { silentLogger } from "../../../core/logger.ts";
 import { loadCrews } from "../../../dev/crew-catalog.ts";
