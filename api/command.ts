@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ConfigError, parseConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
+import { exitIfPortInUse } from "../core/port-in-use.ts";
 import { apiConfigSchema, type ApiConfig } from "./config.ts";
 import { startClusterApi } from "./start-cluster-api.ts";
 
@@ -19,7 +20,7 @@ export function registerApiCommand(program: Command): void {
         process.exit(1);
       }
       const log = createLogger({ level: config.LOG_LEVEL, name: "api" });
-      const api = await startClusterApi(config, log);
+      const api = await exitIfPortInUse("api", "PORT", () => startClusterApi(config, log));
       log.info(
         { url: api.url, namespace: config.POD_NAMESPACE, defaultCrew: config.KUBECREW_DEFAULT_CREW },
         "Crew API listening",

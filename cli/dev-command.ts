@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { parseConfig, ConfigError } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
+import { exitIfPortInUse } from "../core/port-in-use.ts";
 import { devConfigSchema } from "../dev/config.ts";
 import { startDev } from "../dev/start.ts";
 
@@ -22,7 +23,7 @@ export function registerDevCommand(program: Command): void {
         throw err;
       }
       const log = createLogger({ level: config.LOG_LEVEL, name: "dev" });
-      const dev = await startDev(config, log);
+      const dev = await exitIfPortInUse("dev", "PORT", () => startDev(config, log));
       const base = dev.url;
       const lines = [
         ``,

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { createLogger } from "../core/logger.ts";
+import { exitIfPortInUse } from "../core/port-in-use.ts";
 import { controllerConfigFromEnv, type ControllerConfig } from "./config.ts";
 import { startController } from "./controller.ts";
 
@@ -18,13 +19,15 @@ export function registerControllerCommand(program: Command): void {
         return;
       }
       const log = createLogger({ level: config.logLevel, name: "controller" });
-      const controller = await startController(config, {
-        log,
-        onFatal: (reason) => {
-          log.fatal({ reason }, "Controller cannot go on");
-          process.exit(1);
-        },
-      });
+      const controller = await exitIfPortInUse("controller", "KUBECREW_HEALTH_PORT", () =>
+        startController(config, {
+          log,
+          onFatal: (reason) => {
+            log.fatal({ reason }, "Controller cannot go on");
+            process.exit(1);
+          },
+        }),
+      );
       log.info(
         { health: controller.url, namespace: config.namespace || "(all)", identity: config.leaderElection.identity },
         "Controller started",

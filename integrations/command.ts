@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ConfigError, loadConfig } from "./config.ts";
 import { start } from "./server.ts";
+import { exitIfPortInUse } from "../core/port-in-use.ts";
 
 /** `kubecrew integrations`: the OAuth integrations service (port 8787 unless INTEGRATIONS_PORT or PORT says otherwise). */
 export function registerIntegrationsCommand(program: Command): void {
@@ -16,7 +17,9 @@ export function registerIntegrationsCommand(program: Command): void {
         process.stderr.write(`kubecrew integrations: ${error.message}\n`);
         process.exit(1);
       }
-      const service = await start(config);
+      // The port comes from INTEGRATIONS_PORT, else PORT, else 8787: the line names the one to change.
+      const variable = process.env["INTEGRATIONS_PORT"] || !process.env["PORT"] ? "INTEGRATIONS_PORT" : "PORT";
+      const service = await exitIfPortInUse("integrations", variable, () => start(config));
       const shutdown = () => {
         void service.stop().then(() => process.exit(0));
       };

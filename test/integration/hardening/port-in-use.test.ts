@@ -1,0 +1,77 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { occupyPort, runKubecrew } from "../../support/occupied-port.ts";
+import { integrationsEnv, uniquePrefix } from "../integrations/harness.ts";
+
+/**
+ * Issue 12 item 9: a port something else listens on ends `kubecrew <command>` with one line naming the variable that
+ * sets the port, and exit status 1 (a 17-line EADDRINUSE stack before). The port is occupied by a real listener.
+ * `kubecrew api` syncs its informers before it listens, so its case is in test/cluster/port-in-use.test.ts.
+ */
+describe("a port already in use", () => {
+  let occupied: Awaited<ReturnType<typeof occupyPort>>;
+  beforeAll(async () => {
+    occupied = await occupyPort();
+  });
+  afterAll(async () => {
+    await occupied?.release();
+  });
+
+  const expectOneLine = (run: { code: number | null; stdout: string; stderr: string }, line: string) => {
+    expect(run.stderr).toBe(`${line}\n`);
+    expect(run.code).toBe(1);
+  };
+
+  it("kubecrew dev: one line naming PORT, exit 1", async () => {
+    const run = await runKubecrew("dev", { HOST: "127.0.0.1", PORT: String(occupied.port) });
+    expectOneLine(run, `kubecrew dev: port ${occupied.port} is in use (PORT)`);
+    expect(run.stdout).toBe("");
+  });
+
+  it("kubecrew integrations: one line naming INTEGRATIONS_PORT, or PORT when that set it", async () => {
+    const env = integrationsEnv({
+      issuer: "http://127.0.0.1:9",
+      publicUrl: "https://app.example.com/oauthsvc",
+      redisUrl: inject("redisUrl"),
+      port: occupied.port,
+      prefix: uniquePrefix("port-in-use"),
+    });
+    expectOneLine(
+      await runKubecrew("integrations", env),
+      `kubecrew integrations: port ${occupied.port} is in use (INTEGRATIONS_PORT)`,
+    );
+    const { INTEGRATIONS_PORT: _, ...withoutIntegrationsPort } = env;
+    expectOneLine(
+      await runKubecrew("integrations", { ...withoutIntegrationsPort, PORT: String(occupied.port) }),
+      `kubecrew integrations: port ${occupied.port} is in use (PORT)`,
+    );
+  });
+
+  it("kubecrew controller: one line naming KUBECREW_HEALTH_PORT (health and metrics), exit 1", async () => {
+    // The health port is bound before the controller talks to the cluster: a kubeconfig naming an address nothing
+    // listens on is enough to reach it.
+    const dir = mkdtempSync(join(tmpdir(), "kubecrew-port-"));
+    const kubeconfig = join(dir, "kubeconfig");
+    writeFileSync(
+      kubeconfig,
+      [
+        "apiVersion: v1",
+        "kind: Config",
+        "clusters: [{ name: c, cluster: { server: 'https://127.0.0.1:9' } }]",
+        "users: [{ name: u, user: { token: t } }]",
+        "contexts: [{ name: c, context: { cluster: c, user: u } }]",
+        "current-context: c",
+      ].join("\n"),
+    );
+    const run = await runKubecrew("controller", {
+      KUBECONFIG: kubeconfig,
+      KUBECREW_HEALTH_HOST: "127.0.0.1",
+      KUBECREW_HEALTH_PORT: String(occupied.port),
+      KUBECREW_LEADER_ELECT: "false",
+      LOG_LEVEL: "warn",
+    });
+    expectOneLine(run, `kubecrew controller: port ${occupied.port} is in use (KUBECREW_HEALTH_PORT)`);
+  });
+});
