@@ -1,5 +1,6 @@
 import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
 import { z } from "zod";
+import { json, requestErrors } from "./openapi-responses.ts";
 import {
   errorBody,
   inputsResponse,
@@ -9,15 +10,17 @@ import {
   stopResponse,
 } from "../core/api-bodies.ts";
 
-const json = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
+const healthBody = z.object({ status: z.enum(["ok", "unavailable"]) }).meta({ id: "Health" });
 const errors = {
-  "400": json(errorBody, "Malformed JSON or wrong types; details name the fields"),
-  "401": json(errorBody, "Invalid or missing bearer token"),
-  "404": json(errorBody, "Unknown crew or execution"),
-  "413": json(errorBody, "Body above the size limit"),
-  "503": json(errorBody, "Authentication store unavailable"),
+  "401": json(errorBody, "Invalid or missing bearer token", { "WWW-Authenticate": z.literal("Bearer") }),
+  "404": json(errorBody, "Unknown crew, or no execution with this kickoff_id that the token may see"),
+  ...requestErrors,
 };
-const idParam = z.string().meta({ description: "The kickoff_id", example: "6f1c9a52-5c1e-4d84-9d8e-0f0e7d3b1a2c" });
+/** The specification's path parameter of the status routes: the kickoff_id, a UUID. */
+const kickoffId = z.guid().meta({
+  description: "The kickoff_id that POST /kickoff answered",
+  example: "6f1c9a52-5c1e-4d84-9d8e-0f0e7d3b1a2c",
+});
 
 function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
   const path = crewParam ? { crew: z.string().meta({ description: "Crew name" }) } : undefined;
@@ -29,7 +32,7 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
       operationId,
       tags,
       summary: "Status of an execution",
-      ...params({ id: idParam }),
+      ...params({ kickoff_id: kickoffId }),
       responses: { "200": json(statusResponse, "running, completed or error (a failed run is a 200)"), ...errors },
     },
   });
@@ -58,19 +61,64 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
         },
       },
     },
-    [`${prefix}/status/{id}`]: statusOp(`getStatus${suffix}`),
-    [`${prefix}/{id}/status`]: statusOp(`getStatusAlias${suffix}`),
-    [`${prefix}/stop/{id}`]: {
+    [`${prefix}/status/{kickoff_id}`]: statusOp(`getStatus${suffix}`),
+    [`${prefix}/{kickoff_id}/status`]: statusOp(`getStatusAlias${suffix}`),
+    [`${prefix}/stop/{kickoff_id}`]: {
       post: {
         operationId: `stop${suffix}`,
         tags,
         summary: "Stop a running execution",
-        ...params({ id: idParam }),
-        responses: { "200": json(stopResponse, "Stopping"), ...errors },
+        ...params({ kickoff_id: kickoffId }),
+        responses: {
+          "200": json(stopResponse, "Stopping"),
+          ...errors,
+          "400": json(
+            errorBody,
+            "The execution has already finished; or a malformed request (JSON, Content-Encoding, path %-escape)",
+          ),
+        },
       },
     },
   };
 }
+
+/** Liveness, readiness and this document: no token needed. */
+const servicePaths: ZodOpenApiPathsObject = {
+  "/healthz": {
+    get: {
+      operationId: "liveness",
+      tags: ["service"],
+      summary: "Liveness: the process answers",
+      security: [],
+      responses: { "200": json(healthBody, "Alive"), ...requestErrors },
+    },
+  },
+  "/readyz": {
+    get: {
+      operationId: "readiness",
+      tags: ["service"],
+      summary: "Readiness: 503 while the token store (Redis) does not answer",
+      security: [],
+      responses: {
+        "200": json(healthBody, "Ready"),
+        ...requestErrors,
+        "503": json(healthBody, "Not ready: the token store (Redis) does not answer"),
+      },
+    },
+  },
+  "/openapi.json": {
+    get: {
+      operationId: "openApiDocument",
+      tags: ["service"],
+      summary: "This OpenAPI 3.1 document",
+      security: [],
+      responses: {
+        "200": json(z.object({ openapi: z.string() }).loose(), "The document"),
+        ...requestErrors,
+      },
+    },
+  },
+};
 
 /** Extra paths other components contribute (the token endpoint, the admin API). */
 export type ExtraPaths = ZodOpenApiPathsObject;
@@ -82,10 +130,12 @@ export function openApiDocument(extraPaths: ExtraPaths = {}) {
     info: {
       title: "kubecrew crew API",
       version: "1.0.0",
-      description: "Deployed-crew API, wire-compatible with CrewAI AMP: inputs, kickoff, status.",
+      description:
+        "Deployed-crew API, wire-compatible with CrewAI AMP: inputs, kickoff, status. Every path answers OPTIONS " +
+        "with 204 and Allow, and a method it does not have with 405 and Allow.",
     },
     components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
     security: [{ bearer: [] }],
-    paths: { ...crewPaths("", false), ...crewPaths("/crews/{crew}", true), ...extraPaths },
+    paths: { ...servicePaths, ...crewPaths("", false), ...crewPaths("/crews/{crew}", true), ...extraPaths },
   });
 }

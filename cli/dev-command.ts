@@ -29,7 +29,7 @@ export function registerDevCommand(program: Command): void {
         ``,
         `kubecrew dev — the crew API is listening on ${base}`,
         `  crews:        ${dev.crews.map((c) => c.metadata.name).join(", ") || "(none found)"}`,
-        `  default crew: ${dev.defaultCrew ?? "(none)"} at ${base}/inputs, ${base}/kickoff, ${base}/status/{id}`,
+        `  default crew: ${dev.defaultCrew ?? "(none)"} at ${base}/inputs, ${base}/kickoff, ${base}/status/{kickoff_id}`,
         `                every crew at ${base}/crews/{crew}/…`,
         ...(dev.orgToken
           ? [`  org token:    ${dev.orgToken}`, `  user token:   ${dev.userToken}`]

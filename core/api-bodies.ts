@@ -1,15 +1,27 @@
 import { z } from "zod";
-import { jsonObject } from "./json.ts";
+import { jsonObject, jsonValue } from "./json.ts";
 
 /** Bodies of the crew API, wire-compatible with CrewAI AMP's deployed-crew API. */
 
 export const inputsResponse = z.object({ inputs: z.array(z.string()) }).meta({ id: "InputsResponse" });
 
+/**
+ * An input value: a string, number, boolean, object or array (objects and arrays are rendered as JSON). null is
+ * refused (CrewAI AMP's inputs are values to fill placeholders; null fills none): a 400 naming `inputs.<name>`.
+ */
+export const inputValue = z
+  .union([z.string(), z.number(), z.boolean(), z.array(jsonValue), z.record(z.string(), jsonValue)], {
+    error: (issue) =>
+      issue.input === null ? "must not be null (send a string, number, boolean, object or array)" : undefined,
+  })
+  .meta({ id: "InputValue", description: "A string, number, boolean, object or array; not null" });
+
 export const kickoffRequest = z
   .object({
-    inputs: jsonObject
+    inputs: z
+      .record(z.string(), inputValue)
       .default({})
-      .describe("Values for the crew's inputs: strings, numbers, booleans, objects or arrays"),
+      .describe("Values for the crew's inputs: strings, numbers, booleans, objects or arrays (not null)"),
     meta: jsonObject.optional().describe("Free-form data echoed to webhooks"),
     taskWebhookUrl: z.string().url().optional(),
     stepWebhookUrl: z.string().url().optional(),

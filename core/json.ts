@@ -3,9 +3,12 @@ import { z } from "zod";
 /** Any JSON value: input values, meta and webhook payloads are free-form JSON. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
-export const jsonValue: z.ZodType<Json> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValue), z.record(z.string(), jsonValue)]),
-);
+export const jsonValue: z.ZodType<Json> = z
+  .lazy(() =>
+    z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValue), z.record(z.string(), jsonValue)]),
+  )
+  // Named, so the OpenAPI document (and the clients generated from it) calls it JsonValue, not `__schema0`.
+  .meta({ id: "JsonValue", description: "Any JSON value" });
 
 export const jsonObject = z.record(z.string(), jsonValue);
 export type JsonObject = z.infer<typeof jsonObject>;

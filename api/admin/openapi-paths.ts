@@ -1,16 +1,16 @@
 import { z } from "zod";
 import { errorBody } from "../../core/api-bodies.ts";
 import type { ExtraPaths } from "../openapi.ts";
+import { json, requestErrors } from "../openapi-responses.ts";
 import { adminKeyHeader } from "./admin-key.ts";
 import { clientList, createClientBody, createdClient, createdToken, createTokenBody, tokenList } from "./bodies.ts";
 
-const json = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
 const adminKey = z.object({
   [adminKeyHeader]: z.string().meta({ description: "The admin key (KUBECREW_ADMIN_KEY)" }),
 });
 const errors = {
+  ...requestErrors,
   "401": json(errorBody, `Missing or wrong ${adminKeyHeader}`),
-  "503": json(errorBody, "The token store is unreachable"),
 };
 const common = { tags: ["admin"], security: [] };
 
@@ -33,8 +33,8 @@ export function adminPaths(): ExtraPaths {
         requestBody: { required: true, content: { "application/json": { schema: createTokenBody } } },
         responses: {
           "201": json(createdToken, "Created"),
-          "400": json(errorBody, "Invalid request; details name the fields"),
           ...errors,
+          "400": json(errorBody, "Invalid request; details name the fields"),
         },
       },
     },
@@ -63,8 +63,8 @@ export function adminPaths(): ExtraPaths {
         requestBody: { required: true, content: { "application/json": { schema: createClientBody } } },
         responses: {
           "201": json(createdClient, "Created"),
-          "400": json(errorBody, "Invalid request; details name the fields"),
           ...errors,
+          "400": json(errorBody, "Invalid request; details name the fields"),
         },
       },
     },

@@ -57,13 +57,18 @@ export function tokenEndpointPaths(prefix = ""): ExtraPaths {
         responses: {
           "200": answer("Access token", tokenResponse),
           "400": answer(
-            "invalid_request (missing grant_type, a repeated parameter, wrong content type) or unsupported_grant_type",
+            "invalid_request (missing grant_type, a repeated parameter, wrong content type, a body too large or not " +
+              "valid for its Content-Encoding, a malformed %-escape in the path) or unsupported_grant_type",
             oauthError,
           ),
           "401": answer("invalid_client", oauthError, {
             "WWW-Authenticate": z.string().meta({ example: 'Basic realm="kubecrew"' }),
           }),
+          "405": answer("invalid_request: the endpoint takes POST only", oauthError, {
+            Allow: z.literal("POST"),
+          }),
           "429": answer("temporarily_unavailable: rate limited", oauthError, retryAfter),
+          "500": answer("server_error: an unexpected failure; the body says nothing internal", oauthError),
           "503": answer("temporarily_unavailable: the token store is unreachable", oauthError, retryAfter),
         },
       },

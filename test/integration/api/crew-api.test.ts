@@ -191,7 +191,13 @@ describe("the crew API on the embedded default", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.info.version).toBe("1.0.0");
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(["/inputs", "/kickoff", "/status/{id}", "/{id}/status", "/crews/{crew}/kickoff"]),
+      expect.arrayContaining([
+        "/inputs",
+        "/kickoff",
+        "/status/{kickoff_id}",
+        "/{kickoff_id}/status",
+        "/crews/{crew}/kickoff",
+      ]),
     );
   });
 });
