@@ -3,6 +3,7 @@ import { parseConfig, ConfigError } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { exitIfPortInUse } from "../core/port-in-use.ts";
 import { devConfigSchema } from "../dev/config.ts";
+import { CrewManifestError } from "../dev/crew-catalog.ts";
 import { startDev } from "../dev/start.ts";
 
 export function registerDevCommand(program: Command): void {
@@ -23,7 +24,12 @@ export function registerDevCommand(program: Command): void {
         throw err;
       }
       const log = createLogger({ level: config.LOG_LEVEL, name: "dev" });
-      const dev = await exitIfPortInUse("dev", "PORT", () => startDev(config, log));
+      const dev = await exitIfPortInUse("dev", "PORT", () => startDev(config, log)).catch((err: unknown) => {
+        if (!(err instanceof CrewManifestError)) throw err;
+        // As `kubectl apply` would refuse them: one line per problem, nothing started.
+        process.stderr.write(err.problems.map((problem) => `kubecrew dev: ${problem}\n`).join(""));
+        process.exit(1);
+      });
       const base = dev.url;
       const lines = [
         ``,
