@@ -85,6 +85,30 @@ describe("task Job and ConfigMap", () => {
     expect(container.volumeMounts).toContainEqual({ name: "tmp", mountPath: "/tmp" });
   });
 
+  it("hands MCP header Secrets to the runner as the variables it reads them from, each once", () => {
+    const header = (name: string, key: string) => ({
+      name: "Authorization",
+      valueFrom: { secretKeyRef: { name, key } },
+    });
+    const server = { transport: "sse" as const, timeoutSeconds: 5, url: "http://mcp.internal/sse" };
+    const withTools: TaskAssignment = {
+      ...assignment,
+      tools: {
+        mcpServers: [
+          { ...server, name: "a", headers: [header("mcp-token", "token"), { name: "X-Team", value: "7" }] },
+          { ...server, name: "b", headers: [header("mcp-token", "token"), header("other", "k")] },
+        ],
+        allowedHosts: [],
+      },
+    };
+    const env = (taskJob(ref, withTools, spec.runner, settings) as Loose).spec.template.spec.containers[0].env;
+    const secretVars = env.filter((e: Loose) => e.name.startsWith("KUBECREW_SECRET_"));
+    expect(secretVars).toEqual([
+      { name: "KUBECREW_SECRET_MCP_TOKEN_TOKEN", valueFrom: { secretKeyRef: { name: "mcp-token", key: "token" } } },
+      { name: "KUBECREW_SECRET_OTHER_K", valueFrom: { secretKeyRef: { name: "other", key: "k" } } },
+    ]);
+  });
+
   it("puts the whole assignment in the ConfigMap", () => {
     const cm = taskConfigMap(ref, assignment) as Loose;
     expect(cm.metadata.name).toBe(`${ref.name}-0`);

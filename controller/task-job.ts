@@ -1,5 +1,6 @@
 import type { RunnerSettings } from "../core/crew.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
+import { secretEnvName } from "../core/tools.ts";
 import type { KubeObject, OwnerReference } from "../kube/client.ts";
 import { CONFIG_MAPS, CREW_EXECUTIONS, JOBS } from "../kube/resources.ts";
 import {
@@ -133,6 +134,21 @@ export function taskConfigMap(execution: ExecutionRef, assignment: TaskAssignmen
   return taskInputs(execution, assignment).configMaps[0]!;
 }
 
+/**
+ * The MCP header values the task's servers take from Secrets, as the variables the runner reads them from
+ * (`secretEnvName`): the kubelet resolves them, so the runner's account needs no access to Secrets.
+ */
+function mcpHeaderSecretEnv(assignment: TaskAssignment) {
+  const refs = new Map<string, { name: string; key: string }>();
+  for (const server of assignment.tools.mcpServers) {
+    for (const header of server.headers) {
+      const ref = header.valueFrom?.secretKeyRef;
+      if (ref) refs.set(secretEnvName(ref), ref);
+    }
+  }
+  return [...refs].map(([name, ref]) => ({ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }));
+}
+
 /** The Job that runs one task: one pod at a time, retried by the Job controller, hardened. */
 export function taskJob(
   execution: ExecutionRef,
@@ -146,6 +162,7 @@ export function taskJob(
   const keyRef = assignment.agent.llm?.apiKeySecretRef;
   const env = [
     ...(keyRef ? [{ name: LLM_API_KEY_ENV, valueFrom: { secretKeyRef: { name: keyRef.name, key: keyRef.key } } }] : []),
+    ...mcpHeaderSecretEnv(assignment),
     { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
     ...(settings.extraEnv ?? []),
   ];

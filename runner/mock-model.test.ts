@@ -1,6 +1,6 @@
-import { generateText } from "ai";
+import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { describe, expect, it } from "vitest";
-import { createMockLanguageModel, MOCK_FAILURE_MESSAGE, mockBehaviour } from "./mock-model.ts";
+import { CALL_TOOLS_QUOTE_CHARS, createMockLanguageModel, MOCK_FAILURE_MESSAGE, mockBehaviour } from "./mock-model.ts";
 
 const call = (model: string, options: { task?: string; abortSignal?: AbortSignal } = {}) =>
   generateText({
@@ -60,8 +60,10 @@ describe("mock language model", () => {
   });
 
   it("combines behaviours joined by '+' and treats other names as labels", () => {
-    expect(mockBehaviour("sleep-500+fail")).toEqual({ sleepMs: 500, fail: true, sizeBytes: undefined, echo: false });
-    expect(mockBehaviour("gpt-4o-mini")).toEqual({ sleepMs: 0, fail: false, sizeBytes: undefined, echo: false });
+    const plain = { sleepMs: 0, fail: false, sizeBytes: undefined, echo: false, callTools: false };
+    expect(mockBehaviour("sleep-500+fail")).toEqual({ ...plain, sleepMs: 500, fail: true });
+    expect(mockBehaviour("call-tools+sleep-5")).toEqual({ ...plain, sleepMs: 5, callTools: true });
+    expect(mockBehaviour("gpt-4o-mini")).toEqual(plain);
   });
 
   it("streams the same answer", async () => {
@@ -69,5 +71,66 @@ describe("mock language model", () => {
     const result = streamText({ model: createMockLanguageModel("mock"), prompt: "hello", maxRetries: 0 });
     expect(await result.text).toMatch(/^\[mock llm\] Answer to an unnamed task/);
     expect((await result.usage).inputTokens).toBe(1);
+  });
+
+  describe("call-tools", () => {
+    const received: Record<string, unknown[]> = {};
+    const recording = (name: string, schema: object, output: string) =>
+      tool({
+        description: name,
+        inputSchema: jsonSchema(schema as Parameters<typeof jsonSchema>[0]),
+        execute: async (input: unknown) => {
+          (received[name] ??= []).push(input);
+          return output;
+        },
+      });
+
+    it("calls every offered tool once with arguments from its schema, then quotes every result", async () => {
+      const long = "L".repeat(CALL_TOOLS_QUOTE_CHARS + 100);
+      const result = await generateText({
+        model: createMockLanguageModel("call-tools"),
+        prompt: "Use your tools",
+        maxRetries: 0,
+        stopWhen: stepCountIs(5),
+        tools: {
+          search: recording(
+            "search",
+            {
+              type: "object",
+              properties: {
+                query: { type: "string" },
+                limit: { type: "integer", minimum: 3 },
+                offset: { type: "number" },
+                exact: { type: "boolean" },
+                order: { type: "string", enum: ["asc", "desc"] },
+                filter: {
+                  type: "object",
+                  properties: { tag: { type: "string" }, x: { type: "string" } },
+                  required: ["tag"],
+                },
+                optional: { type: "string" },
+              },
+              required: ["query", "limit", "offset", "exact", "order", "filter"],
+            },
+            "three results",
+          ),
+          dump: recording("dump", { type: "object", properties: {} }, long),
+        },
+      });
+      expect(received).toEqual({
+        search: [{ query: "x", limit: 3, offset: 0, exact: false, order: "asc", filter: { tag: "x" } }],
+        dump: [{}],
+      });
+      expect(result.steps).toHaveLength(2);
+      expect(result.steps[0]!.finishReason).toBe("tool-calls");
+      expect(result.text).toContain("Tool search returned: three results");
+      expect(result.text).toContain(`Tool dump returned: ${"L".repeat(CALL_TOOLS_QUOTE_CHARS)}`);
+      expect(result.text).not.toContain("L".repeat(CALL_TOOLS_QUOTE_CHARS + 1));
+    });
+
+    it("answers as the plain mock when it is offered no tools", async () => {
+      const result = await call("call-tools", { task: "t" });
+      expect(result.text).toMatch(/^\[mock llm\] Answer to task "t"/);
+    });
   });
 });

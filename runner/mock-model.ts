@@ -13,11 +13,17 @@
  * - `sleep-<ms>`    → waits <ms> milliseconds before answering (an abort, e.g. the request timeout, cuts it short)
  * - `size-<bytes>`  → the answer is exactly <bytes> bytes long (ASCII), e.g. `size-204800` → 200 KiB
  * - `echo`          → the answer is the whole prompt (system, then user message), to check what an agent received
+ * - `call-tools`    → on its first turn it calls every tool it is offered once, with arguments made up from each
+ *                     tool's JSON schema (`schema-arguments.ts`: required fields only, strings "x", numbers their
+ *                     minimum or 0, booleans false, enums their first value); on its next turn it answers with a text
+ *                     holding every tool result verbatim, each cut at 500 characters. Offered no tools, it answers
+ *                     as `mock` does.
  * Any other name (`mock`, `default`, ...) gives the plain labelled answer.
  */
 import { createHash } from "node:crypto";
 import type { LanguageModel } from "ai";
 import { abortableSleep } from "./abortable-sleep.ts";
+import { argumentsFromSchema, type JsonSchema } from "./schema-arguments.ts";
 
 /** The provider specification version ai@6 calls natively. */
 export type LanguageModelV3 = Extract<LanguageModel, { specificationVersion: "v3" }>;
@@ -39,15 +45,26 @@ export interface MockBehaviour {
   fail: boolean;
   sizeBytes: number | undefined;
   echo: boolean;
+  callTools: boolean;
 }
 
+/** How much of each tool result the `call-tools` model quotes in its answer. */
+export const CALL_TOOLS_QUOTE_CHARS = 500;
+
 export function mockBehaviour(modelId: string): MockBehaviour {
-  const behaviour: MockBehaviour = { sleepMs: 0, fail: false, sizeBytes: undefined, echo: false };
+  const behaviour: MockBehaviour = {
+    sleepMs: 0,
+    fail: false,
+    sizeBytes: undefined,
+    echo: false,
+    callTools: false,
+  };
   for (const part of modelId.split("+")) {
     const sleep = /^sleep-(\d+)$/.exec(part);
     const size = /^size-(\d+)$/.exec(part);
     if (part === "fail") behaviour.fail = true;
     else if (part === "echo") behaviour.echo = true;
+    else if (part === "call-tools") behaviour.callTools = true;
     else if (sleep) behaviour.sleepMs = Number(sleep[1]);
     else if (size) behaviour.sizeBytes = Number(size[1]);
   }
@@ -94,18 +111,61 @@ export function mockAnswer(modelId: string, prompt: CallOptions["prompt"], task:
   return behaviour.sizeBytes === undefined ? answer : exactly(behaviour.sizeBytes, answer + " ");
 }
 
+type ToolOutput = Extract<
+  Extract<CallOptions["prompt"][number], { role: "tool" }>["content"][number],
+  { type: "tool-result" }
+>["output"];
+
+/** A tool result as the model reads it: text as it is, anything else as JSON. */
+function toolOutputText(output: ToolOutput): string {
+  switch (output.type) {
+    case "text":
+    case "error-text":
+      return output.value;
+    case "json":
+    case "error-json":
+      return JSON.stringify(output.value);
+    default:
+      return JSON.stringify(output);
+  }
+}
+
+/** `call-tools`: every offered tool once, then an answer quoting every result. */
+function callToolsTurn(options: CallOptions): GenerateResult["content"] | undefined {
+  const tools = (options.tools ?? []).filter((t) => t.type === "function");
+  if (tools.length === 0) return undefined;
+  const results = options.prompt.flatMap((m) =>
+    m.role === "tool" ? m.content.filter((p) => p.type === "tool-result") : [],
+  );
+  if (results.length === 0) {
+    return tools.map((t, i) => ({
+      type: "tool-call",
+      toolCallId: `call-${i + 1}`,
+      toolName: t.name,
+      input: JSON.stringify(argumentsFromSchema(t.inputSchema as JsonSchema)),
+    }));
+  }
+  const quoted = results.map(
+    (r) => `Tool ${r.toolName} returned: ${toolOutputText(r.output).slice(0, CALL_TOOLS_QUOTE_CHARS)}`,
+  );
+  return [{ type: "text", text: `[mock llm] Answer from ${results.length} tool results.\n\n${quoted.join("\n\n")}` }];
+}
+
 export function createMockLanguageModel(modelId: string): LanguageModelV3 {
   const generate = async (options: CallOptions): Promise<GenerateResult> => {
     const behaviour = mockBehaviour(modelId);
     if (behaviour.sleepMs > 0) await abortableSleep(behaviour.sleepMs, options.abortSignal);
     if (behaviour.fail) throw new Error(MOCK_FAILURE_MESSAGE);
     const mockOptions = options.providerOptions?.[MOCK_PROVIDER_ID] as MockProviderOptions | undefined;
-    const text = mockAnswer(modelId, options.prompt, mockOptions?.task);
+    const content = (behaviour.callTools ? callToolsTurn(options) : undefined) ?? [
+      { type: "text", text: mockAnswer(modelId, options.prompt, mockOptions?.task) },
+    ];
+    const callsTools = content.some((c) => c.type === "tool-call");
     const inputWords = countWords(promptText(options.prompt));
-    const outputWords = countWords(text);
+    const outputWords = countWords(content.map((c) => (c.type === "text" ? c.text : "")).join(" "));
     return {
-      content: [{ type: "text", text }],
-      finishReason: { unified: "stop", raw: "stop" },
+      content,
+      finishReason: callsTools ? { unified: "tool-calls", raw: "tool_calls" } : { unified: "stop", raw: "stop" },
       usage: {
         inputTokens: { total: inputWords, noCache: inputWords, cacheRead: undefined, cacheWrite: undefined },
         outputTokens: { total: outputWords, text: outputWords, reasoning: undefined },
@@ -129,6 +189,7 @@ export function createMockLanguageModel(modelId: string): LanguageModelV3 {
         { type: "text-start", id: "0" },
         { type: "text-delta", id: "0", delta: text },
         { type: "text-end", id: "0" },
+        ...result.content.filter((c) => c.type === "tool-call"),
         { type: "finish", usage: result.usage, finishReason: result.finishReason },
       ];
       return {

@@ -11,8 +11,9 @@ export const CONTEXT_DIVIDER = "\n\n----------\n\n";
 
 /**
  * Builds the agent's prompt the way CrewAI words it (its `role_playing`, `expected_output`, `task_with_context` and
- * `task` slices), so a crew moved from CrewAI gets the answers it got there. No tool instructions: kubecrew agents
- * answer in one LLM call, so the ReAct "Thought:/Final Answer:" format is left out.
+ * `task` slices), so a crew moved from CrewAI gets the answers it got there. No tool instructions: tools are offered
+ * through the provider's native tool calling (run-task.ts), so the ReAct "Thought:/Action:/Final Answer:" format is
+ * left out.
  */
 export function buildTaskPrompt(assignment: Pick<TaskAssignment, "agent" | "task" | "context">): TaskPrompt {
   const { agent, task, context } = assignment;

@@ -1,4 +1,4 @@
-import { generateText } from "ai";
+import { generateText, stepCountIs } from "ai";
 import type { LlmConfig } from "../core/crew.ts";
 import type { Logger } from "../core/logger.ts";
 import type { Fetch } from "../core/outbound/outbound-fetch.ts";
@@ -12,7 +12,9 @@ import {
 import { languageModelFor, modelLabel, type Env } from "./llm.ts";
 import { MOCK_PROVIDER_ID, type LanguageModelV3 } from "./mock-model.ts";
 import { buildTaskPrompt } from "./prompt.ts";
-import { DEFAULT_RETRY_POLICY, describeLlmError, LlmCallError, withRetry, type RetryPolicy } from "./retry.ts";
+import { DEFAULT_RETRY_POLICY, describeLlmError, LlmCallError, type RetryPolicy } from "./retry.ts";
+import { retryingModel } from "./retrying-model.ts";
+import { openTaskToolset, type TaskToolset, type ToolCallRecord } from "./task-toolset.ts";
 
 export interface RunTaskDeps {
   /** The environment API keys are read from (see llm.ts). */
@@ -30,6 +32,8 @@ export interface RunTaskDeps {
   random?: () => number;
   /** Builds the model for an LlmConfig; the real providers by default. */
   languageModel?: (llm: LlmConfig, env: Env, fetch: Fetch) => LanguageModelV3;
+  /** Told about every tool call as it ends. */
+  onToolCall?: (call: ToolCallRecord) => void;
 }
 
 const EMPTY_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
@@ -43,8 +47,11 @@ function formatMiB(bytes: number): string {
 }
 
 /**
- * Carries out one task with its agent: builds the prompt, calls the agent's LLM (retrying transient errors), and
- * measures the time and tokens spent. A failing task never throws: the outcome carries the error instead.
+ * Carries out one task with its agent: opens the task's tool sources (one MCP session per server, always closed),
+ * runs the AI SDK's tool loop for at most the agent's `maxIter` LLM turns (each turn's transient errors retried on
+ * their own), and measures the time and tokens spent. A tool's failure goes back to the model as the tool's result;
+ * the task fails when a tool source cannot be used, the LLM fails, or the loop ends without an answer. A failing task
+ * never throws: the outcome carries the error instead.
  */
 export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Promise<TaskOutcome> {
   const now = deps.now ?? (() => performance.now());
@@ -64,34 +71,44 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
   }
   let model = modelLabel(llm);
   let tokenUsage = EMPTY_USAGE;
+  let toolset: TaskToolset | undefined;
   try {
     const languageModel = (deps.languageModel ?? languageModelFor)(llm, deps.env, deps.fetch);
     const prompt = buildTaskPrompt(assignment);
     log.info({ model, agent: assignment.agent.role }, "Task started");
-    const policy = deps.retry ?? DEFAULT_RETRY_POLICY;
-    const { value: result, attempts } = await withRetry(
-      ({ signal }) =>
-        generateText({
-          model: languageModel,
-          system: prompt.system,
-          prompt: prompt.user,
-          temperature: llm.temperature,
-          maxOutputTokens: llm.maxOutputTokens,
-          maxRetries: 0,
-          abortSignal: signal,
-          providerOptions: { [MOCK_PROVIDER_ID]: { task: assignment.task.name } },
-        }),
-      {
-        policy,
+    try {
+      toolset = await openTaskToolset(assignment, {
+        fetch: deps.fetch,
+        env: deps.env,
         signal: deps.signal,
-        random: deps.random,
-        onRetry: ({ attempt, delayMs, error }) =>
-          log.warn(
-            { model, attempt, delayMs, error: describeLlmError(error, policy) },
-            "Transient LLM error, retrying",
-          ),
-      },
-    );
+        logger: log,
+        onToolCall: deps.onToolCall,
+        now,
+      });
+    } catch (err) {
+      const error = oneLine(err instanceof Error ? err.message : String(err));
+      log.warn({ model, error }, "Task failed: its tools cannot be used");
+      return { ...base, error, executionTime: seconds(), tokenUsage, model };
+    }
+    const policy = deps.retry ?? DEFAULT_RETRY_POLICY;
+    const retrying = retryingModel(languageModel, {
+      policy,
+      random: deps.random,
+      onRetry: ({ attempt, delayMs, error }) =>
+        log.warn({ model, attempt, delayMs, error: describeLlmError(error, policy) }, "Transient LLM error, retrying"),
+    });
+    const maxIter = assignment.agent.maxIter;
+    const result = await generateText({
+      model: retrying.model,
+      system: prompt.system,
+      prompt: prompt.user,
+      temperature: llm.temperature,
+      maxOutputTokens: llm.maxOutputTokens,
+      maxRetries: 0,
+      abortSignal: deps.signal,
+      providerOptions: { [MOCK_PROVIDER_ID]: { task: assignment.task.name } },
+      ...(toolset.names.length > 0 ? { tools: toolset.tools, stopWhen: stepCountIs(maxIter) } : {}),
+    });
     model = `${llm.provider}/${result.response.modelId || llm.model}`;
     if (result.warnings?.length) log.warn({ model, warnings: result.warnings }, "LLM call warnings");
     const usage = result.totalUsage;
@@ -101,17 +118,28 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
     const output = result.text;
     const bytes = Buffer.byteLength(output, "utf8");
     const executionTime = seconds();
+    const lastTool = toolset.lastTool();
+    const turns = result.steps.length;
+    if (result.finishReason === "tool-calls" && turns >= maxIter) {
+      const error =
+        `The agent reached maxIter (${maxIter} LLM turns) without a final answer` +
+        (lastTool ? `; the last tool it called was "${lastTool}"` : "");
+      log.warn({ model, turns, lastTool, executionTime }, "Task failed: maxIter reached");
+      return { ...base, error, executionTime, tokenUsage, model };
+    }
     if (bytes > MAX_TASK_OUTPUT_BYTES) {
       const error = `Task output is ${bytes} bytes, above the ${formatMiB(MAX_TASK_OUTPUT_BYTES)} limit`;
       log.warn({ model, bytes, executionTime }, "Task failed: output too large");
       return { ...base, error, executionTime, tokenUsage, model };
     }
     if (output.trim() === "") {
-      const error = `The LLM returned an empty answer (finish reason: ${result.finishReason})`;
+      const error =
+        `The LLM returned an empty answer (finish reason: ${result.finishReason})` +
+        (lastTool ? `; the last tool it called was "${lastTool}"` : "");
       log.warn({ model, executionTime }, "Task failed: empty answer");
       return { ...base, error, executionTime, tokenUsage, model };
     }
-    log.info({ model, attempts, executionTime, tokenUsage, bytes }, "Task succeeded");
+    log.info({ model, attempts: retrying.attempts(), turns, executionTime, tokenUsage, bytes }, "Task succeeded");
     return { ...base, output, executionTime, tokenUsage, model };
   } catch (err) {
     const executionTime = seconds();
@@ -119,5 +147,7 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
     const error = oneLine(`LLM call to ${model} failed: ${cause}`);
     log.warn({ model, executionTime, error }, "Task failed");
     return { ...base, error, executionTime, tokenUsage, model };
+  } finally {
+    await toolset?.close();
   }
 }

@@ -40,7 +40,7 @@ ${tasks.map((i) => `    - { name: step${i}, agent: writer, description: "Step ${
 /** `kubecrew dev` on a free port with the example crews plus test crews, and fixed tokens for two users. */
 export async function startTestDev(
   extraCrews: Record<string, string> = {},
-  options: { log?: Logger; resolver?: Resolver; env?: Record<string, string> } = {},
+  options: { log?: Logger; resolver?: Resolver; env?: Record<string, string>; runnerEnv?: NodeJS.ProcessEnv } = {},
 ): Promise<RunningDev> {
   const dir = mkdtempSync(join(tmpdir(), "kubecrew-crews-"));
   writeFileSync(join(dir, "research-crew.yaml"), readExample());
@@ -59,6 +59,7 @@ export async function startTestDev(
   return startDev(config, options.log ?? silentLogger(), {
     tokens: store,
     ...(options.resolver ? { resolver: options.resolver } : {}),
+    ...(options.runnerEnv ? { env: options.runnerEnv } : {}),
   });
 }
 

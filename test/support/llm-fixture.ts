@@ -3,10 +3,12 @@ import type { AddressInfo } from "node:net";
 
 /**
  * An LLM API test server on loopback: OpenAI Chat Completions (`POST /v1/chat/completions`, non-streaming, with
- * usage) and Anthropic Messages (`POST /v1/messages`). Each test scripts it with a queue of replies (an answer, an
- * HTTP error with headers such as Retry-After, a slow reply, a reset connection); when the queue is empty it answers
- * `defaultAnswer`. Every request is recorded, so tests can assert the prompt and the credentials sent.
+ * usage) and Anthropic Messages (`POST /v1/messages`). Each test scripts it with a queue of replies (an answer, tool
+ * calls, an answer quoting the tool results the request carries, an HTTP error with headers such as Retry-After, a
+ * slow reply, a reset connection); when the queue is empty it answers `defaultAnswer`. Every request is recorded, so
+ * tests can assert the prompt, the tools offered, the tool results sent back and the credentials.
  */
+import { argumentsFromSchema, type JsonSchema } from "../../runner/schema-arguments.ts";
 
 export interface FixtureUsage {
   inputTokens: number;
@@ -18,7 +20,13 @@ export type FixtureReply =
   | { kind: "error"; status: number; message: string; headers?: Record<string, string>; delayMs?: number }
   | { kind: "raw"; status: number; body: string; headers?: Record<string, string>; delayMs?: number }
   /** Closes the connection without an answer (the client sees a connection reset). */
-  | { kind: "reset" };
+  | { kind: "reset" }
+  /** Tool calls in the provider's format; `input` undefined: arguments made up from the offered tool's schema. */
+  | { kind: "tool-calls"; calls: { name: string; input?: Record<string, unknown> }[] }
+  /** Calls every offered tool (as the `call-tools` mock does); with tool results in the request, quotes them. */
+  | { kind: "call-tools" }
+  /** An answer whose text quotes every tool result the request carries: `Tool <name> returned: <text>`. */
+  | { kind: "quote-tool-results" };
 
 export interface RecordedRequest {
   method: string;
@@ -42,6 +50,68 @@ export const httpError = (status: number, message: string, headers?: Record<stri
   headers,
 });
 export const reset = (): FixtureReply => ({ kind: "reset" });
+export const toolCalls = (...calls: { name: string; input?: Record<string, unknown> }[]): FixtureReply => ({
+  kind: "tool-calls",
+  calls,
+});
+export const quoteToolResults = (): FixtureReply => ({ kind: "quote-tool-results" });
+export const callTools = (): FixtureReply => ({ kind: "call-tools" });
+
+export interface OfferedTool {
+  name: string;
+  description?: string;
+  schema: JsonSchema;
+}
+
+/** The tools a request offered, whatever the API's shape. */
+export function toolsOffered(body: Record<string, unknown>): OfferedTool[] {
+  const tools = (body.tools ?? []) as Record<string, unknown>[];
+  return tools.map((t) => {
+    const fn = t.function as { name: string; description?: string; parameters: JsonSchema } | undefined;
+    if (fn) return { name: fn.name, description: fn.description, schema: fn.parameters };
+    return {
+      name: t.name as string,
+      description: t.description as string | undefined,
+      schema: t.input_schema as JsonSchema,
+    };
+  });
+}
+
+export interface SentToolResult {
+  /** The tool's name (from the call the result answers). */
+  name: string;
+  text: string;
+}
+
+/** The tool results a request sends back to the model, in order, whatever the API's shape. */
+export function toolResultsSent(body: Record<string, unknown>): SentToolResult[] {
+  const messages = (body.messages ?? []) as Record<string, unknown>[];
+  const names = new Map<string, string>();
+  const results: SentToolResult[] = [];
+  for (const m of messages) {
+    if (m.role === "assistant" && Array.isArray(m.tool_calls)) {
+      for (const c of m.tool_calls as { id: string; function: { name: string } }[]) names.set(c.id, c.function.name);
+    }
+    if (m.role === "tool") {
+      results.push({ name: names.get(m.tool_call_id as string) ?? "?", text: textOf(m.content) });
+    }
+    if (Array.isArray(m.content)) {
+      for (const part of m.content as Record<string, unknown>[]) {
+        if (part.type === "tool_use") names.set(part.id as string, part.name as string);
+        if (part.type === "tool_result") {
+          results.push({ name: names.get(part.tool_use_id as string) ?? "?", text: textOf(part.content) });
+        }
+      }
+    }
+  }
+  return results;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((p: { text?: string }) => p.text ?? "").join("");
+  return JSON.stringify(content);
+}
 
 export interface LlmFixture {
   /** Base URL to give providers: `http://127.0.0.1:<port>/v1`. */
@@ -86,6 +156,40 @@ function anthropicMessage(model: string, text: string, usage: FixtureUsage) {
   };
 }
 
+interface FixtureCall {
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+function openAiToolCalls(model: string, calls: FixtureCall[], usage: FixtureUsage) {
+  const completion = openAiCompletion(model, "", usage);
+  completion.choices = [
+    {
+      index: 0,
+      message: {
+        role: "assistant",
+        content: null,
+        tool_calls: calls.map((c) => ({
+          id: c.id,
+          type: "function",
+          function: { name: c.name, arguments: JSON.stringify(c.input) },
+        })),
+      } as never,
+      finish_reason: "tool_calls",
+    },
+  ];
+  return completion;
+}
+
+function anthropicToolUse(model: string, calls: FixtureCall[], usage: FixtureUsage) {
+  return {
+    ...anthropicMessage(model, "", usage),
+    content: calls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: c.input })),
+    stop_reason: "tool_use",
+  };
+}
+
 function errorBody(api: RecordedRequest["api"], status: number, message: string) {
   if (api === "anthropic") {
     const type = status === 429 ? "rate_limit_error" : status >= 500 ? "api_error" : "invalid_request_error";
@@ -127,7 +231,7 @@ export async function startLlmFixture(): Promise<LlmFixture> {
       if (api === "unknown" || req.method !== "POST") {
         return send(res, 404, JSON.stringify(errorBody("openai", 404, `No route ${req.method} ${path}`)));
       }
-      const reply = queue.shift() ?? { kind: "answer", ...fixture.defaultAnswer };
+      const reply: FixtureReply = queue.shift() ?? { kind: "answer", ...fixture.defaultAnswer };
       if (reply.kind === "reset") {
         req.socket.destroy();
         return;
@@ -135,6 +239,36 @@ export async function startLlmFixture(): Promise<LlmFixture> {
       const respond = () => {
         if (res.destroyed) return;
         const model = typeof body.model === "string" ? body.model : "fixture-model";
+        const offered = toolsOffered(body);
+        const sent = toolResultsSent(body);
+        const quote = () => sent.map((r) => `Tool ${r.name} returned: ${r.text}`).join("\n\n");
+        let calls: FixtureCall[] | undefined;
+        if (reply.kind === "tool-calls") {
+          calls = reply.calls.map((c, i) => ({
+            id: `call_${requests.length}_${i + 1}`,
+            name: c.name,
+            input: c.input ?? argumentsFromSchema(offered.find((t) => t.name === c.name)?.schema),
+          }));
+        } else if (reply.kind === "call-tools" && sent.length === 0 && offered.length > 0) {
+          calls = offered.map((t, i) => ({
+            id: `call_${requests.length}_${i + 1}`,
+            name: t.name,
+            input: argumentsFromSchema(t.schema),
+          }));
+        }
+        if (calls) {
+          const usage = { inputTokens: wordCount(JSON.stringify(body)), outputTokens: calls.length };
+          const payload =
+            api === "anthropic" ? anthropicToolUse(model, calls, usage) : openAiToolCalls(model, calls, usage);
+          return send(res, 200, JSON.stringify(payload));
+        }
+        if (reply.kind === "call-tools" || reply.kind === "quote-tool-results") {
+          const text = sent.length > 0 ? `Fixture answer from tool results.\n\n${quote()}` : fixture.defaultAnswer.text;
+          const usage = { inputTokens: wordCount(JSON.stringify(body)), outputTokens: wordCount(text) };
+          const payload =
+            api === "anthropic" ? anthropicMessage(model, text, usage) : openAiCompletion(model, text, usage);
+          return send(res, 200, JSON.stringify(payload));
+        }
         if (reply.kind === "answer") {
           const usage = reply.usage ?? {
             inputTokens: wordCount(JSON.stringify(body)),
@@ -147,11 +281,12 @@ export async function startLlmFixture(): Promise<LlmFixture> {
           send(res, 200, JSON.stringify(payload));
         } else if (reply.kind === "error") {
           send(res, reply.status, JSON.stringify(errorBody(api, reply.status, reply.message)), reply.headers);
-        } else {
+        } else if (reply.kind === "raw") {
           send(res, reply.status, reply.body, reply.headers);
         }
       };
-      if (reply.delayMs) setTimeout(respond, reply.delayMs);
+      const delayMs = "delayMs" in reply ? reply.delayMs : undefined;
+      if (delayMs) setTimeout(respond, delayMs);
       else respond();
     });
   });

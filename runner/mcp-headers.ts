@@ -1,0 +1,35 @@
+import { secretEnvName } from "../core/tools.ts";
+import type { AssignedMcpServer } from "../core/task-tools.ts";
+import type { Env } from "./llm.ts";
+
+/** A header whose Secret did not reach the runner: names the variable, never a value. */
+export class McpHeaderError extends Error {
+  override name = "McpHeaderError";
+}
+
+/**
+ * The headers sent to one MCP server: a `value` as written in the Crew, a `valueFrom.secretKeyRef` from the variable
+ * `secretEnvName()` names (the controller sets it on the task pod from the Secret; `kubecrew dev` passes its own
+ * environment). The values are secrets: they go into requests only, never into logs, errors or outcomes.
+ */
+export function mcpHeaders(server: AssignedMcpServer, env: Env): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const header of server.headers) {
+    if (header.value !== undefined) {
+      headers[header.name] = header.value;
+      continue;
+    }
+    const ref = header.valueFrom?.secretKeyRef;
+    if (!ref) throw new McpHeaderError(`MCP server "${server.name}": header "${header.name}" has no value`);
+    const variable = secretEnvName(ref);
+    const value = env[variable];
+    if (value === undefined || value === "") {
+      throw new McpHeaderError(
+        `MCP server "${server.name}": header "${header.name}" comes from Secret ${ref.name}/${ref.key}, ` +
+          `but ${variable} is not set for the runner`,
+      );
+    }
+    headers[header.name] = value;
+  }
+  return headers;
+}

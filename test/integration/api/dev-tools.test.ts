@@ -1,0 +1,128 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningDev } from "../../../dev/start.ts";
+import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
+import {
+  quoteToolResults,
+  startLlmFixture,
+  toolCalls,
+  toolResultsSent,
+  type LlmFixture,
+} from "../../support/llm-fixture.ts";
+import {
+  startEverythingServer,
+  startFixtureMcpServer,
+  type FixtureMcpServer,
+  type RunningServer,
+} from "../../support/mcp-servers.ts";
+
+// `kubecrew dev` end to end: crews whose agent uses MCP tools (the npm everything server, an SDK-built server with a
+// Secret header) and http_request complete, and the result carries the tools' outputs.
+let dev: RunningDev;
+let llm: LlmFixture;
+let everything: RunningServer;
+let kb: FixtureMcpServer;
+let weather: Server;
+let weatherHost: string;
+
+function crew(name: string, llmYaml: string) {
+  return `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata: { name: ${name} }
+spec:
+  inputs: [{ name: topic }]
+  llm: ${llmYaml}
+  mcpServers:
+    - { name: everything, url: "${everything.url}", tools: [echo] }
+    - name: kb
+      url: "${kb.url}"
+      headers:
+        - { name: Authorization, valueFrom: { secretKeyRef: { name: kb-token, key: token } } }
+  toolPolicy: { allowedHosts: ["${weatherHost}"] }
+  agents:
+    - name: scout
+      role: Scout
+      goal: Find facts about {topic}
+      mcps: ["everything#echo", "kb#lookup"]
+      tools: [http_request]
+      maxIter: 5
+  tasks:
+    - { name: look, agent: scout, description: "Look up {topic}", expectedOutput: "Facts" }
+  runner: { retries: 0, taskTimeoutSeconds: 60 }
+`;
+}
+
+beforeAll(async () => {
+  [llm, everything, kb] = await Promise.all([
+    startLlmFixture(),
+    startEverythingServer("streamableHttp"),
+    startFixtureMcpServer(),
+  ]);
+  weather = createServer((req, res) => {
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ city: req.url, sky: "clear" }));
+  });
+  await new Promise<void>((resolve) => weather.listen(0, "127.0.0.1", resolve));
+  weatherHost = `127.0.0.1:${(weather.address() as AddressInfo).port}`;
+  dev = await startTestDev(
+    {
+      "scripted.yaml": crew("scripted", `{ provider: openai-compatible, model: m, baseURL: "${llm.baseURL}" }`),
+      "mock.yaml": crew("mock-tools", "{ provider: mock, model: call-tools }"),
+    },
+    { runnerEnv: { ...process.env, KUBECREW_SECRET_KB_TOKEN_TOKEN: "Bearer kb-s3cret" } },
+  );
+}, 60_000);
+afterAll(async () => {
+  await dev?.stop();
+  weather?.closeAllConnections();
+  await new Promise((resolve) => weather?.close(resolve));
+  await Promise.all([llm?.stop(), everything?.stop(), kb?.stop()]);
+});
+
+async function run(crewName: string): Promise<{ status: string; result?: { output: string } }> {
+  const res = await fetch(`${dev.url}/crews/${crewName}/kickoff`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${tokens.org}`, "content-type": "application/json" },
+    body: JSON.stringify({ inputs: { topic: "tides" } }),
+  });
+  expect(res.status).toBe(200);
+  const { kickoff_id } = (await res.json()) as { kickoff_id: string };
+  return waitFor(async () => {
+    const s = (await (
+      await fetch(`${dev.url}/crews/${crewName}/status/${kickoff_id}`, {
+        headers: { authorization: `Bearer ${tokens.org}` },
+      })
+    ).json()) as { status: string; result?: { output: string }; error?: string };
+    if (s.status === "error") throw new Error(`execution failed: ${s.error}`);
+    return s.status === "completed" ? s : undefined;
+  });
+}
+
+describe("kubecrew dev with tools", () => {
+  it("completes a crew whose agent calls an MCP tool and http_request; the output holds their results", async () => {
+    llm.enqueue(
+      toolCalls(
+        { name: "echo", input: { message: "hello from dev" } },
+        { name: "lookup", input: { key: "tides" } },
+        { name: "http_request", input: { method: "GET", url: `http://${weatherHost}/oslo` } },
+      ),
+      quoteToolResults(),
+    );
+    const done = await run("scripted");
+    expect(done.result!.output).toContain("Tool echo returned: Echo: hello from dev");
+    expect(done.result!.output).toContain("Tool lookup returned: value of tides");
+    expect(done.result!.output).toContain(
+      'Tool http_request returned: HTTP 200 OK\ncontent-type: application/json\n\n{"city":"/oslo","sky":"clear"}',
+    );
+    expect(toolResultsSent(llm.requests.at(-1)!.body).map((r) => r.name)).toEqual(["echo", "lookup", "http_request"]);
+    expect(kb.requests.at(-1)!.authorization).toBe("Bearer kb-s3cret");
+    expect(JSON.stringify(done)).not.toContain("kb-s3cret");
+  }, 60_000);
+
+  it("runs the call-tools test model against the same tools", async () => {
+    const done = await run("mock-tools");
+    expect(done.result!.output).toContain("Tool echo returned: Echo: x");
+    expect(done.result!.output).toContain("Tool lookup returned: value of x");
+    expect(done.result!.output).toContain('Tool http_request returned: Tool error: "x" is not an absolute URL');
+  }, 60_000);
+});
