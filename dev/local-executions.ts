@@ -85,6 +85,11 @@ export class LocalExecutions implements ExecutionBackend {
     this.reconcile(id);
   }
 
+  /** The kickoff_ids of every execution held, oldest first. */
+  ids(): string[] {
+    return [...this.executions.keys()];
+  }
+
   /** Stops every task process; used on Ctrl-C. */
   close(): void {
     this.closed = true;

@@ -26,6 +26,8 @@ export interface RunningDev {
   /** The tokens printed at startup (memory token store only). */
   orgToken?: string;
   userToken?: string;
+  /** The kickoff_ids of the executions this process holds (for tests: what a request did or did not create). */
+  executionIds(): string[];
   stop(): Promise<void>;
 }
 
@@ -119,6 +121,7 @@ export async function startDev(
     llm,
     ...(orgToken ? { orgToken } : {}),
     ...(userToken ? { userToken } : {}),
+    executionIds: () => executions.ids(),
     async stop() {
       executions.close();
       await api.stop();
