@@ -4,6 +4,7 @@ import { crewExecution, type CrewExecution } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
 import { taskResultSpec, type TaskResultSpec } from "../core/task-result.ts";
 import { Informer } from "../kube/informer.ts";
+import { readThrough } from "../kube/read-through.ts";
 import { isNotFound, KubeClient, type KubeObject } from "../kube/client.ts";
 import {
   CREW_EXECUTIONS,
@@ -56,6 +57,7 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
   const misses = new Map<string, number>();
   const negativeCacheMs = options.negativeCacheMs ?? 1000;
   let readThroughs = 0;
+  const crewSource = { cache: crews, client, type: CREWS, onMiss: () => readThroughs++ };
 
   const parseCrew = (raw: KubeObject): Crew | undefined => {
     const parsed = crewSchema.safeParse(raw);
@@ -92,18 +94,8 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
 
   return {
     async getCrew(name) {
-      let raw = crews.get(namespace, name);
-      if (!raw) {
-        try {
-          readThroughs++;
-          raw = await client.get<KubeObject>(resourcePath(CREWS, namespace, name));
-          crews.upsert(raw);
-        } catch (err) {
-          if (isNotFound(err)) return undefined;
-          throw err;
-        }
-      }
-      return parseCrew(raw);
+      const raw = await readThrough(crewSource, namespace, name);
+      return raw && parseCrew(raw);
     },
 
     async listCrews() {

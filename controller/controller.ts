@@ -1,33 +1,21 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
-import { isFinished } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
+import { KubeClient, type WriteVerb } from "../kube/client.ts";
+import { createCaches, informersOf } from "./caches.ts";
 import type { ControllerConfig } from "./config.ts";
-import type { CrewStatus } from "../core/crew.ts";
-import { desiredCrewStatus } from "./crew-status.ts";
+import { CrewReconciler } from "./crew-reconciler.ts";
 import { EventRecorder } from "./events.ts";
-import { mergePatchDiff } from "../kube/merge-patch.ts";
+import { ExecutionReconciler } from "./execution-reconciler.ts";
+import { cacheHealthChecks } from "./health-checks.ts";
 import { startHealthServer } from "./health-server.ts";
-import { Informer } from "../kube/informer.ts";
-import { isNotFound, KubeClient, type KubeObject, type WriteVerb } from "../kube/client.ts";
-import {
-  CREW_EXECUTIONS,
-  CREW_TASK_RESULTS,
-  CREWS,
-  JOBS,
-  LABEL_EXECUTION,
-  resourcePath,
-  SECRETS,
-} from "../kube/resources.ts";
 import { LeaderElector } from "./leader-election.ts";
 import { ControllerMetrics, resourceOfPath } from "./metrics.ts";
-import type { JobObject, TaskResultObject } from "./observe.ts";
-import { executionKey, Reconciler, StaleObjectError, type Caches } from "./reconciler.ts";
+import { queueOnChange } from "./triggers.ts";
+import { WebhookSecrets } from "./webhook-secrets.ts";
 import { WebhookDispatcher } from "./webhooks.ts";
+import { runWorker } from "./worker.ts";
 import { WorkQueue } from "./work-queue.ts";
-
-/** Crew annotation naming the Secret that holds the crew's webhook signing key (default `<crew>-webhook`). */
-export const WEBHOOK_SECRET_ANNOTATION = "kubecrew.io/webhook-secret";
 
 export interface ControllerDeps {
   log: Logger;
@@ -56,7 +44,10 @@ export function loadKubeConfig(path?: string): KubeConfig {
   return kc;
 }
 
-/** `kubecrew controller`: informers → work queue → workers running the reconciler; leader-elected; health on 8081. */
+/**
+ * `kubecrew controller`, wired: informers → work queues → workers running the execution and crew reconcilers;
+ * webhooks delivered off the reconcile path; leader-elected; health and metrics on 8081.
+ */
 export async function startController(config: ControllerConfig, deps: ControllerDeps): Promise<RunningController> {
   const log = deps.log;
   const now = deps.now ?? (() => new Date());
@@ -67,30 +58,13 @@ export async function startController(config: ControllerConfig, deps: Controller
       deps.onWrite?.(verb, path);
     },
   });
-  const queue = new WorkQueue();
-  const crewQueue = new WorkQueue();
-  const ns = config.namespace || undefined;
-  const byExecution = (o: KubeObject) => {
-    const execution = o.metadata?.labels?.[LABEL_EXECUTION];
-    return execution ? [executionKey(o.metadata!.namespace!, execution)] : [];
-  };
-  const informerBase = { client, log, watchTimeoutSeconds: config.watchTimeoutSeconds };
-  const caches: Caches = {
-    executions: new Informer<KubeObject>({ ...informerBase, path: resourcePath(CREW_EXECUTIONS, ns) }),
-    crews: new Informer<KubeObject>({ ...informerBase, path: resourcePath(CREWS, ns) }),
-    jobs: new Informer<JobObject>({
-      ...informerBase,
-      path: resourcePath(JOBS, ns),
-      labelSelector: LABEL_EXECUTION,
-      indexKeys: byExecution,
-    }),
-    results: new Informer<TaskResultObject>({
-      ...informerBase,
-      path: resourcePath(CREW_TASK_RESULTS, ns),
-      labelSelector: LABEL_EXECUTION,
-      indexKeys: byExecution,
-    }),
-  };
+  const caches = createCaches({
+    client,
+    log,
+    namespace: config.namespace,
+    watchTimeoutSeconds: config.watchTimeoutSeconds,
+  });
+  const queues = { executions: new WorkQueue(), crews: new WorkQueue() };
   let elector: LeaderElector | undefined;
   let leading = !config.leaderElection.enabled;
   let running = false;
@@ -98,14 +72,15 @@ export async function startController(config: ControllerConfig, deps: Controller
 
   const metrics = new ControllerMetrics({
     phases: () => caches.executions.list().map((e) => (e.status as { phase?: string } | undefined)?.phase),
-    queueDepth: () => queue.depth,
-    inFlight: () => queue.inFlight,
+    queueDepth: () => queues.executions.depth,
+    inFlight: () => queues.executions.inFlight,
     isLeader: () => leading,
   });
 
   const events = new EventRecorder({ client, log, instance: config.leaderElection.identity, now });
-  const secrets = new Map<string, { value: string | undefined; at: number }>();
   const outbound = createOutboundClient(config.outbound);
+  const { secretKey, defaultSigningKey } = config.webhooks;
+  const secrets = new WebhookSecrets({ client, crews: caches.crews, secretKey, defaultSigningKey });
   const webhooks = new WebhookDispatcher({
     log,
     fetch: outbound.fetch,
@@ -113,31 +88,13 @@ export async function startController(config: ControllerConfig, deps: Controller
     initialDelayMs: config.webhooks.initialDelayMs,
     timeoutMs: config.webhooks.timeoutMs,
     now,
-    secretFor: async (namespace, crew) => {
-      const secretName =
-        caches.crews.get(namespace, crew)?.metadata?.annotations?.[WEBHOOK_SECRET_ANNOTATION] ?? `${crew}-webhook`;
-      const cacheKey = `${namespace}/${secretName}`;
-      const cached = secrets.get(cacheKey);
-      if (cached && Date.now() - cached.at < 30_000) return cached.value;
-      let value: string | undefined;
-      try {
-        const secret = await client.get<{ data?: Record<string, string> }>(
-          resourcePath(SECRETS, namespace, secretName),
-        );
-        const encoded = secret.data?.[config.webhooks.secretKey];
-        value = encoded ? Buffer.from(encoded, "base64").toString("utf8") : undefined;
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-      secrets.set(cacheKey, { value, at: Date.now() });
-      return value ?? config.webhooks.defaultSigningKey;
-    },
+    secretFor: (namespace, crew) => secrets.secretFor(namespace, crew),
     onFinished: async (delivery, result) => {
       metrics.webhookDeliveries.inc({ result });
-      await reconciler.recordDelivery(delivery, result);
+      await executions.recordDelivery(delivery, result);
     },
   });
-  const reconciler = new Reconciler({
+  const executions = new ExecutionReconciler({
     client,
     caches,
     jobSettings: {
@@ -153,126 +110,35 @@ export async function startController(config: ControllerConfig, deps: Controller
     events,
     webhooks,
   });
-
-  // Every change of an execution or of one of its children puts the execution's key in the queue.
-  caches.executions.on((_event, o) => queue.add(executionKey(o.metadata!.namespace!, o.metadata!.name!)));
-  for (const informer of [caches.jobs, caches.results] as Informer<KubeObject>[]) {
-    informer.on((_event, o) => byExecution(o).forEach((k) => queue.add(k)));
-  }
-  // A crew that appears or changes matters only to executions that have not taken their snapshot yet.
-  caches.crews.on((event, crew) => {
-    if (event !== "delete") crewQueue.add(executionKey(crew.metadata!.namespace!, crew.metadata!.name!));
-    for (const e of caches.executions.list(crew.metadata?.namespace)) {
-      const spec = e.spec as { crewRef?: { name?: string } } | undefined;
-      const status = e.status as { crewSpec?: unknown; phase?: string } | undefined;
-      if (spec?.crewRef?.name === crew.metadata?.name && !status?.crewSpec && !isFinished(status?.phase as never)) {
-        queue.add(executionKey(e.metadata!.namespace!, e.metadata!.name!));
-      }
-    }
-  });
+  const crews = new CrewReconciler({ client, crews: caches.crews, now });
+  queueOnChange(caches, queues);
 
   const workers: Promise<void>[] = [];
-  const work = async () => {
-    for (;;) {
-      const key = await queue.get();
-      if (key === undefined) return;
-      const started = performance.now();
-      let result = "success";
-      try {
-        const outcome = await reconciler.reconcile(key);
-        log.debug({ execution: key, ms: Math.round(performance.now() - started), ...outcome }, "Reconciled");
-        queue.forget(key);
-        if (outcome.requeueAfterMs !== undefined) queue.addAfter(key, outcome.requeueAfterMs);
-      } catch (err) {
-        if (err instanceof StaleObjectError) {
-          // The watch brings the newer version (and with it another look); the backoff only guards a stuck watch.
-          result = "conflict";
-          queue.addRateLimited(key);
-        } else {
-          result = "error";
-          const retryInMs = queue.addRateLimited(key);
-          log.warn(
-            { execution: key, err: err instanceof Error ? err.message : String(err), retryInMs },
-            "Reconcile failed",
-          );
-        }
-      } finally {
-        queue.done(key);
-        metrics.reconciles.inc({ result });
-        metrics.reconcileDuration.observe({ result }, (performance.now() - started) / 1000);
-      }
-    }
-  };
-
-  /** Keeps each Crew's status (Ready, inputs, task count) equal to what its spec says. */
-  const crewWork = async () => {
-    for (;;) {
-      const key = await crewQueue.get();
-      if (key === undefined) return;
-      const [namespace, name] = [key.slice(0, key.indexOf("/")), key.slice(key.indexOf("/") + 1)];
-      try {
-        const raw = caches.crews.get(namespace, name);
-        if (raw && !raw.metadata?.deletionTimestamp) {
-          const previous = raw.status as CrewStatus | undefined;
-          const desired = desiredCrewStatus(
-            { spec: raw.spec, generation: raw.metadata?.generation },
-            previous,
-            now().toISOString(),
-          );
-          const patch = mergePatchDiff(previous, desired);
-          if (Object.keys(patch).length > 0) {
-            const updated = await client.mergePatch<KubeObject>(resourcePath(CREWS, namespace, name, "status"), {
-              metadata: { resourceVersion: raw.metadata?.resourceVersion },
-              status: patch,
-            });
-            caches.crews.upsert(updated);
-          }
-        }
-        crewQueue.forget(key);
-      } catch (err) {
-        const retryInMs = crewQueue.addRateLimited(key);
-        log.warn(
-          { crew: key, err: err instanceof Error ? err.message : String(err), retryInMs },
-          "Crew status update failed",
-        );
-      } finally {
-        crewQueue.done(key);
-      }
-    }
-  };
-
   const startLoops = async () => {
     if (running) return;
     running = true;
-    await Promise.all(Object.values(caches).map((i: Informer<KubeObject>) => i.start()));
+    await Promise.all(informersOf(caches).map(([, i]) => i.start()));
     log.info(
       { executions: caches.executions.list().length, namespace: config.namespace || "(all)" },
       "Caches synced; starting workers",
     );
-    for (let i = 0; i < config.workers; i++) workers.push(work());
-    workers.push(crewWork());
+    for (let i = 0; i < config.workers; i++) {
+      workers.push(runWorker({ queue: queues.executions, reconciler: executions, log, kind: "execution", metrics }));
+    }
+    workers.push(runWorker({ queue: queues.crews, reconciler: crews, log, kind: "crew" }));
     for (const w of readyWaiters.splice(0)) w();
   };
 
-  const stallLimitMs = (config.watchTimeoutSeconds + 60) * 1000;
   const health = await startHealthServer({
     host: config.health.host,
     port: config.health.port,
     registry: metrics.registry,
-    checks: {
-      live: () => {
-        if (!running) return undefined;
-        const stuck = Object.entries(caches).find(
-          ([, i]) => Date.now() - (i as Informer<KubeObject>).lastActivity > stallLimitMs,
-        );
-        return stuck ? `informer ${stuck[0]} has seen no traffic for too long` : undefined;
-      },
-      ready: () => {
-        if (config.leaderElection.enabled && !leading) return undefined; // a standby replica is ready to take over
-        const unsynced = Object.entries(caches).find(([, i]) => !(i as Informer<KubeObject>).hasSynced);
-        return unsynced ? `informer ${unsynced[0]} has not synced` : undefined;
-      },
-    },
+    checks: cacheHealthChecks({
+      caches,
+      watchTimeoutSeconds: config.watchTimeoutSeconds,
+      running: () => running,
+      standby: () => config.leaderElection.enabled && !leading,
+    }),
   });
 
   if (config.leaderElection.enabled) {
@@ -307,15 +173,15 @@ export async function startController(config: ControllerConfig, deps: Controller
     stop: () =>
       (stopping ??= (async () => {
         log.info("Controller stopping");
-        queue.shutDown();
-        crewQueue.shutDown();
+        queues.executions.shutDown();
+        queues.crews.shutDown();
         const drained = Promise.all(workers);
         const timeout = new Promise((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref());
         await Promise.race([drained, timeout]);
         webhooks.stop();
         await outbound.close();
         await events.flush();
-        await Promise.all(Object.values(caches).map((i: Informer<KubeObject>) => i.stop()));
+        await Promise.all(informersOf(caches).map(([, i]) => i.stop()));
         await elector?.stop();
         await health.stop();
         client.close();

@@ -1,5 +1,5 @@
 import type { CrewSpec } from "../core/crew.ts";
-import type { ObservedTask } from "../core/decide.ts";
+import { successfulResult, type ObservedTask } from "../core/observed-task.ts";
 import { taskResultSpec, type TaskResultSpec } from "../core/task-result.ts";
 import type { KubeObject } from "../kube/client.ts";
 import { LABEL_TASK } from "../kube/resources.ts";
@@ -83,7 +83,7 @@ export function observeTasks(
   // A task whose runner reported success is done even while its pod is still exiting (the Job not yet Complete):
   // it must not look like a stray run to stop.
   for (const task of Object.values(observed)) {
-    if (task.run?.state === "running" && task.results.some((r) => r.output !== undefined && r.error === undefined)) {
+    if (task.run?.state === "running" && successfulResult(task)) {
       task.run = { ...task.run, state: "succeeded" };
     }
   }

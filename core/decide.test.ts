@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { crewSpec, type CrewSpec } from "./crew.ts";
-import { decide, type Action, type Decision, type DecideInput, type ObservedTask } from "./decide.ts";
-import { executionSpec, type ExecutionStatus } from "./execution.ts";
+import { decide, type Action, type Decision, type DecideInput } from "./decide.ts";
+import type { ObservedTask } from "./observed-task.ts";
+import { executionSpec, isFinished, type ExecutionStatus } from "./execution.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 
 const ID = "5f0c1e7a-3b1d-4c5e-9a8b-2d3c4e5f6a7b";
@@ -34,6 +35,8 @@ function input(over: {
   crew?: CrewSpec | undefined;
   stop?: boolean;
   webhooks?: boolean;
+  /** Keys of the webhooks delivered so far; by default every one the given status called for (see hooksOf). */
+  delivered?: string[];
 }): DecideInput {
   return {
     execution: {
@@ -54,8 +57,15 @@ function input(over: {
     },
     crew: "crew" in over ? over.crew : crew,
     observed: over.observed ?? {},
+    deliveredWebhooks: new Set(over.delivered ?? hooksOf(over.status)),
     now: over.now ?? at(0),
   };
+}
+
+/** The webhooks a status calls for: an adapter that carried out the decision that wrote it has delivered them. */
+function hooksOf(status: ExecutionStatus | undefined): string[] {
+  const tasks = (status?.tasks ?? []).filter((t) => t.phase === "Succeeded").map((t) => `task:${t.name}`);
+  return isFinished(status?.phase) ? [...tasks, "crew"] : tasks;
 }
 
 function result(task: TaskName, over: Partial<TaskResultSpec> = {}): TaskResultSpec {
@@ -300,6 +310,7 @@ describe("decide: the next task", () => {
     expect(ofType(d, "webhook")).toEqual([
       {
         type: "webhook",
+        hook: "task:research",
         kind: "task",
         url: "http://hooks.test/task",
         payload: {
@@ -410,9 +421,13 @@ describe("decide: completing an execution", () => {
       "ExecutionSucceeded: All 3 tasks succeeded",
     ]);
     const hooks = ofType(d, "webhook");
-    expect(hooks.map((h) => h.kind)).toEqual(["task", "crew"]);
+    expect(hooks.map((h) => [h.hook, h.kind])).toEqual([
+      ["task:report", "task"],
+      ["crew", "crew"],
+    ]);
     expect(hooks[1]).toEqual({
       type: "webhook",
+      hook: "crew",
       kind: "crew",
       url: "http://hooks.test/crew",
       payload: {
@@ -825,9 +840,12 @@ describe("decide: level-based and idempotent", () => {
   it.each(cases)("has nothing new to do once its status is written: %s", (_name, given) => {
     const first = decide(given);
     const status = applied(first, given.execution.status);
+    // The adapter delivered the webhooks it was asked for.
+    const delivered = new Set([...(given.deliveredWebhooks ?? []), ...ofType(first, "webhook").map((h) => h.hook)]);
     for (const later of [0, 1, 30]) {
       const again = decide({
         ...given,
+        deliveredWebhooks: delivered,
         execution: { ...given.execution, ...(status ? { status } : {}) },
         now: new Date(given.now.getTime() + later * 1000),
       });
@@ -836,6 +854,24 @@ describe("decide: level-based and idempotent", () => {
       expect(ofType(again, "startTask")).toEqual([]);
       expect(ofType(again, "setStatus")).toEqual([]);
     }
+  });
+
+  it("asks again for a webhook nobody recorded as delivered (a controller restarted before delivering it)", () => {
+    const { status, observed } = statusAfter(1);
+    const d = decide(input({ status, observed, now: at(11), delivered: [] }));
+    expect(ofType(d, "webhook").map((h) => [h.hook, h.payload.task_id])).toEqual([["task:research", "research"]]);
+    expect(ofType(d, "setStatus")).toEqual([]);
+    expect(ofType(d, "event")).toEqual([]);
+  });
+
+  it("asks for a finished execution's crew webhook until it is recorded, then for nothing", () => {
+    const { status, observed } = statusAfter(3);
+    const tasksDone = ["task:research", "task:analysis", "task:report"];
+    const later = decide(input({ status, observed, now: at(100), delivered: tasksDone }));
+    expect(ofType(later, "webhook")).toMatchObject([
+      { hook: "crew", kind: "crew", payload: { status: "completed", result: "output of report" } },
+    ]);
+    expect(ofType(decide(input({ status, observed, now: at(100) })), "webhook")).toEqual([]);
   });
 
   it("keeps the condition's lastTransitionTime while its status stays the same, and moves it on a change", () => {

@@ -1,9 +1,11 @@
+import { buildAssignment } from "./assignment.ts";
 import { agentFor, type CrewSpec } from "./crew.ts";
-import { resolveTaskTools } from "./task-tools.ts";
 import { setCondition } from "./conditions.ts";
+import { dueWebhooks } from "./due-webhooks.ts";
 import { isFinished, type ExecutionSpec, type ExecutionStatus, type TaskState } from "./execution.ts";
 import { interpolate } from "./inputs.ts";
-import type { JsonObject } from "./json.ts";
+import { sameJson, type JsonObject } from "./json.ts";
+import { successfulResult, type ObservedTask } from "./observed-task.ts";
 import type { TaskAssignment } from "./task-assignment.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 
@@ -11,19 +13,6 @@ import type { TaskResultSpec } from "./task-result.ts";
  * The whole state machine of a CrewExecution, as one pure function. The Kubernetes controller and the embedded
  * default both observe the world, call decide(), and carry out the actions; nothing here does I/O or reads a clock.
  */
-
-/** What the world shows of one task: its run (a Job, or a local child process) and what its runner reported. */
-export interface ObservedTask {
-  run?: {
-    state: "running" | "succeeded" | "failed";
-    /** "DeadlineExceeded" when the task ran out of time; other reasons are informative. */
-    reason?: string;
-    message?: string;
-    startTime?: string;
-  };
-  /** Results reported by the runner, one per attempt. */
-  results: TaskResultSpec[];
-}
 
 export interface DecideInput {
   execution: {
@@ -38,6 +27,8 @@ export interface DecideInput {
   crew: CrewSpec | undefined;
   /** Observed tasks by task name. */
   observed: Record<string, ObservedTask>;
+  /** Keys of the webhooks already delivered or given up (see due-webhooks.ts): not due again. None when absent. */
+  deliveredWebhooks?: ReadonlySet<string>;
   now: Date;
 }
 
@@ -46,7 +37,7 @@ export type Action =
   | { type: "stopTask"; index: number; taskName: string }
   | { type: "setStatus"; status: ExecutionStatus }
   | { type: "event"; eventType: "Normal" | "Warning"; reason: EventReason; message: string }
-  | { type: "webhook"; kind: "task" | "crew"; url: string; payload: JsonObject };
+  | { type: "webhook"; hook: string; kind: "task" | "crew"; url: string; payload: JsonObject };
 
 export type EventReason =
   "TaskStarted" | "TaskSucceeded" | "TaskFailed" | "ExecutionSucceeded" | "ExecutionFailed" | "ExecutionStopped";
@@ -66,10 +57,6 @@ export interface Decision {
 
 const seconds = (from: string, to: Date) => Math.max(0, (to.getTime() - Date.parse(from)) / 1000);
 const round = (n: number) => Math.round(n * 1000) / 1000;
-
-export function successfulResult(task: ObservedTask | undefined): TaskResultSpec | undefined {
-  return task?.results.find((r) => r.output !== undefined && r.error === undefined);
-}
 
 function lastFailure(task: ObservedTask | undefined): TaskResultSpec | undefined {
   return task?.results
@@ -110,54 +97,14 @@ function judgeTask(
 
 const timedOut = (name: string, spec: CrewSpec) => `Task "${name}" timed out after ${spec.runner.taskTimeoutSeconds}s`;
 
-export function buildAssignment(input: DecideInput, spec: CrewSpec, index: number): TaskAssignment {
-  const task = spec.tasks[index]!;
-  const inputs = input.execution.spec.inputs;
-  const agent = agentFor(spec, task.name);
-  const earlier = spec.tasks.slice(0, index).map((t) => t.name);
-  const contextNames = task.context ?? earlier;
-  return {
-    execution: {
-      id: input.execution.name,
-      crew: input.execution.spec.crewRef.name,
-      ...(input.execution.namespace ? { namespace: input.execution.namespace } : {}),
-      ...(input.execution.uid ? { uid: input.execution.uid } : {}),
-    },
-    task: {
-      index,
-      name: task.name,
-      description: interpolate(task.description, inputs),
-      expectedOutput: interpolate(task.expectedOutput, inputs),
-    },
-    agent: {
-      ...agent,
-      role: interpolate(agent.role, inputs),
-      goal: interpolate(agent.goal, inputs),
-      backstory: interpolate(agent.backstory, inputs),
-    },
-    context: contextNames.map((name) => ({ task: name, output: successfulResult(input.observed[name])?.output ?? "" })),
-    inputs,
-    tools: resolveTaskTools(spec, agent, task),
-  };
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
-}
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === "object") {
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([, v]) => v !== undefined)
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([k, v]) => [k, sortKeys(v)]),
-    );
-  }
-  return value;
-}
-
 export function decide(input: DecideInput): Decision {
+  const progress = decideProgress(input);
+  const written = progress.actions.find((a) => a.type === "setStatus")?.status ?? input.execution.status;
+  return { ...progress, actions: inOrder([...progress.actions, ...dueWebhooks(input, written)]) };
+}
+
+/** Every action but the webhooks, which follow from the status this decides (see due-webhooks.ts). */
+function decideProgress(input: DecideInput): Decision {
   const { execution, now } = input;
   const previous = execution.status ?? {};
   const nowIso = now.toISOString();
@@ -255,18 +202,16 @@ export function decide(input: DecideInput): Decision {
         nowIso,
       ),
     };
-    actions.push(...transitionEvents(input, spec, previous, status));
+    actions.push(...transitionEvents(spec, previous, status));
     if (!sameJson(status, previous)) actions.push({ type: "setStatus", status });
     const deadline = Math.min(taskDeadline, executionDeadline);
     return { actions: inOrder(actions), requeueAfterSeconds: Math.max(0.1, round((deadline - now.getTime()) / 1000)) };
   }
 
-  const last = spec.tasks.at(-1)!.name;
-  const output = successfulResult(input.observed[last])?.output ?? "";
   return finish(
     input,
     spec,
-    { phase: "Succeeded", reason: "Succeeded", message: `All ${spec.tasks.length} tasks succeeded`, tasks, output },
+    { phase: "Succeeded", reason: "Succeeded", message: `All ${spec.tasks.length} tasks succeeded`, tasks },
     actions,
     startTime,
   );
@@ -358,7 +303,6 @@ function finish(
     reason: string;
     message: string;
     tasks: TaskState[];
-    output?: string;
   },
   actions: Action[],
   startTime = input.now.toISOString(),
@@ -394,20 +338,9 @@ function finish(
   };
   delete status.currentTask;
   if (end.phase === "Succeeded") delete status.error;
-  const events = spec ? transitionEvents(input, spec, previous, status) : [];
+  const events = spec ? transitionEvents(spec, previous, status) : [];
   events.push(executionEvent(end.phase, end.message));
-  const crewHook = execution.spec.webhooks?.crew;
-  const hooks: Action[] = crewHook
-    ? [
-        {
-          type: "webhook",
-          kind: "crew",
-          url: crewHook,
-          payload: crewWebhookPayload(input, spec, status, end.output),
-        },
-      ]
-    : [];
-  return { actions: inOrder([{ type: "setStatus", status }, ...actions, ...events, ...hooks]) };
+  return { actions: inOrder([{ type: "setStatus", status }, ...actions, ...events]) };
 }
 
 function executionEvent(phase: "Succeeded" | "Failed" | "Stopped", message: string): Action {
@@ -416,13 +349,8 @@ function executionEvent(phase: "Succeeded" | "Failed" | "Stopped", message: stri
   return { type: "event", eventType: "Warning", reason: "ExecutionFailed", message };
 }
 
-/** Events and task webhooks for every task whose phase changed since the last written status. */
-function transitionEvents(
-  input: DecideInput,
-  spec: CrewSpec,
-  previous: ExecutionStatus,
-  next: ExecutionStatus,
-): Action[] {
+/** Events for every task whose phase changed since the last written status. */
+function transitionEvents(spec: CrewSpec, previous: ExecutionStatus, next: ExecutionStatus): Action[] {
   const actions: Action[] = [];
   const total = spec.tasks.length;
   for (const [index, state] of (next.tasks ?? []).entries()) {
@@ -452,9 +380,6 @@ function transitionEvents(
         reason: "TaskSucceeded",
         message: `Task "${state.name}" (${position}) succeeded in ${state.executionTime ?? 0}s`,
       });
-      const hook = input.execution.spec.webhooks?.task;
-      if (hook)
-        actions.push({ type: "webhook", kind: "task", url: hook, payload: taskWebhookPayload(input, spec, index) });
     }
     if (state.phase === "Failed") {
       actions.push({
@@ -466,47 +391,6 @@ function transitionEvents(
     }
   }
   return actions;
-}
-
-export function taskWebhookPayload(input: DecideInput, spec: CrewSpec, index: number): JsonObject {
-  const assignment = buildAssignment(input, spec, index);
-  const result = successfulResult(input.observed[assignment.task.name]);
-  return {
-    kickoff_id: input.execution.name,
-    task_id: assignment.task.name,
-    name: assignment.task.name,
-    description: assignment.task.description,
-    expected_output: assignment.task.expectedOutput,
-    agent: assignment.agent.role,
-    output: result?.output ?? "",
-    execution_time: round(result?.executionTime ?? 0),
-    meta: input.execution.spec.meta ?? null,
-  };
-}
-
-export function crewWebhookPayload(
-  input: DecideInput,
-  spec: CrewSpec | undefined,
-  status: ExecutionStatus,
-  output?: string,
-): JsonObject {
-  const usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
-  for (const task of spec?.tasks ?? []) {
-    for (const r of input.observed[task.name]?.results ?? []) {
-      usage.input_tokens += r.tokenUsage?.inputTokens ?? 0;
-      usage.output_tokens += r.tokenUsage?.outputTokens ?? 0;
-      usage.total_tokens += r.tokenUsage?.totalTokens ?? 0;
-    }
-  }
-  return {
-    kickoff_id: input.execution.name,
-    status: status.phase === "Succeeded" ? "completed" : "error",
-    result: output ?? null,
-    error: status.error ?? null,
-    execution_time: status.executionTime ?? 0,
-    token_usage: usage,
-    meta: input.execution.spec.meta ?? null,
-  };
 }
 
 /**

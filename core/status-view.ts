@@ -1,7 +1,7 @@
 import type { StatusResponse } from "./api-bodies.ts";
 import type { ExecutionStatus } from "./execution.ts";
 import type { TaskResultSpec } from "./task-result.ts";
-import { successfulResult } from "./decide.ts";
+import { successfulResult } from "./observed-task.ts";
 
 /** What `GET /status/{id}` answers for an execution: one of the three CrewAI shapes, each with `state`. */
 export function statusResponse(

@@ -1,8 +1,9 @@
 import { join } from "node:path";
 import type { Crew } from "../core/crew.ts";
-import { decide, type Action, type ObservedTask } from "../core/decide.ts";
+import { decide, type Action } from "../core/decide.ts";
 import type { ExecutionSpec, ExecutionStatus } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
+import type { ObservedTask } from "../core/observed-task.ts";
 import type { ExecutionBackend, ExecutionView, NewExecution } from "../api/execution-backend.ts";
 import { TaskProcess } from "./task-process.ts";
 import { deliverWebhook } from "./webhook.ts";
@@ -13,6 +14,8 @@ interface LocalExecution {
   spec: ExecutionSpec;
   status?: ExecutionStatus;
   tasks: Map<string, TaskProcess>;
+  /** Keys of the webhooks already sent (decide() asks for each once). */
+  webhooksSent: Set<string>;
   timer?: NodeJS.Timeout;
   reconciling: boolean;
   again: boolean;
@@ -58,6 +61,7 @@ export class LocalExecutions implements ExecutionBackend {
     this.executions.set(execution.id, {
       ...execution,
       tasks: new Map(),
+      webhooksSent: new Set(),
       reconciling: false,
       again: false,
     });
@@ -130,6 +134,7 @@ export class LocalExecutions implements ExecutionBackend {
       },
       crew: this.crews.get(execution.crew)?.spec,
       observed,
+      deliveredWebhooks: execution.webhooksSent,
       now: this.now(),
     });
     for (const action of decision.actions) await this.carryOut(execution, action);
@@ -172,6 +177,8 @@ export class LocalExecutions implements ExecutionBackend {
         return;
       }
       case "webhook":
+        if (execution.webhooksSent.has(action.hook)) return;
+        execution.webhooksSent.add(action.hook);
         void deliverWebhook(action.url, action.payload, { log, fetch: this.options.webhookFetch });
         return;
     }

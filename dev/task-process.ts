@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ObservedTask } from "../core/decide.ts";
+import type { ObservedTask } from "../core/observed-task.ts";
 import type { Logger } from "../core/logger.ts";
 import { taskOutcome, type TaskAssignment } from "../core/task-assignment.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";

@@ -65,6 +65,9 @@ export const isAlreadyExists = (err: unknown) =>
 export const isConflict = (err: unknown) => err instanceof KubeApiError && err.statusCode === 409;
 export const isGone = (err: unknown) => err instanceof KubeApiError && err.statusCode === 410;
 
+/** The requests the reconcilers make (a recording client stands in for it in unit tests). */
+export type KubeApi = Pick<KubeClient, "get" | "list" | "create" | "mergePatch" | "delete" | "deleteCollection">;
+
 export type WriteVerb = "create" | "patch" | "update" | "delete";
 
 export interface KubeClientOptions {

@@ -11,7 +11,7 @@ export type InformerEvent = "add" | "update" | "delete";
 export type InformerHandler<T> = (event: InformerEvent, object: T, previous?: T) => void;
 
 export interface InformerOptions<T extends KubeObject> {
-  client: KubeClient;
+  client: Pick<KubeClient, "list" | "watch">;
   /** Collection path, e.g. `/apis/batch/v1/namespaces/team-a/jobs` or all namespaces `/apis/batch/v1/jobs`. */
   path: string;
   labelSelector?: string;
@@ -26,7 +26,15 @@ export interface InformerOptions<T extends KubeObject> {
   pageSize?: number;
 }
 
-export const objectKey = (o: KubeObject) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
+/** The cache's key of an object, `<namespace>/<name>`; the controller's work queues hold the same keys. */
+export const cacheKey = (namespace: string, name: string) => `${namespace}/${name}`;
+export const objectKey = (o: KubeObject) => cacheKey(o.metadata?.namespace ?? "", o.metadata?.name ?? "");
+
+/** The namespace and name in a cache key. */
+export function splitKey(key: string): [namespace: string, name: string] {
+  const slash = key.indexOf("/");
+  return [key.slice(0, slash), key.slice(slash + 1)];
+}
 
 /** Compares etcd resourceVersions; an opaque one (not an integer) never counts as older. */
 function isOlder(candidate: KubeObject, current: KubeObject): boolean {
@@ -86,7 +94,7 @@ export class Informer<T extends KubeObject> {
   }
 
   get(namespace: string, name: string): T | undefined {
-    return this.store.get(`${namespace}/${name}`);
+    return this.store.get(cacheKey(namespace, name));
   }
 
   list(namespace?: string): T[] {

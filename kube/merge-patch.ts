@@ -1,3 +1,5 @@
+import { sameJson } from "../core/json.ts";
+
 /**
  * The RFC 7386 JSON merge patch that turns `before` into `after`: changed keys with their new value, removed keys as
  * null, nested objects patched key by key, arrays replaced whole. Undefined counts as absent. Empty object: no change.
@@ -24,21 +26,4 @@ export function mergePatchDiff(before: unknown, after: unknown): Record<string, 
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-export function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
-}
-
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (isObject(v)) {
-    return Object.fromEntries(
-      Object.keys(v)
-        .filter((k) => v[k] !== undefined)
-        .sort()
-        .map((k) => [k, canonical(v[k])]),
-    );
-  }
-  return v;
 }

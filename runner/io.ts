@@ -32,6 +32,17 @@ export function parseAssignment(text: string, source: string): TaskAssignment {
   return parsed.data;
 }
 
+/** The assignment in the JSON file at `path`; an AssignmentError naming the file when it cannot be read or used. */
+export async function readAssignmentFile(path: string): Promise<TaskAssignment> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new AssignmentError(`Cannot read assignment ${path}: ${(error as Error).message}`);
+  }
+  return parseAssignment(text, path);
+}
+
 /** Writes `text` to `path` so that a reader sees either the old file or the whole new one, never a part. */
 export async function writeFileAtomically(path: string, text: string): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
@@ -60,14 +71,8 @@ export class FileTaskIO implements TaskIO {
     this.outcomePath = paths.outcome;
   }
 
-  async readAssignment(): Promise<TaskAssignment> {
-    let text: string;
-    try {
-      text = await readFile(this.assignmentPath, "utf8");
-    } catch (error) {
-      throw new AssignmentError(`Cannot read assignment ${this.assignmentPath}: ${(error as Error).message}`);
-    }
-    return parseAssignment(text, this.assignmentPath);
+  readAssignment(): Promise<TaskAssignment> {
+    return readAssignmentFile(this.assignmentPath);
   }
 
   async reportOutcome(outcome: TaskOutcome): Promise<void> {

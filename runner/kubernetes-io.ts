@@ -8,7 +8,7 @@ import type { TaskResultSpec } from "../core/task-result.ts";
 import { isAlreadyExists, KubeApiError, KubeClient } from "../kube/client.ts";
 import { CREW_EXECUTIONS, CREW_TASK_RESULTS, resourcePath } from "../kube/resources.ts";
 import { CONTEXT_FILES, taskLabels, taskResultName } from "../kube/task-names.ts";
-import { AssignmentError, parseAssignment, type TaskIO } from "./io.ts";
+import { AssignmentError, readAssignmentFile, type TaskIO } from "./io.ts";
 
 /** What the runner reads from its pod's environment in Kubernetes mode. */
 const kubernetesRunnerEnv = z.object({
@@ -104,13 +104,7 @@ export class KubernetesTaskIO implements TaskIO {
   }
 
   async readAssignment(): Promise<TaskAssignment> {
-    let text: string;
-    try {
-      text = await readFile(this.assignmentPath, "utf8");
-    } catch (error) {
-      throw new AssignmentError(`Cannot read assignment ${this.assignmentPath}: ${(error as Error).message}`);
-    }
-    const assignment = parseAssignment(text, this.assignmentPath);
+    const assignment = await readAssignmentFile(this.assignmentPath);
     await this.readMovedContext(assignment);
     this.assignment = assignment;
     return assignment;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lastWords } from "./reconciler.ts";
+import { lastWords } from "./last-words.ts";
 
 describe("lastWords", () => {
   it("takes the runner's plain error line from the end of a log that mixes JSON log lines in", () => {

@@ -1,6 +1,7 @@
-import { crewSpec, type CrewStatus } from "../core/crew.ts";
-import { setCondition } from "../core/conditions.ts";
-import { discoverInputs } from "../core/inputs.ts";
+import { crewSpec, type CrewStatus } from "./crew.ts";
+import { setCondition } from "./conditions.ts";
+import { discoverInputs } from "./inputs.ts";
+import { truncate } from "./truncate.ts";
 
 /**
  * What a Crew's status should say: Ready True with the inputs it needs and its task count, or Ready False naming
@@ -24,7 +25,7 @@ export function desiredCrewStatus(
           type: "Ready",
           status: "False",
           reason: "InvalidSpec",
-          message: message.length > 1000 ? `${message.slice(0, 997)}...` : message,
+          message: truncate(message),
           ...generation,
         },
         now,

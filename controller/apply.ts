@@ -1,0 +1,70 @@
+import { isAlreadyExists, isConflict, isNotFound, type KubeApi, type KubeObject } from "../kube/client.ts";
+import type { Informer } from "../kube/informer.ts";
+import { mergePatchDiff } from "../kube/merge-patch.ts";
+import { resourcePath, type ResourceType } from "../kube/resources.ts";
+
+/**
+ * The one way the reconcilers write: a status when it differs, a child when it is absent, a delete that finds nothing
+ * is done. Every write is idempotent, so a reconcile that is repeated (a crash, a replayed event) does no harm.
+ */
+
+/** A status write lost a race with another writer (a stop, another controller): look again at once. */
+export class StaleObjectError extends Error {
+  override name = "StaleObjectError";
+}
+
+/**
+ * Patches the object's status to `desired` (a merge patch of what differs, guarded by the resourceVersion it was
+ * computed from) and puts the answer in the cache; writes nothing and answers undefined when nothing differs.
+ */
+export async function applyStatus<T extends KubeObject>(
+  client: Pick<KubeApi, "mergePatch">,
+  cache: Informer<T>,
+  type: ResourceType,
+  object: T,
+  desired: unknown,
+): Promise<T | undefined> {
+  const patch = mergePatchDiff(object.status, desired);
+  if (Object.keys(patch).length === 0) return undefined;
+  const { namespace = "", name = "" } = object.metadata ?? {};
+  try {
+    const updated = await client.mergePatch<T>(resourcePath(type, namespace, name, "status"), {
+      metadata: { resourceVersion: object.metadata?.resourceVersion },
+      status: patch,
+    });
+    cache.upsert(updated);
+    return updated;
+  } catch (err) {
+    if (isConflict(err)) throw new StaleObjectError(`status of ${namespace}/${name} changed meanwhile`);
+    throw err;
+  }
+}
+
+/** Creates the object unless one of its name exists; the created object, or undefined when it existed. */
+export async function createIfAbsent<T extends KubeObject>(
+  client: Pick<KubeApi, "create">,
+  path: string,
+  body: T,
+): Promise<T | undefined> {
+  try {
+    return await client.create(path, body);
+  } catch (err) {
+    if (isAlreadyExists(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Deletes the object; false when it was already gone. */
+export async function deleteIfPresent(
+  client: Pick<KubeApi, "delete">,
+  path: string,
+  options: Parameters<KubeApi["delete"]>[1] = {},
+): Promise<boolean> {
+  try {
+    await client.delete(path, options);
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}

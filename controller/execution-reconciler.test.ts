@@ -1,0 +1,229 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import pino from "pino";
+import type { KubeObject } from "../kube/client.ts";
+import * as r from "../kube/resources.ts";
+import { RecordingKube } from "../test/support/recording-kube.ts";
+import { StaleObjectError } from "./apply.ts";
+import { createCaches, type Caches } from "./caches.ts";
+import { ExecutionReconciler, WEBHOOKS_ANNOTATION } from "./execution-reconciler.ts";
+import type { WebhookDelivery } from "./webhooks.ts";
+
+const NS = "team-a";
+const ID = "0d5c1f5e-6a3b-4c0f-9a43-3f6f1c1e7a10";
+const KEY = `${NS}/${ID}`;
+const T0 = Date.parse("2026-03-01T10:00:00.000Z");
+const log = pino({ level: "silent" });
+
+const executionPath = r.resourcePath(r.CREW_EXECUTIONS, NS, ID);
+const crewObject: KubeObject = {
+  apiVersion: r.CREWS.apiVersion,
+  kind: r.CREWS.kind,
+  metadata: { name: "research", namespace: NS, uid: "crew-uid", generation: 1 },
+  spec: {
+    agents: [{ name: "w", role: "Writer", goal: "Write" }],
+    tasks: [
+      { name: "draft", agent: "w", description: "Draft", expectedOutput: "A draft" },
+      { name: "edit", agent: "w", description: "Edit", expectedOutput: "A text" },
+    ],
+  },
+};
+const executionObject = (status?: unknown, annotations?: Record<string, string>): KubeObject => ({
+  apiVersion: r.CREW_EXECUTIONS.apiVersion,
+  kind: r.CREW_EXECUTIONS.kind,
+  metadata: { name: ID, namespace: NS, uid: "exec-uid", generation: 1, ...(annotations ? { annotations } : {}) },
+  spec: {
+    crewRef: { name: "research" },
+    inputs: {},
+    webhooks: { task: "http://hooks.test/task", crew: "http://hooks.test/crew" },
+  },
+  ...(status ? { status } : {}),
+});
+
+describe("ExecutionReconciler against a recording client", () => {
+  let kube: RecordingKube;
+  let caches: Caches;
+  let events: string[];
+  let hooks: WebhookDelivery[];
+  let clock: number;
+  let reconciler: ExecutionReconciler;
+
+  beforeEach(() => {
+    kube = new RecordingKube();
+    caches = createCaches({ client: kube, log, namespace: NS, watchTimeoutSeconds: 60 });
+    events = [];
+    hooks = [];
+    clock = T0;
+    reconciler = reconcilerWith(60);
+  });
+
+  function reconcilerWith(finishedTtlSeconds: number): ExecutionReconciler {
+    return new ExecutionReconciler({
+      client: kube,
+      caches,
+      jobSettings: { defaultImage: "kubecrew:test", defaultServiceAccount: "runner", runnerCommand: ["kubecrew"] },
+      finishedTtlSeconds,
+      now: () => new Date(clock),
+      log,
+      events: { record: (_target, type, reason) => events.push(`${type} ${reason}`) },
+      webhooks: {
+        enqueue: (delivery) => {
+          hooks.push(delivery);
+          return true;
+        },
+      },
+    });
+  }
+
+  /** Objects in the apiserver and in the caches, as the informers would hold them after a sync. */
+  function given(execution: KubeObject, more: { crew?: boolean } = {}): void {
+    caches.executions.upsert(kube.seed(r.resourcePath(r.CREW_EXECUTIONS, NS), execution));
+    if (more.crew !== false) caches.crews.upsert(kube.seed(r.resourcePath(r.CREWS, NS), crewObject));
+  }
+
+  /** The first task's runner reported its output and its Job completed. */
+  function firstTaskDone(): void {
+    const labels = { [r.LABEL_EXECUTION]: ID, [r.LABEL_TASK]: "draft" };
+    const job = kube.stored(r.resourcePath(r.JOBS, NS, `${ID}-0`))!;
+    caches.jobs.upsert({
+      ...job,
+      status: { startTime: new Date(T0).toISOString(), conditions: [{ type: "Complete", status: "True" }] },
+    });
+    caches.results.upsert({
+      apiVersion: r.CREW_TASK_RESULTS.apiVersion,
+      kind: r.CREW_TASK_RESULTS.kind,
+      metadata: { name: `${ID}-0`, namespace: NS, labels, creationTimestamp: new Date(T0).toISOString() },
+      spec: {
+        executionRef: { name: ID },
+        taskName: "draft",
+        taskIndex: 0,
+        agent: "Writer",
+        output: "the draft",
+        attempt: 1,
+        executionTime: 4,
+      },
+    });
+  }
+
+  it("starts the first task: its ConfigMap, then its Job, then the status; events after the status", async () => {
+    given(executionObject());
+    const result = await reconciler.reconcile(KEY);
+    expect(kube.log).toEqual([
+      `create ${r.resourcePath(r.CONFIG_MAPS, NS)}`,
+      `create ${r.resourcePath(r.JOBS, NS)}`,
+      `patch ${executionPath}/status`,
+    ]);
+    expect(kube.writes[1]!.body).toMatchObject({ metadata: { name: `${ID}-0` } });
+    expect(kube.writes[2]!.body).toMatchObject({
+      status: { phase: "Running", currentTask: "draft", progressText: "0/2" },
+    });
+    expect(events).toEqual(["Normal TaskStarted"]);
+    expect(result).toMatchObject({ phase: "Running" });
+    expect(result.requeueAfterMs).toBeGreaterThan(0);
+  });
+
+  it("writes nothing when nothing changed since its last reconcile", async () => {
+    given(executionObject());
+    await reconciler.reconcile(KEY);
+    const before = kube.writes.length;
+    clock += 1000;
+    await reconciler.reconcile(KEY);
+    expect(kube.writes.slice(before)).toEqual([]);
+    expect(events).toEqual(["Normal TaskStarted"]);
+  });
+
+  it("reads a crew the cache does not show yet through from the apiserver", async () => {
+    kube.seed(r.resourcePath(r.CREWS, NS), crewObject);
+    given(executionObject(), { crew: false });
+    await reconciler.reconcile(KEY);
+    expect(caches.crews.get(NS, "research")).toBeDefined();
+    expect(kube.log).toContain(`create ${r.resourcePath(r.JOBS, NS)}`);
+  });
+
+  it("fails a stale status write with StaleObjectError and writes nothing after it", async () => {
+    given(executionObject());
+    // Another writer changed the execution since the cache saw it.
+    await kube.mergePatch(executionPath, { metadata: { annotations: { touched: "yes" } } });
+    await expect(reconciler.reconcile(KEY)).rejects.toThrow(StaleObjectError);
+    expect(kube.log.at(-1)).toBe(`patch ${executionPath}/status`);
+    expect(events).toEqual([]);
+  });
+
+  it("asks for each webhook under one key, and not again once it is recorded as delivered", async () => {
+    given(executionObject());
+    await reconciler.reconcile(KEY);
+    firstTaskDone();
+    clock += 5000;
+    await reconciler.reconcile(KEY);
+    expect(hooks.map((h) => [h.hook, h.kind, h.payload.task_id])).toEqual([["task:draft", "task", "draft"]]);
+
+    // A restarted controller (a new reconciler, no deliveries in flight) sees the same status.
+    const restarted = reconcilerWith(60);
+    await restarted.reconcile(KEY);
+    expect(hooks.map((h) => h.hook)).toEqual(["task:draft", "task:draft"]);
+
+    await restarted.recordDelivery(hooks[0]!, "delivered");
+    expect(kube.log.at(-1)).toBe(`patch ${executionPath}`);
+    expect(caches.executions.get(NS, ID)?.metadata?.annotations?.[WEBHOOKS_ANNOTATION]).toBe(
+      JSON.stringify({ "task:draft": "delivered" }),
+    );
+    await reconcilerWith(60).reconcile(KEY);
+    expect(hooks).toHaveLength(2);
+  });
+
+  describe("a finished execution", () => {
+    const finished = { phase: "Succeeded", completionTime: new Date(T0).toISOString() };
+
+    beforeEach(() => {
+      given(executionObject({ ...finished, crewSpec: { ...(crewObject.spec as object), runner: {} } }));
+      const job = {
+        apiVersion: r.JOBS.apiVersion,
+        kind: r.JOBS.kind,
+        metadata: { name: `${ID}-0`, namespace: NS, labels: { [r.LABEL_EXECUTION]: ID, [r.LABEL_TASK]: "draft" } },
+        status: { conditions: [{ type: "Complete", status: "True" }] },
+      };
+      caches.jobs.upsert(kube.seed(r.resourcePath(r.JOBS, NS), job));
+      kube.seed(r.resourcePath(r.CONFIG_MAPS, NS), {
+        metadata: { name: `${ID}-0`, labels: { [r.LABEL_EXECUTION]: ID } },
+      });
+    });
+
+    it("keeps its children until the TTL is over, and asks to look again then", async () => {
+      clock = T0 + 20_000;
+      const result = await reconciler.reconcile(KEY);
+      expect(kube.writes).toEqual([]);
+      expect(result.requeueAfterMs).toBe(40_000);
+    });
+
+    it("removes its ConfigMaps, then its Jobs, once the TTL is over; then nothing more", async () => {
+      clock = T0 + 60_000;
+      const result = await reconciler.reconcile(KEY);
+      const removals = kube.writes.filter((w) => w.verb === "deletecollection");
+      expect(removals).toEqual([
+        {
+          verb: "deletecollection",
+          path: r.resourcePath(r.CONFIG_MAPS, NS),
+          body: { labelSelector: `${r.LABEL_EXECUTION}=${ID}` },
+        },
+        {
+          verb: "deletecollection",
+          path: r.resourcePath(r.JOBS, NS),
+          body: { labelSelector: `${r.LABEL_EXECUTION}=${ID}`, propagationPolicy: "Background" },
+        },
+      ]);
+      expect(result.requeueAfterMs).toBeUndefined();
+      const before = kube.writes.length;
+      await reconciler.reconcile(KEY);
+      expect(kube.writes.slice(before)).toEqual([]);
+    });
+
+    it("removes them one by one, by name, without the right to delete collections", async () => {
+      clock = T0 + 60_000;
+      kube.failNext("deletecollection", /configmaps/, 403, "Forbidden");
+      await reconciler.reconcile(KEY);
+      expect(kube.stored(r.resourcePath(r.CONFIG_MAPS, NS, `${ID}-0`))).toBeUndefined();
+      expect(kube.stored(r.resourcePath(r.JOBS, NS, `${ID}-0`))).toBeUndefined();
+      expect(kube.log).toContain(`delete ${r.resourcePath(r.CONFIG_MAPS, NS, `${ID}-0`)}`);
+      expect(kube.log).toContain(`delete ${r.resourcePath(r.JOBS, NS, `${ID}-0`)}`);
+    });
+  });
+});

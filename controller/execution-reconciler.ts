@@ -1,0 +1,334 @@
+import { cleanupDueInMs } from "../core/cleanup.ts";
+import { crewSpec as crewSpecSchema, type CrewSpec } from "../core/crew.ts";
+import { decide, type Action, type DecideInput } from "../core/decide.ts";
+import { crewExecution, isFinished, type CrewExecution, type ExecutionStatus } from "../core/execution.ts";
+import type { Logger } from "../core/logger.ts";
+import { successfulResult, type ObservedTask } from "../core/observed-task.ts";
+import { truncate } from "../core/truncate.ts";
+import { KubeApiError, type KubeApi, type KubeObject } from "../kube/client.ts";
+import { cacheKey, splitKey } from "../kube/informer.ts";
+import { readThrough } from "../kube/read-through.ts";
+import {
+  CONFIG_MAPS,
+  CREW_EXECUTIONS,
+  CREW_TASK_RESULTS,
+  CREWS,
+  JOBS,
+  LABEL_EXECUTION,
+  LABEL_TASK,
+  PODS,
+  resourcePath,
+} from "../kube/resources.ts";
+import { contextConfigMapName, taskJobName } from "../kube/task-names.ts";
+import { applyStatus, createIfAbsent, deleteIfPresent } from "./apply.ts";
+import type { Caches } from "./caches.ts";
+import type { EventRecorder } from "./events.ts";
+import { lastWords } from "./last-words.ts";
+import { observeTasks, type JobObject, type TaskResultObject } from "./observe.ts";
+import { taskInputs, taskJob, type ExecutionRef, type TaskJobSettings } from "./task-job.ts";
+import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webhooks.ts";
+import type { ReconcileResult } from "./worker.ts";
+
+/** Annotation recording which webhooks were delivered (or given up), so a restarted controller does not resend them. */
+export const WEBHOOKS_ANNOTATION = "kubecrew.io/webhook-deliveries";
+
+export interface ExecutionReconcilerOptions {
+  client: KubeApi;
+  caches: Caches;
+  jobSettings: TaskJobSettings;
+  /** Seconds after an execution finished before its Jobs and ConfigMaps are removed; negative keeps them. */
+  finishedTtlSeconds: number;
+  now: () => Date;
+  log: Logger;
+  events: Pick<EventRecorder, "record">;
+  webhooks: Pick<WebhookDispatcher, "enqueue">;
+}
+
+/**
+ * One reconcile of one execution: observe it (the caches, read through where they lag), decide (decide() for its
+ * progress and due webhooks, cleanupDueInMs() for its children), apply (applyStatus, createIfAbsent, deletes).
+ * Level-based: it never asks what event brought it here, and doing the same actions twice is harmless (deterministic
+ * child names, AlreadyExists is success, NotFound on delete is success, status is patched only when it changed).
+ */
+export class ExecutionReconciler {
+  private readonly o: ExecutionReconcilerOptions;
+  private readonly deliveryRecords = new Map<string, Promise<void>>();
+  /** Executions (by uid) whose children this process already removed: their deletions may not be in the cache yet. */
+  private readonly cleanedUp = new Set<string>();
+
+  constructor(options: ExecutionReconcilerOptions) {
+    this.o = options;
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const [namespace, name] = splitKey(key);
+    const raw = this.o.caches.executions.get(namespace, name);
+    if (!raw || raw.metadata?.deletionTimestamp) return {};
+    const parsed = crewExecution.safeParse(raw);
+    if (!parsed.success) {
+      this.o.log.warn(
+        { execution: key, problems: parsed.error.issues.map((i) => i.message) },
+        "CrewExecution does not match the schema",
+      );
+      return {};
+    }
+    const execution = parsed.data;
+    const ref: ExecutionRef = { name, namespace, uid: raw.metadata!.uid!, crew: execution.spec.crewRef.name };
+
+    const input = await this.observe(raw, execution, ref);
+    const decision = decide(input);
+    let status = execution.status;
+    for (const action of decision.actions) status = await this.apply(action, raw, ref, input, status);
+
+    let requeueAfterMs =
+      decision.requeueAfterSeconds !== undefined ? Math.ceil(decision.requeueAfterSeconds * 1000) : undefined;
+    if (isFinished(status?.phase)) {
+      const childrenLeft = !this.cleanedUp.has(ref.uid) && this.o.caches.jobs.byIndex(key).length > 0;
+      const dueInMs = cleanupDueInMs({ status, ttlSeconds: this.o.finishedTtlSeconds, childrenLeft, now: input.now });
+      requeueAfterMs = dueInMs || undefined;
+      if (dueInMs === 0) await this.removeChildren(ref, status!);
+    }
+    return {
+      ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+      ...(status?.phase ? { phase: status.phase } : {}),
+    };
+  }
+
+  /** decide()'s input: the execution, its crew (until it took its snapshot), its tasks, the webhooks delivered. */
+  private async observe(raw: KubeObject, execution: CrewExecution, ref: ExecutionRef): Promise<DecideInput> {
+    const { name, namespace, uid } = ref;
+    const key = cacheKey(namespace, name);
+    const snapshot = execution.status?.crewSpec;
+    const crew = snapshot ? undefined : await this.crewSpec(namespace, ref.crew);
+    const spec = snapshot ?? crew;
+    const tasks = () => observeTasks(spec, this.o.caches.jobs.byIndex(key), this.o.caches.results.byIndex(key));
+    let observed = tasks();
+    if (missingFailureReports(observed)) {
+      // The Job failed but the runner's report is not in the cache yet: read it through so the error names its cause.
+      await this.refreshResults(namespace, name);
+      observed = tasks();
+      // No report at all (the runner could not even write one): the pod's last words are the best message there is.
+      if (missingFailureReports(observed)) {
+        await this.addPodMessages(namespace, name, observed).catch((err: unknown) => {
+          // Only a better message was at stake (e.g. no right to list pods): report the Job's own.
+          this.o.log.warn({ execution: key, err: String(err) }, "Cannot read the failed pod's last log line");
+        });
+      }
+    }
+    return {
+      execution: {
+        name,
+        namespace,
+        uid,
+        ...(execution.metadata.generation !== undefined ? { generation: execution.metadata.generation } : {}),
+        spec: execution.spec,
+        ...(execution.status ? { status: execution.status } : {}),
+      },
+      crew,
+      observed,
+      deliveredWebhooks: deliveredHooks(raw),
+      now: this.o.now(),
+    };
+  }
+
+  /** The termination message (the end of its log, FallbackToLogsOnError) of the last failed pod of each such task. */
+  private async addPodMessages(namespace: string, name: string, observed: Record<string, ObservedTask>): Promise<void> {
+    const pods = await this.o.client.list<PodObject>(resourcePath(PODS, namespace), {
+      labelSelector: `${LABEL_EXECUTION}=${name}`,
+    });
+    for (const [taskName, task] of Object.entries(observed)) {
+      if (!unreported(task) || !task.run) continue;
+      const last = pods.items
+        .filter((p) => p.metadata?.labels?.[LABEL_TASK] === taskName)
+        .flatMap((p) => (p.status?.containerStatuses ?? []).map((c) => c.state?.terminated))
+        .filter((t): t is NonNullable<typeof t> => !!t && t.exitCode !== 0 && !!t.message)
+        .sort((a, b) => (a.finishedAt ?? "").localeCompare(b.finishedAt ?? ""))
+        .at(-1);
+      const line = last?.message ? lastWords(last.message) : undefined;
+      if (line) task.run = { ...task.run, message: truncate(line) };
+    }
+  }
+
+  private async refreshResults(namespace: string, name: string): Promise<void> {
+    const list = await this.o.client.list<TaskResultObject>(resourcePath(CREW_TASK_RESULTS, namespace), {
+      labelSelector: `${LABEL_EXECUTION}=${name}`,
+    });
+    for (const item of list.items) this.o.caches.results.upsert(item);
+  }
+
+  /** The live crew (a crew created a moment before its first kickoff is read through), or undefined. */
+  private async crewSpec(namespace: string, crewName: string): Promise<CrewSpec | undefined> {
+    const source = { cache: this.o.caches.crews, client: this.o.client, type: CREWS };
+    const raw = await readThrough(source, namespace, crewName);
+    if (!raw) return undefined;
+    const parsed = crewSpecSchema.safeParse(raw.spec);
+    if (!parsed.success) {
+      this.o.log.warn(
+        { crew: `${namespace}/${crewName}`, problems: parsed.error.issues.map((i) => i.message) },
+        "Crew is invalid",
+      );
+      return undefined;
+    }
+    return parsed.data;
+  }
+
+  /** Carries one action out; answers the status as it stands after it. */
+  private async apply(
+    action: Action,
+    raw: KubeObject,
+    ref: ExecutionRef,
+    input: DecideInput,
+    status: ExecutionStatus | undefined,
+  ): Promise<ExecutionStatus | undefined> {
+    const { client, log } = this.o;
+    switch (action.type) {
+      case "setStatus": {
+        const updated = await applyStatus(client, this.o.caches.executions, CREW_EXECUTIONS, raw, action.status);
+        if (updated) {
+          raw.metadata = updated.metadata;
+          raw.status = updated.status;
+          log.debug(
+            { execution: ref.name, phase: action.status.phase, task: action.status.currentTask },
+            "Status updated",
+          );
+        }
+        return action.status;
+      }
+      case "startTask": {
+        const runner = (input.execution.status?.crewSpec ?? input.crew)?.runner;
+        if (!runner) throw new Error(`no crew spec to start task ${action.taskName}`);
+        const assignment = {
+          ...action.assignment,
+          execution: { ...action.assignment.execution, namespace: ref.namespace, uid: ref.uid },
+        };
+        const inputs = taskInputs(ref, assignment);
+        for (const cm of inputs.configMaps) await createIfAbsent(client, resourcePath(CONFIG_MAPS, ref.namespace), cm);
+        const job = taskJob(ref, assignment, runner, this.o.jobSettings, inputs.contextMounts);
+        const created = await createIfAbsent(client, resourcePath(JOBS, ref.namespace), job);
+        if (created) {
+          this.o.caches.jobs.upsert(created as JobObject);
+          log.info({ execution: ref.name, task: action.taskName, job: job.metadata?.name }, "Task Job created");
+        }
+        return status;
+      }
+      case "stopTask": {
+        const jobName = taskJobName(ref.name, action.index);
+        const path = resourcePath(JOBS, ref.namespace, jobName);
+        if (await deleteIfPresent(client, path, { propagationPolicy: "Background" })) {
+          log.info({ execution: ref.name, task: action.taskName, job: jobName }, "Task Job deleted");
+        }
+        return status;
+      }
+      case "event":
+        this.o.events.record(ref, action.eventType, action.reason, action.message);
+        return status;
+      case "webhook": {
+        const { hook, kind, url, payload } = action;
+        this.o.webhooks.enqueue({
+          hook,
+          kind,
+          url,
+          payload,
+          namespace: ref.namespace,
+          execution: ref.name,
+          crew: ref.crew,
+        });
+        return status;
+      }
+    }
+  }
+
+  /** Records a finished delivery on the execution; records of one execution are written one after another. */
+  recordDelivery(delivery: WebhookDelivery, result: DeliveryResult): Promise<void> {
+    const key = cacheKey(delivery.namespace, delivery.execution);
+    const previous = this.deliveryRecords.get(key) ?? Promise.resolve();
+    const next = previous
+      .catch(() => undefined)
+      .then(async () => {
+        const raw = this.o.caches.executions.get(delivery.namespace, delivery.execution);
+        if (!raw) return;
+        const records = deliveryRecords(raw);
+        records[delivery.hook] = result;
+        const updated = await this.o.client.mergePatch<KubeObject>(
+          resourcePath(CREW_EXECUTIONS, delivery.namespace, delivery.execution),
+          {
+            metadata: { annotations: { [WEBHOOKS_ANNOTATION]: JSON.stringify(records) } },
+          },
+        );
+        this.o.caches.executions.upsert(updated);
+      })
+      .finally(() => {
+        if (this.deliveryRecords.get(key) === next) this.deliveryRecords.delete(key);
+      });
+    this.deliveryRecords.set(key, next);
+    return next;
+  }
+
+  /**
+   * Removes the Jobs and ConfigMaps of a finished execution (results stay). ConfigMaps go first, so an execution
+   * without Jobs in the cache has nothing left to remove (after a restart too).
+   */
+  private async removeChildren(ref: ExecutionRef, status: ExecutionStatus): Promise<void> {
+    // Every child carries the execution's label: one collection delete per kind (the Jobs' pods go with them).
+    const selector = `${LABEL_EXECUTION}=${ref.name}`;
+    try {
+      await this.o.client.deleteCollection(resourcePath(CONFIG_MAPS, ref.namespace), selector);
+      await this.o.client.deleteCollection(resourcePath(JOBS, ref.namespace), selector, "Background");
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.statusCode === 403)) throw err;
+      // Without the right to delete collections: one by one, by the names the controller gave them.
+      await this.deleteChildrenByName(ref, status);
+    }
+    this.cleanedUp.add(ref.uid);
+    if (this.cleanedUp.size > 10_000) this.cleanedUp.clear();
+    this.o.log.info({ execution: ref.name }, "Removed the Jobs and ConfigMaps of a finished execution");
+  }
+
+  private async deleteChildrenByName(ref: ExecutionRef, status: ExecutionStatus): Promise<void> {
+    const spec = status.crewSpec;
+    const jobs = this.o.caches.jobs.byIndex(cacheKey(ref.namespace, ref.name)).map((j) => j.metadata!.name!);
+    const names = new Set<string>(jobs);
+    for (const [i, task] of (spec?.tasks ?? []).entries()) {
+      const job = taskJobName(ref.name, i);
+      names.add(job);
+      const contextEntries = task.context?.length ?? i;
+      for (let j = 0; j < contextEntries; j++) names.add(contextConfigMapName(ref.name, i, j));
+    }
+    for (const n of names) {
+      await deleteIfPresent(this.o.client, resourcePath(CONFIG_MAPS, ref.namespace, n));
+      await deleteIfPresent(this.o.client, resourcePath(JOBS, ref.namespace, n), { propagationPolicy: "Background" });
+    }
+  }
+}
+
+/** The webhook deliveries recorded on the execution, by hook key; a hand-edited annotation counts as none. */
+function deliveryRecords(raw: KubeObject): Record<string, string> {
+  try {
+    const records: unknown = JSON.parse(raw.metadata?.annotations?.[WEBHOOKS_ANNOTATION] ?? "{}");
+    return records && typeof records === "object" && !Array.isArray(records) ? (records as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
+}
+
+const deliveredHooks = (raw: KubeObject) => new Set(Object.keys(deliveryRecords(raw)));
+
+function missingFailureReports(observed: Record<string, ObservedTask>): boolean {
+  return Object.values(observed).some(unreported);
+}
+
+/** A task whose Job failed on its own (not out of time) with no report from its runner. */
+function unreported(t: ObservedTask): boolean {
+  return (
+    t.run?.state === "failed" &&
+    t.run.reason !== "DeadlineExceeded" &&
+    !t.results.some((r) => r.error !== undefined) &&
+    !successfulResult(t)
+  );
+}
+
+interface PodObject extends KubeObject {
+  status?: {
+    containerStatuses?: { state?: { terminated?: { exitCode: number; message?: string; finishedAt?: string } } }[];
+  };
+}

@@ -1,0 +1,30 @@
+import { isFinished, type ExecutionPhase } from "../core/execution.ts";
+import type { KubeObject } from "../kube/client.ts";
+import { cacheKey, objectKey, type Informer } from "../kube/informer.ts";
+import { byExecution, type Caches } from "./caches.ts";
+import type { WorkQueue } from "./work-queue.ts";
+
+/**
+ * Which keys a change in the caches puts in the work queues: an execution's own key for every change of it or of one
+ * of its children; a crew's key in the crew queue; and a crew that appears or changes puts in the executions that
+ * have not taken their snapshot of it yet.
+ */
+export function queueOnChange(caches: Caches, queues: { executions: WorkQueue; crews: WorkQueue }): void {
+  caches.executions.on((_event, o) => queues.executions.add(objectKey(o)));
+  for (const informer of [caches.jobs, caches.results] as Informer<KubeObject>[]) {
+    informer.on((_event, o) => byExecution(o).forEach((k) => queues.executions.add(k)));
+  }
+  caches.crews.on((event, crew) => {
+    if (event !== "delete") queues.crews.add(objectKey(crew));
+    for (const e of caches.executions.list(crew.metadata?.namespace)) {
+      if (waitsFor(e, crew)) queues.executions.add(cacheKey(e.metadata!.namespace!, e.metadata!.name!));
+    }
+  });
+}
+
+/** An unfinished execution of the crew that has not taken its snapshot of the crew's spec yet. */
+function waitsFor(execution: KubeObject, crew: KubeObject): boolean {
+  const spec = execution.spec as { crewRef?: { name?: string } } | undefined;
+  const status = execution.status as { crewSpec?: unknown; phase?: ExecutionPhase } | undefined;
+  return spec?.crewRef?.name === crew.metadata?.name && !status?.crewSpec && !isFinished(status?.phase);
+}

@@ -1,0 +1,38 @@
+import { agentFor, type CrewSpec } from "./crew.ts";
+import type { DecideInput } from "./decide.ts";
+import { interpolate } from "./inputs.ts";
+import { successfulResult } from "./observed-task.ts";
+import type { TaskAssignment } from "./task-assignment.ts";
+import { resolveTaskTools } from "./task-tools.ts";
+
+/** What the runner of task `index` is given: the task and its agent with the inputs filled in, and its context. */
+export function buildAssignment(input: DecideInput, spec: CrewSpec, index: number): TaskAssignment {
+  const task = spec.tasks[index]!;
+  const inputs = input.execution.spec.inputs;
+  const agent = agentFor(spec, task.name);
+  const earlier = spec.tasks.slice(0, index).map((t) => t.name);
+  const contextNames = task.context ?? earlier;
+  return {
+    execution: {
+      id: input.execution.name,
+      crew: input.execution.spec.crewRef.name,
+      ...(input.execution.namespace ? { namespace: input.execution.namespace } : {}),
+      ...(input.execution.uid ? { uid: input.execution.uid } : {}),
+    },
+    task: {
+      index,
+      name: task.name,
+      description: interpolate(task.description, inputs),
+      expectedOutput: interpolate(task.expectedOutput, inputs),
+    },
+    agent: {
+      ...agent,
+      role: interpolate(agent.role, inputs),
+      goal: interpolate(agent.goal, inputs),
+      backstory: interpolate(agent.backstory, inputs),
+    },
+    context: contextNames.map((name) => ({ task: name, output: successfulResult(input.observed[name])?.output ?? "" })),
+    inputs,
+    tools: resolveTaskTools(spec, agent, task),
+  };
+}

@@ -1,0 +1,92 @@
+import { buildAssignment } from "./assignment.ts";
+import type { CrewSpec } from "./crew.ts";
+import type { Action, DecideInput } from "./decide.ts";
+import { isFinished, type ExecutionStatus } from "./execution.ts";
+import type { JsonObject } from "./json.ts";
+import { successfulResult } from "./observed-task.ts";
+
+/**
+ * Which webhooks an execution's status calls for and nobody has delivered yet. Level-based: a hook is due for every
+ * succeeded task and, once the execution finished, for the crew, until the adapter records it as delivered (or given
+ * up) under its key. The key is the one name of a hook everywhere: the action, the delivery, its record.
+ */
+
+/** Seconds to the millisecond, as the payloads report them. */
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+export type WebhookAction = Extract<Action, { type: "webhook" }>;
+
+/** The key of the crew webhook. */
+export const CREW_HOOK = "crew";
+/** The key of a task's webhook. */
+export const taskHook = (taskName: string) => `task:${taskName}`;
+
+export function dueWebhooks(input: DecideInput, status: ExecutionStatus | undefined): WebhookAction[] {
+  const urls = input.execution.spec.webhooks;
+  if (!urls || !status) return [];
+  const delivered = input.deliveredWebhooks ?? new Set<string>();
+  const spec = status.crewSpec;
+  const due: WebhookAction[] = [];
+  if (urls.task && spec) {
+    for (const [index, task] of (status.tasks ?? []).entries()) {
+      const hook = taskHook(task.name);
+      if (task.phase !== "Succeeded" || delivered.has(hook)) continue;
+      due.push({
+        type: "webhook",
+        hook,
+        kind: "task",
+        url: urls.task,
+        payload: taskWebhookPayload(input, spec, index),
+      });
+    }
+  }
+  if (urls.crew && isFinished(status.phase) && !delivered.has(CREW_HOOK)) {
+    const last = spec?.tasks.at(-1)?.name;
+    const output =
+      status.phase === "Succeeded" && last ? (successfulResult(input.observed[last])?.output ?? "") : undefined;
+    const payload = crewWebhookPayload(input, spec, status, output);
+    due.push({ type: "webhook", hook: CREW_HOOK, kind: "crew", url: urls.crew, payload });
+  }
+  return due;
+}
+
+function taskWebhookPayload(input: DecideInput, spec: CrewSpec, index: number): JsonObject {
+  const assignment = buildAssignment(input, spec, index);
+  const result = successfulResult(input.observed[assignment.task.name]);
+  return {
+    kickoff_id: input.execution.name,
+    task_id: assignment.task.name,
+    name: assignment.task.name,
+    description: assignment.task.description,
+    expected_output: assignment.task.expectedOutput,
+    agent: assignment.agent.role,
+    output: result?.output ?? "",
+    execution_time: round(result?.executionTime ?? 0),
+    meta: input.execution.spec.meta ?? null,
+  };
+}
+
+function crewWebhookPayload(
+  input: DecideInput,
+  spec: CrewSpec | undefined,
+  status: ExecutionStatus,
+  output?: string,
+): JsonObject {
+  const usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+  for (const task of spec?.tasks ?? []) {
+    for (const r of input.observed[task.name]?.results ?? []) {
+      usage.input_tokens += r.tokenUsage?.inputTokens ?? 0;
+      usage.output_tokens += r.tokenUsage?.outputTokens ?? 0;
+      usage.total_tokens += r.tokenUsage?.totalTokens ?? 0;
+    }
+  }
+  return {
+    kickoff_id: input.execution.name,
+    status: status.phase === "Succeeded" ? "completed" : "error",
+    result: output ?? null,
+    error: status.error ?? null,
+    execution_time: status.executionTime ?? 0,
+    token_usage: usage,
+    meta: input.execution.spec.meta ?? null,
+  };
+}
