@@ -30,7 +30,7 @@ export class WebhookSecrets {
     const secretName = annotations?.[WEBHOOK_SECRET_ANNOTATION] ?? `${crew}-webhook`;
     const cacheKey = `${namespace}/${secretName}`;
     const cached = this.cache.get(cacheKey);
-    if (cached && Date.now() - cached.at < (this.o.ttlMs ?? 30_000)) return cached.value;
+    if (cached && Date.now() - cached.at < (this.o.ttlMs ?? 30_000)) return cached.value ?? this.o.defaultSigningKey;
     let value: string | undefined;
     try {
       const secret = await this.o.client.get<{ data?: Record<string, string> }>(
