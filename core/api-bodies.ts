@@ -46,6 +46,8 @@ export const taskOutput = z.object({
   output: z.string(),
   agent: z.string(),
   execution_time: z.number().describe("Seconds"),
+  steps: z.number().int().optional().describe("How many steps (LLM turns and tool calls) the task took"),
+  tools_used: z.array(z.string()).optional().describe("The tools the task called, each once"),
 });
 
 export const completedStatus = z

@@ -91,6 +91,35 @@ describe("statusResponse", () => {
     expect(statusShape.parse(body)).toEqual(body);
   });
 
+  it("adds a task's step count and tools used when its result carries them", () => {
+    const body = statusResponse(
+      {
+        phase: "Succeeded",
+        executionTime: 5,
+        tasks: tasks({ name: "look", phase: "Succeeded" }, { name: "old", phase: "Succeeded" }),
+      },
+      {
+        look: [result("look", { steps: [], stepCount: 4, toolsUsed: ["search", "http_request"] })],
+        old: [result("old")],
+      },
+      "look",
+      2,
+    );
+    if (body.status !== "completed") throw new Error("not completed");
+    expect(body.result.tasks).toEqual([
+      {
+        task_id: "look",
+        output: "look output",
+        agent: "look agent",
+        execution_time: 10.5,
+        steps: 4,
+        tools_used: ["search", "http_request"],
+      },
+      { task_id: "old", output: "old output", agent: "old agent", execution_time: 10.5 },
+    ]);
+    expect(statusShape.parse(body)).toEqual(body);
+  });
+
   it("falls back to the task state's agent and time when a result is not visible", () => {
     const body = statusResponse(
       {

@@ -20,6 +20,8 @@ export function statusResponse(
         output: result?.output ?? "",
         agent: result?.agent ?? t.agent ?? "",
         execution_time: result?.executionTime ?? t.executionTime ?? 0,
+        // Extra fields (CrewAI clients ignore them): how many steps the task took and which tools it called.
+        ...(result?.stepCount !== undefined ? { steps: result.stepCount, tools_used: result.toolsUsed ?? [] } : {}),
       };
     });
     return {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { agent } from "./crew.ts";
 import { jsonObject } from "./json.ts";
 import { NO_TASK_TOOLS, taskTools } from "./task-tools.ts";
+import { MAX_STORED_STEPS, taskStep } from "./task-step.ts";
 
 /**
  * Everything one runner needs to carry out one task, with every placeholder already interpolated.
@@ -37,6 +38,13 @@ export type TokenUsage = z.infer<typeof tokenUsage>;
 /** Largest task output kept whole; a larger one fails the task instead of being cut. */
 export const MAX_TASK_OUTPUT_BYTES = 1024 * 1024;
 
+/** The steps of a task (bounded, see task-step.ts), on outcomes and results alike. */
+export const stepFields = {
+  steps: z.array(taskStep).max(MAX_STORED_STEPS).optional().describe("The latest steps (LLM turns and tool calls)"),
+  stepCount: z.number().int().min(0).optional().describe("Every step the task took, kept or not"),
+  toolsUsed: z.array(z.string()).max(200).optional().describe("The tools called, each once, in first-call order"),
+};
+
 /** What a runner reports for one task: an output, or the error that ended it. */
 export const taskOutcome = z.object({
   taskName: z.string(),
@@ -48,5 +56,6 @@ export const taskOutcome = z.object({
   tokenUsage: tokenUsage.default({ inputTokens: 0, outputTokens: 0, totalTokens: 0 }),
   model: z.string().optional(),
   attempt: z.number().int().min(1).default(1),
+  ...stepFields,
 });
 export type TaskOutcome = z.infer<typeof taskOutcome>;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { API_VERSION } from "./api-group.ts";
 import { objectMeta } from "./crew.ts";
-import { tokenUsage } from "./task-assignment.ts";
+import { stepFields, tokenUsage } from "./task-assignment.ts";
 
 /** One task's output, written by the runner (through the Kubernetes API in cluster mode), owned by its execution. */
 export const taskResultSpec = z.object({
@@ -15,6 +15,7 @@ export const taskResultSpec = z.object({
   executionTime: z.number().min(0).describe("Seconds"),
   tokenUsage: tokenUsage.optional(),
   model: z.string().optional(),
+  ...stepFields,
 });
 export type TaskResultSpec = z.infer<typeof taskResultSpec>;
 

@@ -109,6 +109,9 @@ export class TaskProcess {
         executionTime: outcome.executionTime,
         tokenUsage: outcome.tokenUsage,
         ...(outcome.model ? { model: outcome.model } : {}),
+        ...(outcome.stepCount !== undefined
+          ? { steps: outcome.steps ?? [], stepCount: outcome.stepCount, toolsUsed: outcome.toolsUsed ?? [] }
+          : {}),
         ...(outcome.output !== undefined && outcome.error === undefined ? { output: outcome.output } : {}),
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
       });

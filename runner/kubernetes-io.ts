@@ -56,6 +56,9 @@ export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcom
     executionTime: outcome.executionTime,
     tokenUsage: outcome.tokenUsage,
     ...(outcome.model ? { model: outcome.model } : {}),
+    ...(outcome.stepCount !== undefined
+      ? { steps: outcome.steps ?? [], stepCount: outcome.stepCount, toolsUsed: outcome.toolsUsed ?? [] }
+      : {}),
   };
   return {
     apiVersion: CREW_TASK_RESULTS.apiVersion,

@@ -29,6 +29,46 @@ describe("runTask (mock provider)", () => {
     expect(typeof outcome.executionTime).toBe("number");
   });
 
+  it("reports each LLM turn and tool call as a step, with the tools used", async () => {
+    const steps: unknown[] = [];
+    const a = testAssignment({ llm: { provider: "mock", model: "call-tools" } });
+    const outcome = await runTask(
+      { ...a, agent: { ...a.agent, tools: ["http_request"] }, tools: { mcpServers: [], allowedHosts: [] } },
+      { ...deps, onStep: (s) => steps.push(s) },
+    );
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.stepCount).toBe(3);
+    expect(outcome.toolsUsed).toEqual(["http_request"]);
+    expect(outcome.steps).toEqual(steps);
+    expect(outcome.steps!.map((s) => [s.index, s.kind, s.tool])).toEqual([
+      [0, "llm", undefined],
+      [1, "tool", "http_request"],
+      [2, "llm", undefined],
+    ]);
+    const [call, tool, answer] = outcome.steps!;
+    expect(call!.output).toBe("calls: http_request");
+    expect(call!.tokenUsage!.inputTokens).toBeGreaterThan(0);
+    expect(tool).toMatchObject({
+      input: '{"method":"GET","url":"x"}',
+      output: 'Tool error: "x" is not an absolute URL',
+      error: '"x" is not an absolute URL',
+    });
+    expect(answer!.output).toContain("Tool http_request returned:");
+    for (const s of outcome.steps!) {
+      expect(Date.parse(s.startedAt)).not.toBeNaN();
+      expect(s.durationMs).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it("reports a failed LLM turn as a step with its error", async () => {
+    const outcome = await runTask(testAssignment({ llm: { provider: "mock", model: "fail" } }), deps);
+    expect(outcome.steps).toEqual([
+      expect.objectContaining({ index: 0, kind: "llm", error: "mock llm: failure requested" }),
+    ]);
+    expect(outcome.stepCount).toBe(1);
+    expect(outcome.toolsUsed).toEqual([]);
+  });
+
   it("passes the whole prompt to the model", async () => {
     const outcome = await runTask(testAssignment({ llm: { provider: "mock", model: "echo" } }), deps);
     expect(outcome.output).toContain("You are Senior Writer. You have written for technical magazines");

@@ -15,6 +15,8 @@ import { buildTaskPrompt } from "./prompt.ts";
 import { DEFAULT_RETRY_POLICY, describeLlmError, LlmCallError, type RetryPolicy } from "./retry.ts";
 import { retryingModel } from "./retrying-model.ts";
 import { openTaskToolset, type TaskToolset, type ToolCallRecord } from "./task-toolset.ts";
+import { StepRecorder } from "./step-recorder.ts";
+import type { TaskStep } from "../core/task-step.ts";
 
 export interface RunTaskDeps {
   /** The environment API keys are read from (see llm.ts). */
@@ -34,6 +36,8 @@ export interface RunTaskDeps {
   languageModel?: (llm: LlmConfig, env: Env, fetch: Fetch) => LanguageModelV3;
   /** Told about every tool call as it ends. */
   onToolCall?: (call: ToolCallRecord) => void;
+  /** Told about every step (LLM turn or tool call) as it ends. */
+  onStep?: (step: TaskStep) => void;
 }
 
 const EMPTY_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
@@ -72,6 +76,14 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
   let model = modelLabel(llm);
   let tokenUsage = EMPTY_USAGE;
   let toolset: TaskToolset | undefined;
+  const recorder = new StepRecorder(deps.onStep);
+  const ended = (fields: { output?: string; error?: string; executionTime: number }): TaskOutcome => ({
+    ...base,
+    ...fields,
+    tokenUsage,
+    model,
+    ...recorder.summary(),
+  });
   try {
     const languageModel = (deps.languageModel ?? languageModelFor)(llm, deps.env, deps.fetch);
     const prompt = buildTaskPrompt(assignment);
@@ -82,13 +94,16 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
         env: deps.env,
         signal: deps.signal,
         logger: log,
-        onToolCall: deps.onToolCall,
+        onToolCall: (call) => {
+          recorder.toolCall(call);
+          deps.onToolCall?.(call);
+        },
         now,
       });
     } catch (err) {
       const error = oneLine(err instanceof Error ? err.message : String(err));
       log.warn({ model, error }, "Task failed: its tools cannot be used");
-      return { ...base, error, executionTime: seconds(), tokenUsage, model };
+      return ended({ error, executionTime: seconds() });
     }
     const policy = deps.retry ?? DEFAULT_RETRY_POLICY;
     const retrying = retryingModel(languageModel, {
@@ -96,6 +111,7 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
       random: deps.random,
       onRetry: ({ attempt, delayMs, error }) =>
         log.warn({ model, attempt, delayMs, error: describeLlmError(error, policy) }, "Transient LLM error, retrying"),
+      onTurn: (turn) => recorder.llmTurn(turn),
     });
     const maxIter = assignment.agent.maxIter;
     const result = await generateText({
@@ -125,28 +141,28 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
         `The agent reached maxIter (${maxIter} LLM turns) without a final answer` +
         (lastTool ? `; the last tool it called was "${lastTool}"` : "");
       log.warn({ model, turns, lastTool, executionTime }, "Task failed: maxIter reached");
-      return { ...base, error, executionTime, tokenUsage, model };
+      return ended({ error, executionTime });
     }
     if (bytes > MAX_TASK_OUTPUT_BYTES) {
       const error = `Task output is ${bytes} bytes, above the ${formatMiB(MAX_TASK_OUTPUT_BYTES)} limit`;
       log.warn({ model, bytes, executionTime }, "Task failed: output too large");
-      return { ...base, error, executionTime, tokenUsage, model };
+      return ended({ error, executionTime });
     }
     if (output.trim() === "") {
       const error =
         `The LLM returned an empty answer (finish reason: ${result.finishReason})` +
         (lastTool ? `; the last tool it called was "${lastTool}"` : "");
       log.warn({ model, executionTime }, "Task failed: empty answer");
-      return { ...base, error, executionTime, tokenUsage, model };
+      return ended({ error, executionTime });
     }
     log.info({ model, attempts: retrying.attempts(), turns, executionTime, tokenUsage, bytes }, "Task succeeded");
-    return { ...base, output, executionTime, tokenUsage, model };
+    return ended({ output, executionTime });
   } catch (err) {
     const executionTime = seconds();
     const cause = err instanceof LlmCallError ? err.message : err instanceof Error ? err.message : String(err);
     const error = oneLine(`LLM call to ${model} failed: ${cause}`);
     log.warn({ model, executionTime, error }, "Task failed");
-    return { ...base, error, executionTime, tokenUsage, model };
+    return ended({ error, executionTime });
   } finally {
     await toolset?.close();
   }

@@ -100,6 +100,9 @@ describe("a crew run as Job pods", () => {
     for (const t of final.result.tasks) {
       expect(t.agent).toBe("tides Writer");
       expect(t.output).toContain("[mock llm]");
+      // The runner's steps reached the CrewTaskResult and the API: one LLM turn, no tools.
+      expect(t.steps).toBe(1);
+      expect(t.tools_used).toEqual([]);
       expect(t.execution_time).toBeGreaterThan(1);
     }
     expect(final.result.output).toBe(final.result.tasks[2].output);

@@ -61,7 +61,10 @@ describe("the crew API on the embedded default", () => {
     expect(Object.keys(done).sort()).toEqual(["execution_time", "result", "state", "status"]);
     expect(result.tasks.map((t) => t.task_id)).toEqual(["step1", "step2", "step3"]);
     for (const task of result.tasks) {
-      expect(Object.keys(task).sort()).toEqual(["agent", "execution_time", "output", "task_id"]);
+      // CrewAI's four fields, plus kubecrew's step count and tools used (one LLM turn, no tools here).
+      expect(Object.keys(task).sort()).toEqual(["agent", "execution_time", "output", "steps", "task_id", "tools_used"]);
+      expect(task.steps).toBe(1);
+      expect(task.tools_used).toEqual([]);
       expect(task.agent).toBe("tides Writer");
       expect(task.output).toContain("[mock llm]");
       expect(task.execution_time).toBeGreaterThanOrEqual(1.4);

@@ -1,4 +1,7 @@
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { repoRoot } from "../../../dev/config.ts";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningDev } from "../../../dev/start.ts";
@@ -68,8 +71,16 @@ beforeAll(async () => {
     {
       "scripted.yaml": crew("scripted", `{ provider: openai-compatible, model: m, baseURL: "${llm.baseURL}" }`),
       "mock.yaml": crew("mock-tools", "{ provider: mock, model: call-tools }"),
+      // The example as shipped, pointed at this test's everything server.
+      "tools-crew.yaml": readFileSync(join(repoRoot, "examples/tools-crew.yaml"), "utf8").replace(
+        "http://127.0.0.1:3001/mcp",
+        everything.url,
+      ),
     },
-    { runnerEnv: { ...process.env, KUBECREW_SECRET_KB_TOKEN_TOKEN: "Bearer kb-s3cret" } },
+    {
+      env: { KUBECREW_LLM_MODEL: "call-tools" },
+      runnerEnv: { ...process.env, KUBECREW_SECRET_KB_TOKEN_TOKEN: "Bearer kb-s3cret" },
+    },
   );
 }, 60_000);
 afterAll(async () => {
@@ -79,7 +90,12 @@ afterAll(async () => {
   await Promise.all([llm?.stop(), everything?.stop(), kb?.stop()]);
 });
 
-async function run(crewName: string): Promise<{ status: string; result?: { output: string } }> {
+interface Done {
+  status: string;
+  result?: { output: string; tasks: { steps?: number; tools_used?: string[] }[] };
+}
+
+async function run(crewName: string): Promise<Done> {
   const res = await fetch(`${dev.url}/crews/${crewName}/kickoff`, {
     method: "POST",
     headers: { authorization: `Bearer ${tokens.org}`, "content-type": "application/json" },
@@ -92,7 +108,7 @@ async function run(crewName: string): Promise<{ status: string; result?: { outpu
       await fetch(`${dev.url}/crews/${crewName}/status/${kickoff_id}`, {
         headers: { authorization: `Bearer ${tokens.org}` },
       })
-    ).json()) as { status: string; result?: { output: string }; error?: string };
+    ).json()) as Done & { error?: string };
     if (s.status === "error") throw new Error(`execution failed: ${s.error}`);
     return s.status === "completed" ? s : undefined;
   });
@@ -116,6 +132,10 @@ describe("kubecrew dev with tools", () => {
     );
     expect(toolResultsSent(llm.requests.at(-1)!.body).map((r) => r.name)).toEqual(["echo", "lookup", "http_request"]);
     expect(kb.requests.at(-1)!.authorization).toBe("Bearer kb-s3cret");
+    // Steps: the turn calling three tools, the three calls, the answering turn.
+    const [task] = done.result!.tasks;
+    expect(task!.steps).toBe(5);
+    expect([...task!.tools_used!].sort()).toEqual(["echo", "http_request", "lookup"]);
     expect(JSON.stringify(done)).not.toContain("kb-s3cret");
   }, 60_000);
 
@@ -124,5 +144,12 @@ describe("kubecrew dev with tools", () => {
     expect(done.result!.output).toContain("Tool echo returned: Echo: x");
     expect(done.result!.output).toContain("Tool lookup returned: value of x");
     expect(done.result!.output).toContain('Tool http_request returned: Tool error: "x" is not an absolute URL');
+  }, 60_000);
+
+  it("runs examples/tools-crew.yaml with the call-tools model", async () => {
+    const done = await run("tools");
+    expect(done.result!.output).toContain("Tool echo returned: Echo: x");
+    expect(done.result!.output).toContain("Tool get-sum returned: The sum of 0 and 0 is 0.");
+    expect(done.result!.tasks[0]!.steps).toBe(5);
   }, 60_000);
 });

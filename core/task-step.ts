@@ -1,0 +1,67 @@
+import { z } from "zod";
+
+/**
+ * Steps as data: each LLM turn and each tool call of a task is a step. Runners report them with the task's outcome;
+ * they are stored on the task's result (the CrewTaskResult in a cluster, memory under `kubecrew dev`) within bounds,
+ * so a chatty agent cannot grow a result without limit.
+ */
+
+/** The most steps kept on one result: the latest ones (`stepCount` still counts every step). */
+export const MAX_STORED_STEPS = 100;
+/** A step's input and output are stored cut to this many characters. */
+export const MAX_STEP_TEXT_CHARS = 2_000;
+/** The stored steps' inputs and outputs together stay under this many characters; the oldest are summarised first. */
+export const MAX_STEPS_TEXT_CHARS = 64 * 1024;
+/** What an older step's input or output is summarised to when the steps are over their budget. */
+export const SUMMARY_CHARS = 120;
+
+export const stepTokenUsage = z.object({
+  inputTokens: z.number().int().min(0),
+  outputTokens: z.number().int().min(0),
+  totalTokens: z.number().int().min(0),
+});
+
+export const taskStep = z.object({
+  index: z.number().int().min(0).describe("0, 1, 2, … in the order the steps ended"),
+  kind: z.enum(["llm", "tool"]),
+  tool: z.string().optional().describe("The tool called (tool steps)"),
+  input: z.string().optional().describe("The tool call's input as JSON (cut)"),
+  output: z.string().optional().describe("What the tool returned, or the LLM's text or the tools it called (cut)"),
+  error: z.string().optional(),
+  startedAt: z.string().describe("RFC 3339 time the step started"),
+  durationMs: z.number().int().min(0),
+  tokenUsage: stepTokenUsage.optional().describe("LLM steps"),
+});
+export type TaskStep = z.infer<typeof taskStep>;
+
+/** `text` within `max` characters; a cut text ends with a marker naming how many characters were left out. */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const marker = ` … [${text.length - max} more characters]`;
+  return text.slice(0, Math.max(0, max - marker.length)) + marker;
+}
+
+const textSize = (s: TaskStep) => (s.input?.length ?? 0) + (s.output?.length ?? 0) + (s.error?.length ?? 0);
+
+/**
+ * The steps to store: at most MAX_STORED_STEPS (the latest), each text cut to MAX_STEP_TEXT_CHARS, and, while the
+ * texts together are over MAX_STEPS_TEXT_CHARS, the oldest steps' texts summarised to SUMMARY_CHARS.
+ */
+export function boundSteps(steps: readonly TaskStep[]): TaskStep[] {
+  const kept = steps.slice(-MAX_STORED_STEPS).map((s) => ({
+    ...s,
+    ...(s.input !== undefined ? { input: cutText(s.input, MAX_STEP_TEXT_CHARS) } : {}),
+    ...(s.output !== undefined ? { output: cutText(s.output, MAX_STEP_TEXT_CHARS) } : {}),
+    ...(s.error !== undefined ? { error: cutText(s.error, MAX_STEP_TEXT_CHARS) } : {}),
+  }));
+  let total = kept.reduce((sum, s) => sum + textSize(s), 0);
+  for (let i = 0; i < kept.length && total > MAX_STEPS_TEXT_CHARS; i++) {
+    const step = kept[i]!;
+    const before = textSize(step);
+    if (step.input !== undefined) step.input = cutText(step.input, SUMMARY_CHARS);
+    if (step.output !== undefined) step.output = cutText(step.output, SUMMARY_CHARS);
+    if (step.error !== undefined) step.error = cutText(step.error, SUMMARY_CHARS);
+    total -= before - textSize(step);
+  }
+  return kept;
+}

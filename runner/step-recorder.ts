@@ -1,0 +1,67 @@
+import { boundSteps, cutText, MAX_STEP_TEXT_CHARS, MAX_STORED_STEPS, type TaskStep } from "../core/task-step.ts";
+import type { ToolCallRecord } from "./task-toolset.ts";
+
+/** One LLM turn as the model wrapper saw it. */
+export interface LlmTurnRecord {
+  startedAt: Date;
+  durationMs: number;
+  /** The turn's text, or the tools it called. */
+  output?: string;
+  error?: string;
+  tokenUsage?: { inputTokens: number; outputTokens: number; totalTokens: number };
+}
+
+/**
+ * Numbers a task's steps in the order they end (an LLM turn ends before the tools it called run), keeps them for the
+ * outcome within core's bounds, and hands each one to `onStep` as it ends.
+ */
+export class StepRecorder {
+  private readonly steps: TaskStep[] = [];
+  private readonly tools: string[] = [];
+  private count = 0;
+  private readonly onStep: ((step: TaskStep) => void) | undefined;
+
+  constructor(onStep?: (step: TaskStep) => void) {
+    this.onStep = onStep;
+  }
+
+  llmTurn(turn: LlmTurnRecord): void {
+    this.add({
+      kind: "llm",
+      ...(turn.output !== undefined ? { output: turn.output } : {}),
+      ...(turn.error !== undefined ? { error: turn.error } : {}),
+      startedAt: turn.startedAt.toISOString(),
+      durationMs: turn.durationMs,
+      ...(turn.tokenUsage ? { tokenUsage: turn.tokenUsage } : {}),
+    });
+  }
+
+  toolCall(call: ToolCallRecord): void {
+    if (!this.tools.includes(call.tool)) this.tools.push(call.tool);
+    this.add({
+      kind: "tool",
+      tool: call.tool,
+      input: JSON.stringify(call.input ?? null),
+      output: call.output,
+      ...(call.error !== undefined ? { error: call.error } : {}),
+      startedAt: call.startedAt.toISOString(),
+      durationMs: call.durationMs,
+    });
+  }
+
+  /** The outcome's step fields. */
+  summary(): { steps: TaskStep[]; stepCount: number; toolsUsed: string[] } {
+    return { steps: boundSteps(this.steps), stepCount: this.count, toolsUsed: [...this.tools] };
+  }
+
+  private add(fields: Omit<TaskStep, "index">): void {
+    const step: TaskStep = { index: this.count++, ...fields };
+    for (const key of ["input", "output", "error"] as const) {
+      if (step[key] !== undefined) step[key] = cutText(step[key], MAX_STEP_TEXT_CHARS);
+    }
+    this.steps.push(step);
+    // Only the latest steps are stored: older ones need not be kept in memory either.
+    if (this.steps.length > 2 * MAX_STORED_STEPS) this.steps.splice(0, this.steps.length - MAX_STORED_STEPS);
+    this.onStep?.(step);
+  }
+}
