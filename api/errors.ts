@@ -30,5 +30,14 @@ export const missingInputs = (missing: string[]) =>
     missing_inputs: missing,
   });
 
+export const idempotencyKeyReused = () =>
+  new ApiError(
+    422,
+    "Unprocessable Entity",
+    "This Idempotency-Key was used within the last 24 hours for a kickoff with a different body; " +
+      "send a new key for a new kickoff",
+    { idempotency_key: "reused with a different request body" },
+  );
+
 export const serviceUnavailable = (message: string, retryAfterSeconds = 5) =>
   new ApiError(503, "Service Unavailable", message, undefined, { "Retry-After": String(retryAfterSeconds) });

@@ -1,5 +1,6 @@
 import type { Crew } from "../core/crew.ts";
 import type { ExecutionSpec, ExecutionStatus, Requester } from "../core/execution.ts";
+import type { IdempotentKickoff } from "../core/idempotency.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
 
 /** One execution as the API sees it: enough to answer /status and to check who may read it. */
@@ -14,9 +15,19 @@ export interface ExecutionView {
 }
 
 export interface NewExecution {
-  id: string;
   crew: string;
   spec: ExecutionSpec;
+  /** Present when the kickoff carried an Idempotency-Key: a retry answers the run the key already started. */
+  idempotency?: IdempotentKickoff;
+}
+
+/**
+ * What a kickoff did: `started` a run (its id is the kickoff_id), found the run an earlier kickoff under the same key
+ * started (`replayed`), or found that run started with a different body (`keyReused`, a 422).
+ */
+export interface KickoffOutcome {
+  kind: "started" | "replayed" | "keyReused";
+  id: string;
 }
 
 /**
@@ -26,7 +37,8 @@ export interface NewExecution {
 export interface ExecutionBackend {
   getCrew(name: string): Promise<Crew | undefined>;
   listCrews(): Promise<Crew[]>;
-  createExecution(execution: NewExecution): Promise<void>;
+  /** Starts a run under a new kickoff_id, or answers the one an Idempotency-Key already started. */
+  createExecution(execution: NewExecution): Promise<KickoffOutcome>;
   getExecution(crew: string, id: string): Promise<ExecutionView | undefined>;
   /** Asks the execution to stop; the caller has checked that it exists and is not finished. */
   stopExecution(crew: string, id: string): Promise<void>;

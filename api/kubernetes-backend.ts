@@ -1,22 +1,32 @@
+import { randomUUID } from "node:crypto";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { crew as crewSchema, type Crew } from "../core/crew.ts";
 import { crewExecution, type CrewExecution } from "../core/execution.ts";
+import {
+  idempotentExecutionId,
+  judgeRecorded,
+  type IdempotentKickoff,
+  type RecordedKickoff,
+} from "../core/idempotency.ts";
 import type { Logger } from "../core/logger.ts";
 import { taskResultSpec, type TaskResultSpec } from "../core/task-result.ts";
 import { Informer } from "../kube/informer.ts";
 import { readThrough } from "../kube/read-through.ts";
-import { isNotFound, KubeClient, type KubeObject } from "../kube/client.ts";
+import { isAlreadyExists, isNotFound, KubeClient, type KubeObject } from "../kube/client.ts";
 import {
+  ANNOTATION_IDEMPOTENCY_KEY,
+  ANNOTATION_IDEMPOTENCY_REQUEST,
   CREW_EXECUTIONS,
   CREW_TASK_RESULTS,
   CREWS,
   LABEL_CREW,
   LABEL_EXECUTION,
+  LABEL_IDEMPOTENCY_KEY,
   LABEL_MANAGED_BY,
   MANAGED_BY,
   resourcePath,
 } from "../kube/resources.ts";
-import type { ExecutionBackend, ExecutionView, NewExecution } from "./execution-backend.ts";
+import type { ExecutionBackend, ExecutionView, KickoffOutcome, NewExecution } from "./execution-backend.ts";
 
 /**
  * The API's backend in cluster mode: Crews, CrewExecutions and CrewTaskResults of one namespace held in informer
@@ -29,7 +39,11 @@ export interface KubernetesBackendOptions {
   log: Logger;
   /** How long a confirmed "no such execution" is remembered before the apiserver is asked again. */
   negativeCacheMs?: number;
+  now?: () => Date;
 }
+
+/** Runs under one Idempotency-Key older than the window, at most, before a kickoff gives up (each a day apart). */
+const MAX_KEY_GENERATIONS = 64;
 
 export type KubernetesBackend = ExecutionBackend & {
   stop(): Promise<void>;
@@ -58,6 +72,7 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
   const negativeCacheMs = options.negativeCacheMs ?? 1000;
   let readThroughs = 0;
   const crewSource = { cache: crews, client, type: CREWS, onMiss: () => readThroughs++ };
+  const now = options.now ?? (() => new Date());
 
   const parseCrew = (raw: KubeObject): Crew | undefined => {
     const parsed = crewSchema.safeParse(raw);
@@ -92,6 +107,49 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     results: await resultsOf(execution.metadata.name, fromServer),
   });
 
+  const createExecutionObject = async (id: string, execution: NewExecution) => {
+    const key = execution.idempotency;
+    const body = {
+      apiVersion: CREW_EXECUTIONS.apiVersion,
+      kind: CREW_EXECUTIONS.kind,
+      metadata: {
+        name: id,
+        namespace,
+        labels: {
+          [LABEL_CREW]: execution.crew,
+          [LABEL_MANAGED_BY]: MANAGED_BY,
+          ...(key ? { [LABEL_IDEMPOTENCY_KEY]: key.keyHash.slice(0, 63) } : {}),
+        },
+        ...(key ? { annotations: idempotencyAnnotations(key) } : {}),
+      },
+      spec: { ...execution.spec, crewRef: { name: execution.crew } },
+    };
+    const created = await client.create<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace), body);
+    executions.upsert(created);
+    misses.delete(id);
+  };
+
+  /** Creates the keyed run under `id`; answers undefined when created, or the execution already there. */
+  const createOrReadBack = async (id: string, execution: NewExecution): Promise<KubeObject | undefined> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await createExecutionObject(id, execution);
+        return undefined;
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+      }
+      try {
+        readThroughs++;
+        const existing = await client.get<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace, id));
+        executions.upsert(existing);
+        return existing;
+      } catch (err) {
+        // Deleted between the two calls: try creating it again (a few times; then the error goes up).
+        if (!isNotFound(err) || attempt >= 2) throw err;
+      }
+    }
+  };
+
   return {
     async getCrew(name) {
       const raw = await readThrough(crewSource, namespace, name);
@@ -102,20 +160,25 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
       return crews.list(namespace).flatMap((raw) => parseCrew(raw) ?? []);
     },
 
-    async createExecution(execution: NewExecution) {
-      const body = {
-        apiVersion: CREW_EXECUTIONS.apiVersion,
-        kind: CREW_EXECUTIONS.kind,
-        metadata: {
-          name: execution.id,
-          namespace,
-          labels: { [LABEL_CREW]: execution.crew, [LABEL_MANAGED_BY]: MANAGED_BY },
-        },
-        spec: { ...execution.spec, crewRef: { name: execution.crew } },
-      };
-      const created = await client.create<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace), body);
-      executions.upsert(created);
-      misses.delete(execution.id);
+    async createExecution(execution: NewExecution): Promise<KickoffOutcome> {
+      const key = execution.idempotency;
+      if (!key) {
+        const id = randomUUID();
+        await createExecutionObject(id, execution);
+        return { kind: "started", id };
+      }
+      // Every replica derives the same name from the key, so of two racing kickoffs the apiserver creates one and
+      // answers AlreadyExists to the other, which then reads the winner back. A run older than the window moves the
+      // key on to the next name.
+      for (let generation = 0; generation < MAX_KEY_GENERATIONS; generation++) {
+        const id = idempotentExecutionId(key.keyHash, generation);
+        const existing = executions.get(namespace, id) ?? (await createOrReadBack(id, execution));
+        if (!existing) return { kind: "started", id };
+        const verdict = judgeRecorded(recordedKickoff(existing), key, now());
+        if (verdict === "replay") return { kind: "replayed", id };
+        if (verdict === "reused") return { kind: "keyReused", id };
+      }
+      throw new Error(`no free execution name for an Idempotency-Key after ${MAX_KEY_GENERATIONS} generations`);
     },
 
     async getExecution(crewName, id) {
@@ -155,4 +218,18 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
       client.close();
     },
   };
+}
+
+function idempotencyAnnotations(key: IdempotentKickoff): Record<string, string> {
+  return { [ANNOTATION_IDEMPOTENCY_KEY]: key.keyHash, [ANNOTATION_IDEMPOTENCY_REQUEST]: key.requestHash };
+}
+
+/** The keyed kickoff an execution records, if it records one. */
+function recordedKickoff(raw: KubeObject): RecordedKickoff | undefined {
+  const annotations = raw.metadata?.annotations ?? {};
+  const keyHash = annotations[ANNOTATION_IDEMPOTENCY_KEY];
+  const requestHash = annotations[ANNOTATION_IDEMPOTENCY_REQUEST];
+  const created = raw.metadata?.creationTimestamp;
+  if (!keyHash || !requestHash || !created) return undefined;
+  return { keyHash, requestHash, createdAt: new Date(created) };
 }

@@ -22,6 +22,23 @@ const kickoffId = z.guid().meta({
   example: "6f1c9a52-5c1e-4d84-9d8e-0f0e7d3b1a2c",
 });
 
+const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .optional()
+  .meta({
+    description:
+      "Makes a retried kickoff safe: for 24 hours the same key (from the same token and crew) with the same body " +
+      "answers the kickoff_id of the first request instead of starting another run; with a different body it is " +
+      "422. 1-255 visible ASCII characters, bare or as a quoted string; a UUID is a good key.",
+    example: "8e03978e-40d5-43e8-bc93-6894a57f9324",
+  });
+const idempotentReplayed = z
+  .literal("true")
+  .optional()
+  .meta({ description: "Present when the answer is the kickoff_id of an earlier request with the same key" });
+
 function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
   const path = crewParam ? { crew: z.string().meta({ description: "Crew name" }) } : undefined;
   const params = (extra?: Record<string, z.ZodType>) =>
@@ -52,12 +69,22 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
         operationId: `kickoff${suffix}`,
         tags,
         summary: "Start an execution",
-        ...params(),
+        requestParams: { ...params().requestParams, header: z.object({ "Idempotency-Key": idempotencyKey }) },
         requestBody: { content: { "application/json": { schema: kickoffRequest } } },
         responses: {
-          "200": json(kickoffResponse, "Execution started"),
+          "200": json(kickoffResponse, "Execution started, or the one this Idempotency-Key started (a retry)", {
+            "Idempotent-Replayed": idempotentReplayed,
+          }),
           ...errors,
-          "422": json(errorBody, "Missing inputs; details.missing_inputs lists them"),
+          "400": {
+            ...errors["400"],
+            description: `${errors["400"].description}, or a malformed Idempotency-Key header`,
+          },
+          "422": json(
+            errorBody,
+            "Missing inputs (details.missing_inputs lists them), or an Idempotency-Key used before with a different " +
+              "body (details.idempotency_key)",
+          ),
         },
       },
     },

@@ -1,10 +1,12 @@
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { Crew } from "../core/crew.ts";
 import { decide, type Action } from "../core/decide.ts";
 import type { ExecutionSpec, ExecutionStatus } from "../core/execution.ts";
+import { judgeRecorded, type RecordedKickoff } from "../core/idempotency.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ObservedTask } from "../core/observed-task.ts";
-import type { ExecutionBackend, ExecutionView, NewExecution } from "../api/execution-backend.ts";
+import type { ExecutionBackend, ExecutionView, KickoffOutcome, NewExecution } from "../api/execution-backend.ts";
 import { TaskProcess } from "./task-process.ts";
 import { deliverWebhook } from "./webhook.ts";
 
@@ -38,6 +40,8 @@ export interface LocalExecutionsOptions {
  */
 export class LocalExecutions implements ExecutionBackend {
   private readonly executions = new Map<string, LocalExecution>();
+  /** Kickoffs recorded under an Idempotency-Key, by key hash, oldest first. */
+  private readonly keyed = new Map<string, RecordedKickoff & { id: string }>();
   private readonly crews: Map<string, Crew>;
   private readonly options: LocalExecutionsOptions;
   private readonly now: () => Date;
@@ -57,15 +61,37 @@ export class LocalExecutions implements ExecutionBackend {
     return [...this.crews.values()];
   }
 
-  async createExecution(execution: NewExecution): Promise<void> {
-    this.executions.set(execution.id, {
-      ...execution,
+  async createExecution(execution: NewExecution): Promise<KickoffOutcome> {
+    const now = this.now();
+    const key = execution.idempotency;
+    const recorded = key && this.keyed.get(key.keyHash);
+    const verdict = key && judgeRecorded(recorded, key, now);
+    if (recorded && (verdict === "replay" || verdict === "reused")) {
+      return { kind: verdict === "replay" ? "replayed" : "keyReused", id: recorded.id };
+    }
+    const id = randomUUID();
+    this.executions.set(id, {
+      id,
+      crew: execution.crew,
+      spec: execution.spec,
       tasks: new Map(),
       webhooksSent: new Set(),
       reconciling: false,
       again: false,
     });
-    this.reconcile(execution.id);
+    if (key) this.recordKey({ ...key, createdAt: now, id }, now);
+    this.reconcile(id);
+    return { kind: "started", id };
+  }
+
+  /** Records a keyed kickoff (newest last) and forgets the keys whose window has passed. */
+  private recordKey(record: RecordedKickoff & { id: string }, now: Date): void {
+    this.keyed.delete(record.keyHash);
+    this.keyed.set(record.keyHash, record);
+    for (const [hash, old] of this.keyed) {
+      if (judgeRecorded(old, old, now) !== "expired") break;
+      this.keyed.delete(hash);
+    }
   }
 
   async getExecution(crew: string, id: string): Promise<ExecutionView | undefined> {

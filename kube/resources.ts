@@ -42,3 +42,12 @@ export const LABEL_TASK_INDEX = "kubecrew.io/task-index";
 export const LABEL_CREW = "kubecrew.io/crew";
 export const LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
 export const MANAGED_BY = "kubecrew";
+
+/**
+ * A kickoff's Idempotency-Key on its CrewExecution (never the key itself): the label holds the scoped key's hash
+ * (cut to a label value's 63 characters) for `kubectl get ce -l`; the annotations hold the full hashes of the key and
+ * of the request body, which the API compares on a retry.
+ */
+export const LABEL_IDEMPOTENCY_KEY = "kubecrew.io/idempotency-key";
+export const ANNOTATION_IDEMPOTENCY_KEY = "kubecrew.io/idempotency-key-sha256";
+export const ANNOTATION_IDEMPOTENCY_REQUEST = "kubecrew.io/idempotency-request-sha256";

@@ -1,15 +1,23 @@
-import { randomUUID } from "node:crypto";
 import { Router, type Request, type Response } from "express";
 import { kickoffRequest } from "../../core/api-bodies.ts";
 import type { Crew } from "../../core/crew.ts";
 import { isFinished } from "../../core/execution.ts";
+import { IDEMPOTENCY_HEADER, idempotencyKeyHash, parseIdempotencyKey, requestHash } from "../../core/idempotency.ts";
 import { discoverInputs, resolveInputs } from "../../core/inputs.ts";
 import { refuseUrl, type OutboundPolicy } from "../../core/outbound/policy.ts";
 import { statusResponse } from "../../core/status-view.ts";
 import { bearerAuth, principalOf } from "../auth/bearer.ts";
 import { mayUseCrew } from "../auth/principal.ts";
 import type { TokenStore } from "../auth/token-store.ts";
-import { ApiError, badRequest, crewNotFound, executionNotFound, missingInputs, unauthorized } from "../errors.ts";
+import {
+  ApiError,
+  badRequest,
+  crewNotFound,
+  executionNotFound,
+  idempotencyKeyReused,
+  missingInputs,
+  unauthorized,
+} from "../errors.ts";
 import type { ExecutionBackend, ExecutionView } from "../execution-backend.ts";
 import { parseOr400 } from "../validation.ts";
 import { refuseWrongMethods } from "../wrong-methods.ts";
@@ -70,6 +78,11 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
     if (req.body === undefined && Number(req.headers["content-length"] ?? 0) > 0) {
       throw new ApiError(415, "Unsupported Media Type", "Send the kickoff body as application/json");
     }
+    const idempotency = parseIdempotencyKey(req.get(IDEMPOTENCY_HEADER));
+    if ("problem" in idempotency) {
+      const message = `${IDEMPOTENCY_HEADER} ${idempotency.problem}`;
+      throw badRequest(`Invalid kickoff request: ${message}`, [{ field: IDEMPOTENCY_HEADER, message }]);
+    }
     const body = parseOr400(kickoffRequest, req.body ?? {}, "kickoff request");
     const refused = webhookFields.flatMap((field) => {
       const url = body[field];
@@ -85,14 +98,13 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
     const resolved = resolveInputs(crew.spec, body.inputs);
     if (!resolved.ok) throw missingInputs(resolved.missing);
     const principal = principalOf(req);
-    const id = randomUUID();
     const webhooks = {
       ...(body.taskWebhookUrl ? { task: body.taskWebhookUrl } : {}),
       ...(body.stepWebhookUrl ? { step: body.stepWebhookUrl } : {}),
       ...(body.crewWebhookUrl ? { crew: body.crewWebhookUrl } : {}),
     };
-    await backend.createExecution({
-      id,
+    const scope = { crew: crew.metadata.name, kind: principal.kind, subject: principal.subject };
+    const outcome = await backend.createExecution({
       crew: crew.metadata.name,
       spec: {
         crewRef: { name: crew.metadata.name },
@@ -102,8 +114,13 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
         requestedBy: { kind: principal.kind, subject: principal.subject },
         stop: false,
       },
+      ...(idempotency.key
+        ? { idempotency: { keyHash: idempotencyKeyHash(scope, idempotency.key), requestHash: requestHash(body) } }
+        : {}),
     });
-    res.json({ kickoff_id: id });
+    if (outcome.kind === "keyReused") throw idempotencyKeyReused();
+    if (outcome.kind === "replayed") res.set("Idempotent-Replayed", "true");
+    res.json({ kickoff_id: outcome.id });
   });
 
   const status = async (req: Request<{ id: string }>, res: Response) => {

@@ -14,7 +14,7 @@ beforeAll(async () => {
       throw new Error("connect ECONNREFUSED 10.0.0.7:6443 at /srv/secret/path.ts:12");
     },
     listCrews: async () => [],
-    createExecution: async () => undefined,
+    createExecution: async () => ({ kind: "started", id: "00000000-0000-4000-8000-000000000000" }),
     getExecution: async () => undefined,
     stopExecution: async () => undefined,
   };
