@@ -40,6 +40,7 @@ const executions = new LocalExecutions({
   workRoot: "/tmp",
   runnerCommand: [],
   runnerEnv: {},
+  maxTasks: 1,
   log,
   webhookFetch: createOutboundClient(localPolicy).fetch,
 });

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { authConfigSchema } from "../api/auth/config.ts";
@@ -17,6 +18,8 @@ export const devConfigSchema = z.object({
   KUBECREW_LLM_PROVIDER: llmProvider.optional(),
   KUBECREW_LLM_MODEL: z.string().optional(),
   KUBECREW_LLM_BASE_URL: z.string().url().optional(),
+  /** Task processes run at once; more wait (running, progress 0). Default: one per CPU. */
+  KUBECREW_DEV_MAX_TASKS: z.coerce.number().int().min(1).default(availableParallelism()),
   KUBECREW_BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()

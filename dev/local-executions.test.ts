@@ -10,6 +10,7 @@ it("answers a keyed kickoff's run for 24 hours, then lets the key start a new on
     workRoot: "/nonexistent",
     runnerCommand: ["false"],
     runnerEnv: {},
+    maxTasks: 1,
     log: silentLogger(),
     webhookFetch: fetch,
     now: () => now,

@@ -8,6 +8,7 @@ import type { Logger } from "../core/logger.ts";
 import type { ObservedTask } from "../core/observed-task.ts";
 import type { ExecutionBackend, ExecutionView, KickoffOutcome, NewExecution } from "../api/execution-backend.ts";
 import { TaskProcess } from "./task-process.ts";
+import { TaskSlots } from "./task-slots.ts";
 import { deliverWebhook } from "./webhook.ts";
 
 interface LocalExecution {
@@ -28,6 +29,8 @@ export interface LocalExecutionsOptions {
   workRoot: string;
   runnerCommand: string[];
   runnerEnv: NodeJS.ProcessEnv;
+  /** Task processes run at once, across executions; the others wait (KUBECREW_DEV_MAX_TASKS). */
+  maxTasks: number;
   log: Logger;
   /** The outbound client's fetch: webhooks go only where the outbound URL policy allows. */
   webhookFetch: typeof fetch;
@@ -44,6 +47,7 @@ export class LocalExecutions implements ExecutionBackend {
   private readonly keyed = new Map<string, RecordedKickoff & { id: string }>();
   private readonly crews: Map<string, Crew>;
   private readonly options: LocalExecutionsOptions;
+  private readonly slots: TaskSlots;
   private readonly now: () => Date;
   private closed = false;
 
@@ -51,6 +55,7 @@ export class LocalExecutions implements ExecutionBackend {
     this.options = options;
     this.crews = new Map(options.crews.map((c) => [c.metadata.name, c]));
     this.now = options.now ?? (() => new Date());
+    this.slots = new TaskSlots(options.maxTasks);
   }
 
   async getCrew(name: string) {
@@ -187,6 +192,7 @@ export class LocalExecutions implements ExecutionBackend {
           runnerCommand: this.options.runnerCommand,
           env: this.options.runnerEnv,
           log,
+          slots: this.slots,
           onChange: () => this.reconcile(execution.id),
         });
         execution.tasks.set(action.taskName, task);

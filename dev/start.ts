@@ -98,6 +98,7 @@ export async function startDev(
       ...(options.env ?? process.env),
       LOG_LEVEL: "warn",
     },
+    maxTasks: config.KUBECREW_DEV_MAX_TASKS,
     log,
     webhookFetch: outbound.fetch,
   });

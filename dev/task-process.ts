@@ -5,6 +5,7 @@ import type { ObservedTask } from "../core/observed-task.ts";
 import type { Logger } from "../core/logger.ts";
 import { taskOutcome, type TaskAssignment } from "../core/task-assignment.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
+import type { TaskSlots } from "./task-slots.ts";
 
 export interface TaskProcessOptions {
   assignment: TaskAssignment;
@@ -15,12 +16,15 @@ export interface TaskProcessOptions {
   runnerCommand: string[];
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /** Its process starts when one of these is free and holds it until the task has ended (retries included). */
+  slots: TaskSlots;
   onChange(): void;
 }
 
 /**
- * One task run in the embedded default: what a Job is in Kubernetes. Runs `kubecrew runner` as a child process,
- * retries a failed attempt up to `retries` times, and keeps every attempt's outcome.
+ * One task run in the embedded default: what a Job is in Kubernetes. Runs `kubecrew runner` as a child process once
+ * a task slot is free (until then it is running with nothing started, as a Job whose pod waits for a node), retries
+ * a failed attempt up to `retries` times, and keeps every attempt's outcome.
  */
 export class TaskProcess {
   private child: ChildProcess | undefined;
@@ -31,6 +35,8 @@ export class TaskProcess {
   private readonly startTime = new Date().toISOString();
   private readonly results: TaskResultSpec[] = [];
   private stopped = false;
+  private holdsSlot = false;
+  private cancelWait: () => void = () => {};
   private readonly options: TaskProcessOptions;
 
   constructor(options: TaskProcessOptions) {
@@ -40,7 +46,11 @@ export class TaskProcess {
   async start(): Promise<void> {
     await mkdir(this.options.workDir, { recursive: true });
     await writeFile(this.assignmentPath, JSON.stringify(this.options.assignment));
-    this.spawnAttempt();
+    if (this.stopped) return;
+    this.cancelWait = this.options.slots.whenFree(() => {
+      this.holdsSlot = true;
+      this.spawnAttempt();
+    });
   }
 
   observe(): ObservedTask {
@@ -58,6 +68,8 @@ export class TaskProcess {
       this.reason = "Stopped";
       this.message = "stopped";
     }
+    this.cancelWait();
+    if (!this.child) this.releaseSlot();
     this.kill();
   }
 
@@ -85,6 +97,7 @@ export class TaskProcess {
     });
     child.once("close", (code, signal) => {
       this.child = undefined;
+      if (this.stopped) this.releaseSlot();
       void this.attemptEnded(outcomePath, code, signal, stderr).catch((err) => {
         log.error({ err, task: assignment.task.name }, "Could not read a task outcome");
       });
@@ -119,6 +132,7 @@ export class TaskProcess {
     const succeeded = code === 0 && outcome?.output !== undefined && outcome.error === undefined;
     if (succeeded) {
       this.state = "succeeded";
+      this.releaseSlot();
     } else if (this.attempt <= this.options.retries) {
       log.warn({ task: assignment.task.name, attempt: this.attempt, code, signal }, "Task attempt failed; retrying");
       this.spawnAttempt();
@@ -127,8 +141,16 @@ export class TaskProcess {
       this.state = "failed";
       this.reason = "BackoffLimitExceeded";
       this.message = outcome?.error ?? (stderr.trim().split("\n").at(-1) || `runner exited with ${code ?? signal}`);
+      this.releaseSlot();
     }
     this.options.onChange();
+  }
+
+  /** Once: the slot goes to the next waiting task when this one's last process has exited. */
+  private releaseSlot(): void {
+    if (!this.holdsSlot) return;
+    this.holdsSlot = false;
+    this.options.slots.release();
   }
 
   private kill(): void {

@@ -97,6 +97,7 @@ describe("per-source-address limit", () => {
       workRoot: "/tmp",
       runnerCommand: [],
       runnerEnv: {},
+      maxTasks: 1,
       log: silentLogger(),
       webhookFetch: createOutboundClient(localPolicy).fetch,
     });
