@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import * as client from "openid-client";
 import type { Logger } from "../core/logger.ts";
+import { isRedisUnavailable } from "../core/redis-client.ts";
 import type { IntegrationsConfig } from "./config.ts";
 import type { Connection, ConnectionStore, ProviderTokens } from "./connection-store.ts";
 import { IntegrationError, notFound } from "./errors.ts";
@@ -132,6 +133,8 @@ export function createAccessTokens(deps: AccessTokenDeps) {
     /** Deletes a connection, revoking its grant at the provider first where the provider supports RFC 7009. */
     async remove(id: string): Promise<{ revoked: boolean }> {
       const found = await connections.readTokens(id).catch((error: unknown) => {
+        // Redis away is a 503 now, not tokens that cannot be read (which would delete without revoking).
+        if (isRedisUnavailable(error)) throw error;
         logger.warn(
           { connectionId: id, err: error instanceof Error ? error.message : String(error) },
           "Stored tokens unreadable; deleting without revocation",
