@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { ConfigError, parseConfig } from "../core/config.ts";
+import { configOrExit, parseConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { exitIfPortInUse } from "../core/port-in-use.ts";
 import { apiConfigSchema, type ApiConfig } from "./config.ts";
@@ -11,20 +11,10 @@ export function registerApiCommand(program: Command): void {
     .command("api")
     .description("Serve the crew API in cluster mode: CrewExecutions in Kubernetes, tokens in Redis (REDIS_URL)")
     .action(async () => {
-      let config: ApiConfig;
-      try {
-        config = parseConfig(apiConfigSchema, process.env);
-      } catch (err) {
-        if (!(err instanceof ConfigError)) throw err;
-        process.stderr.write(`${err.message}\n`);
-        process.exit(1);
-      }
-      const log = createLogger({ level: config.LOG_LEVEL, name: "api" });
+      const config: ApiConfig = configOrExit("api", () => parseConfig(apiConfigSchema, process.env));
+      const log = createLogger({ level: config.logLevel, name: "api" });
       const api = await exitIfPortInUse("api", "PORT", () => startClusterApi(config, log));
-      log.info(
-        { url: api.url, namespace: config.POD_NAMESPACE, defaultCrew: config.KUBECREW_DEFAULT_CREW },
-        "Crew API listening",
-      );
+      log.info({ url: api.url, namespace: config.namespace, defaultCrew: config.defaultCrew }, "Crew API listening");
       const shutdown = async (signal: string) => {
         log.info({ signal }, "Shutting down");
         await api.stop();

@@ -1,10 +1,11 @@
 import { z } from "zod";
-import { outboundEnvSchema } from "../core/outbound/config.ts";
-import { clusterPolicy } from "../core/outbound/policy.ts";
-import { authConfigSchema } from "./auth/config.ts";
+import { logLevel, type LogLevel } from "../core/config.ts";
+import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
+import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
+import { authConfigFrom, authEnv, type AuthConfig } from "./auth/config.ts";
 
-/** `kubecrew api` (cluster mode): the environment, parsed once at startup. */
-export const apiConfigSchema = authConfigSchema.extend({
+/** `kubecrew api` (cluster mode): the environment it reads. */
+export const apiEnv = authEnv.extend({
   HOST: z.string().default("0.0.0.0"),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** The namespace whose Crews the API serves (the pod's own, through the downward API). */
@@ -21,7 +22,35 @@ export const apiConfigSchema = authConfigSchema.extend({
     .string()
     .min(1, "is required: bearer tokens live in Redis")
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL"),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  LOG_LEVEL: logLevel,
   ...outboundEnvSchema(clusterPolicy),
 });
-export type ApiConfig = z.infer<typeof apiConfigSchema>;
+
+export interface ApiConfig {
+  host: string;
+  port: number;
+  /** The namespace whose Crews the API serves. */
+  namespace: string;
+  defaultCrew?: string;
+  trustProxy: number;
+  bodyLimitBytes: number;
+  redisUrl: string;
+  logLevel: LogLevel;
+  auth: AuthConfig;
+  /** Where webhooks may point. */
+  outbound: OutboundPolicy;
+}
+
+/** The environment to ApiConfig, parsed once at start-up (parseConfig). */
+export const apiConfigSchema = apiEnv.transform((e): ApiConfig => ({
+  host: e.HOST,
+  port: e.PORT,
+  namespace: e.POD_NAMESPACE,
+  ...(e.KUBECREW_DEFAULT_CREW ? { defaultCrew: e.KUBECREW_DEFAULT_CREW } : {}),
+  trustProxy: e.KUBECREW_TRUST_PROXY,
+  bodyLimitBytes: e.KUBECREW_BODY_LIMIT_BYTES,
+  redisUrl: e.REDIS_URL,
+  logLevel: e.LOG_LEVEL,
+  auth: authConfigFrom(e),
+  outbound: outboundPolicyFrom(e),
+}));

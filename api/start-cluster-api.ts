@@ -1,6 +1,5 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "../core/logger.ts";
-import { outboundPolicyFrom } from "../core/outbound/config.ts";
 import { createRedisAuth } from "./auth/api-auth.ts";
 import { connectRedis, redisAnswers } from "../core/redis-client.ts";
 import type { ApiConfig } from "./config.ts";
@@ -16,22 +15,22 @@ export async function startClusterApi(
   log: Logger,
   kubeConfig: KubeConfig = defaultKubeConfig(),
 ): Promise<RunningServer> {
-  const backend = await createKubernetesBackend({ kubeConfig, namespace: config.POD_NAMESPACE, log });
-  const redis = connectRedis(config.REDIS_URL, { log, commandTimeoutMs: config.KUBECREW_REDIS_COMMAND_TIMEOUT_MS });
-  const auth = createRedisAuth({ redis, config, log });
+  const backend = await createKubernetesBackend({ kubeConfig, namespace: config.namespace, log });
+  const redis = connectRedis(config.redisUrl, { log, commandTimeoutMs: config.auth.redisCommandTimeoutMs });
+  const auth = createRedisAuth({ redis, config: config.auth, log });
   const server = await startApi({
     backend,
     tokens: auth.tokens,
     extraRouters: auth.routers,
     extraPaths: auth.paths,
     log,
-    bodyLimitBytes: config.KUBECREW_BODY_LIMIT_BYTES,
+    bodyLimitBytes: config.bodyLimitBytes,
     ready: () => redisAnswers(redis),
-    outboundPolicy: outboundPolicyFrom(config),
-    trustProxy: config.KUBECREW_TRUST_PROXY,
-    host: config.HOST,
-    port: config.PORT,
-    ...(config.KUBECREW_DEFAULT_CREW ? { defaultCrew: config.KUBECREW_DEFAULT_CREW } : {}),
+    outboundPolicy: config.outbound,
+    trustProxy: config.trustProxy,
+    host: config.host,
+    port: config.port,
+    ...(config.defaultCrew ? { defaultCrew: config.defaultCrew } : {}),
   });
   return {
     url: server.url,

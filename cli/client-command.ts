@@ -23,7 +23,7 @@ export function registerClientCommand(program: Command): void {
     .option("--name <name>", "a note saying what the client is for")
     .option("--json", "print JSON")
     .action(async (options: { crew: string[]; role: string; name?: string; json?: boolean }) => {
-      await withTokenStore(process.env, async (store) => {
+      await withTokenStore("client", process.env, async (store) => {
         const parsed = createClientBody.safeParse({
           crews: options.crew.includes("*") ? "*" : options.crew,
           role: options.role,
@@ -59,7 +59,7 @@ export function registerClientCommand(program: Command): void {
     .description("List clients: ids and metadata, never the secrets")
     .option("--json", "print JSON")
     .action(async (options: { json?: boolean }) => {
-      await withTokenStore(process.env, async (store) => {
+      await withTokenStore("client", process.env, async (store) => {
         const clients = await store.listClients();
         if (options.json) {
           process.stdout.write(JSON.stringify({ clients: clients.map(clientRecordBody) }) + "\n");
@@ -79,7 +79,7 @@ export function registerClientCommand(program: Command): void {
     .description("Revoke a client and every access token it obtained")
     .argument("<client_id>", "the client's id")
     .action(async (clientId: string) => {
-      await withTokenStore(process.env, async (store) => {
+      await withTokenStore("client", process.env, async (store) => {
         if (!(await store.revokeClient(clientId))) throw new CommandFailure(`No client with id ${clientId}`);
         process.stdout.write(`Revoked client ${clientId} and its access tokens\n`);
       });

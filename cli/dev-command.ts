@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { parseConfig, ConfigError } from "../core/config.ts";
+import { configOrExit, parseConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { exitIfPortInUse } from "../core/port-in-use.ts";
 import { devConfigSchema } from "../dev/config.ts";
@@ -13,17 +13,8 @@ export function registerDevCommand(program: Command): void {
       "Run everything in one process on this machine: the crew API, executions in memory, tasks as local processes",
     )
     .action(async () => {
-      let config;
-      try {
-        config = parseConfig(devConfigSchema, process.env);
-      } catch (err) {
-        if (err instanceof ConfigError) {
-          console.error(err.message);
-          process.exit(2);
-        }
-        throw err;
-      }
-      const log = createLogger({ level: config.LOG_LEVEL, name: "dev" });
+      const config = configOrExit("dev", () => parseConfig(devConfigSchema, process.env));
+      const log = createLogger({ level: config.logLevel, name: "dev" });
       const dev = await exitIfPortInUse("dev", "PORT", () => startDev(config, log)).catch((err: unknown) => {
         if (!(err instanceof CrewManifestError)) throw err;
         // As `kubectl apply` would refuse them: one line per problem, nothing started.

@@ -18,7 +18,7 @@ export function registerTokenCommand(program: Command): void {
     .option("--ttl <duration>", "lifetime, e.g. 3600, 90m, 12h, 30d (default: until revoked)")
     .option("--json", "print JSON")
     .action(async (options: { crew: string[]; kind: string; user?: string; ttl?: string; json?: boolean }) => {
-      await withTokenStore(process.env, async (store) => {
+      await withTokenStore("token", process.env, async (store) => {
         const ttlSeconds = options.ttl === undefined ? undefined : parseDuration(options.ttl);
         if (options.ttl !== undefined && ttlSeconds === undefined) {
           throw new CommandFailure(`--ttl: "${options.ttl}" is not a duration (e.g. 3600, 90m, 12h, 30d)`);
@@ -62,7 +62,7 @@ export function registerTokenCommand(program: Command): void {
     .description("List org and user tokens: ids and metadata, never the tokens")
     .option("--json", "print JSON")
     .action(async (options: { json?: boolean }) => {
-      await withTokenStore(process.env, async (store) => {
+      await withTokenStore("token", process.env, async (store) => {
         const tokens = await store.listTokens();
         if (options.json) {
           process.stdout.write(JSON.stringify({ tokens: tokens.map(tokenRecordBody) }) + "\n");
@@ -82,7 +82,7 @@ export function registerTokenCommand(program: Command): void {
     .description("Revoke a token by its id (from token list)")
     .argument("<id>", "the token's id")
     .action(async (id: string) => {
-      await withTokenStore(process.env, async (store) => {
+      await withTokenStore("token", process.env, async (store) => {
         if (!(await store.revokeToken(id))) throw new CommandFailure(`No token with id ${id}`);
         process.stdout.write(`Revoked token ${id}\n`);
       });

@@ -1,38 +1,34 @@
 import { Redis } from "ioredis";
 import { z } from "zod";
-import { ConfigError, parseConfig } from "../core/config.ts";
+import { configOrExit, parseConfig } from "../core/config.ts";
 import { RedisTokenStore } from "../api/auth/redis-token-store.ts";
 import { TokenStoreUnavailable, type ManagedTokenStore } from "../api/auth/token-store.ts";
 
 /** What the `token` and `client` commands read from the environment. */
-export const adminCliConfigSchema = z.object({
-  REDIS_URL: z
-    .string({ error: "required: the Redis that holds the API's tokens (redis://host:6379)" })
-    .regex(/^rediss?:\/\//, "a redis:// or rediss:// URL"),
-  KUBECREW_REDIS_KEY_PREFIX: z.string().default("kubecrew:"),
-});
+export const adminCliConfigSchema = z
+  .object({
+    REDIS_URL: z
+      .string({ error: "is required: the Redis that holds the API's tokens (redis://host:6379)" })
+      .regex(/^rediss?:\/\//, "a redis:// or rediss:// URL"),
+    KUBECREW_REDIS_KEY_PREFIX: z.string().default("kubecrew:"),
+  })
+  .transform((e) => ({ redisUrl: e.REDIS_URL, redisKeyPrefix: e.KUBECREW_REDIS_KEY_PREFIX }));
 
 /** A failure the command reports in one line before exiting 1. */
 export class CommandFailure extends Error {}
 
 /**
- * Runs a management command against the token store in REDIS_URL: a configuration mistake exits 2 with one line
- * naming the variable, an unreachable Redis or a CommandFailure exits 1 with one line.
+ * Runs a management command against the token store in REDIS_URL: a configuration mistake, an unreachable Redis or a
+ * CommandFailure exits 1 with one line (the first naming the variable).
  */
 export async function withTokenStore(
+  command: string,
   env: NodeJS.ProcessEnv,
   action: (store: ManagedTokenStore) => Promise<void>,
 ): Promise<void> {
-  let config;
-  try {
-    config = parseConfig(adminCliConfigSchema, env);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    console.error(err.message);
-    process.exit(2);
-  }
+  const config = configOrExit(command, () => parseConfig(adminCliConfigSchema, env));
   // A short-lived client: one connection attempt, no retries, so an unreachable Redis is reported at once.
-  const redis = new Redis(config.REDIS_URL, {
+  const redis = new Redis(config.redisUrl, {
     lazyConnect: true,
     connectTimeout: 5000,
     maxRetriesPerRequest: 1,
@@ -46,7 +42,7 @@ export async function withTokenStore(
     await redis.connect().catch((err: unknown) => {
       throw new TokenStoreUnavailable(err);
     });
-    await action(new RedisTokenStore(redis, { prefix: config.KUBECREW_REDIS_KEY_PREFIX }));
+    await action(new RedisTokenStore(redis, { prefix: config.redisKeyPrefix }));
   } catch (err) {
     if (err instanceof TokenStoreUnavailable) {
       const why = connectionError?.message ?? (err.cause as Error | undefined)?.message ?? "unknown error";

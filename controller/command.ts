@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { createLogger } from "../core/logger.ts";
 import { exitIfPortInUse } from "../core/port-in-use.ts";
-import { controllerConfigFromEnv, type ControllerConfig } from "./config.ts";
+import { configOrExit } from "../core/config.ts";
+import { controllerConfigFromEnv } from "./config.ts";
 import { startController } from "./controller.ts";
 
 /** `kubecrew controller`: runs CrewExecutions as Jobs; SIGTERM/SIGINT shut it down gracefully. */
@@ -10,14 +11,7 @@ export function registerControllerCommand(program: Command): void {
     .command("controller")
     .description("Run the Kubernetes controller: CrewExecutions become Jobs, results become status")
     .action(async () => {
-      let config: ControllerConfig;
-      try {
-        config = controllerConfigFromEnv(process.env);
-      } catch (error) {
-        process.stderr.write(`${(error as Error).message}\n`);
-        process.exitCode = 1;
-        return;
-      }
+      const config = configOrExit("controller", () => controllerConfigFromEnv(process.env));
       const log = createLogger({ level: config.logLevel, name: "controller" });
       const controller = await exitIfPortInUse("controller", "KUBECREW_HEALTH_PORT", () =>
         startController(config, {

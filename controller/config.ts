@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { z } from "zod";
+import { logLevel, parseConfig } from "../core/config.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 
@@ -7,7 +8,7 @@ const seconds = (fallback: number) => z.coerce.number().min(0).default(fallback)
 
 /** The controller's environment, parsed once at startup. */
 export const controllerEnv = z.object({
-  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  LOG_LEVEL: logLevel,
   KUBECONFIG: z.string().optional(),
   /** Namespace to watch; empty for every namespace. */
   KUBECREW_NAMESPACE: z.string().default(""),
@@ -15,7 +16,7 @@ export const controllerEnv = z.object({
   KUBECREW_RUNNER_IMAGE: z.string().min(1).default("kubecrew:0.1.0"),
   KUBECREW_RUNNER_IMAGE_PULL_POLICY: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
   KUBECREW_RUNNER_SERVICE_ACCOUNT: z.string().min(1).default("kubecrew-runner"),
-  KUBECREW_RUNNER_LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  KUBECREW_RUNNER_LOG_LEVEL: logLevel,
   KUBECREW_FINISHED_TTL_SECONDS: z.coerce.number().int().default(86_400),
   KUBECREW_HEALTH_HOST: z.string().default("0.0.0.0"),
   KUBECREW_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
@@ -73,17 +74,8 @@ export interface ControllerConfig {
   outbound: OutboundPolicy;
 }
 
-export class ControllerConfigError extends Error {
-  override name = "ControllerConfigError";
-}
-
 export function controllerConfigFromEnv(env: Record<string, string | undefined>): ControllerConfig {
-  const parsed = controllerEnv.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ControllerConfigError(`Invalid environment variable ${String(issue.path[0])}: ${issue.message}`);
-  }
-  const c = parsed.data;
+  const c = parseConfig(controllerEnv, env);
   return {
     logLevel: c.LOG_LEVEL,
     ...(c.KUBECONFIG ? { kubeconfigPath: c.KUBECONFIG } : {}),

@@ -1,14 +1,16 @@
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { authConfigSchema } from "../api/auth/config.ts";
-import { llmProvider } from "../core/crew.ts";
-import { outboundEnvSchema } from "../core/outbound/config.ts";
-import { localPolicy } from "../core/outbound/policy.ts";
+import { authConfigFrom, authEnv, type AuthConfig } from "../api/auth/config.ts";
+import { logLevel, type LogLevel } from "../core/config.ts";
+import { llmProvider, type LlmProvider } from "../core/crew.ts";
+import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
+import { localPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 
-export const devConfigSchema = z.object({
+/** `kubecrew dev`: the environment it reads. */
+export const devEnv = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default("127.0.0.1"),
   KUBECREW_CREWS_DIR: z.string().default(`${repoRoot}examples`),
@@ -25,12 +27,53 @@ export const devConfigSchema = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  LOG_LEVEL: logLevel,
   /** Tokens, clients and rate limits in Redis when set; in memory otherwise. */
   REDIS_URL: z.string().optional(),
-  ...authConfigSchema.shape,
+  ...authEnv.shape,
   ...outboundEnvSchema(localPolicy),
 });
-export type DevConfig = z.infer<typeof devConfigSchema>;
+
+export interface DevConfig {
+  host: string;
+  port: number;
+  crewsDir: string;
+  defaultCrew?: string;
+  /** Task processes run at once, across executions; the others wait. */
+  maxTasks: number;
+  /** The tokens to print and accept (memory token store); random when not set. */
+  orgToken?: string;
+  userToken?: string;
+  /** The model of crews that name none. */
+  llm: { provider?: LlmProvider; model?: string; baseURL?: string };
+  bodyLimitBytes: number;
+  logLevel: LogLevel;
+  /** Tokens, clients and rate limits in Redis when set; in memory otherwise. */
+  redisUrl?: string;
+  auth: AuthConfig;
+  /** Where webhooks may point (loopback allowed). */
+  outbound: OutboundPolicy;
+}
+
+/** The environment to DevConfig, parsed once at start-up (parseConfig). */
+export const devConfigSchema = devEnv.transform((e): DevConfig => ({
+  host: e.HOST,
+  port: e.PORT,
+  crewsDir: e.KUBECREW_CREWS_DIR,
+  maxTasks: e.KUBECREW_DEV_MAX_TASKS,
+  ...(e.KUBECREW_DEFAULT_CREW ? { defaultCrew: e.KUBECREW_DEFAULT_CREW } : {}),
+  ...(e.KUBECREW_DEV_ORG_TOKEN ? { orgToken: e.KUBECREW_DEV_ORG_TOKEN } : {}),
+  ...(e.KUBECREW_DEV_USER_TOKEN ? { userToken: e.KUBECREW_DEV_USER_TOKEN } : {}),
+  llm: {
+    ...(e.KUBECREW_LLM_PROVIDER ? { provider: e.KUBECREW_LLM_PROVIDER } : {}),
+    ...(e.KUBECREW_LLM_MODEL ? { model: e.KUBECREW_LLM_MODEL } : {}),
+    ...(e.KUBECREW_LLM_BASE_URL ? { baseURL: e.KUBECREW_LLM_BASE_URL } : {}),
+  },
+  bodyLimitBytes: e.KUBECREW_BODY_LIMIT_BYTES,
+  logLevel: e.LOG_LEVEL,
+  ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
+  auth: authConfigFrom(e),
+  outbound: outboundPolicyFrom(e),
+}));
 
 export { repoRoot };

@@ -12,7 +12,6 @@ import type { ExtraPaths } from "../api/openapi.ts";
 import { startApi } from "../api/server.ts";
 import type { Crew, LlmConfig } from "../core/crew.ts";
 import type { Logger } from "../core/logger.ts";
-import { outboundPolicyFrom } from "../core/outbound/config.ts";
 import { createOutboundClient, type Resolver } from "../core/outbound/outbound-fetch.ts";
 import { loadCrews } from "./crew-catalog.ts";
 import { repoRoot, type DevConfig } from "./config.ts";
@@ -33,14 +32,12 @@ export interface RunningDev {
 
 /** The model crews use when they name none: the configured one, or the mock test provider. */
 export function devLlm(config: DevConfig): LlmConfig {
-  if (!config.KUBECREW_LLM_PROVIDER || config.KUBECREW_LLM_PROVIDER === "mock") {
-    return { provider: "mock", model: config.KUBECREW_LLM_MODEL ?? "mock" };
-  }
+  const { provider, model, baseURL } = config.llm;
+  if (!provider || provider === "mock") return { provider: "mock", model: model ?? "mock" };
   return {
-    provider: config.KUBECREW_LLM_PROVIDER,
-    model:
-      config.KUBECREW_LLM_MODEL ?? (config.KUBECREW_LLM_PROVIDER === "anthropic" ? "claude-sonnet-4-5" : "gpt-4o-mini"),
-    ...(config.KUBECREW_LLM_BASE_URL ? { baseURL: config.KUBECREW_LLM_BASE_URL } : {}),
+    provider,
+    model: model ?? (provider === "anthropic" ? "claude-sonnet-4-5" : "gpt-4o-mini"),
+    ...(baseURL ? { baseURL } : {}),
   };
 }
 
@@ -54,10 +51,8 @@ export async function startDev(
   options: { tokens?: TokenStore; env?: NodeJS.ProcessEnv; resolver?: Resolver } = {},
 ): Promise<RunningDev> {
   const llm = devLlm(config);
-  const crews = (await loadCrews(config.KUBECREW_CREWS_DIR)).map((c) =>
-    c.spec.llm ? c : { ...c, spec: { ...c.spec, llm } },
-  );
-  const defaultCrew = config.KUBECREW_DEFAULT_CREW ?? crews[0]?.metadata.name;
+  const crews = (await loadCrews(config.crewsDir)).map((c) => (c.spec.llm ? c : { ...c, spec: { ...c.spec, llm } }));
+  const defaultCrew = config.defaultCrew ?? crews[0]?.metadata.name;
 
   let auth: { tokens: TokenStore; routers: Router[]; paths: ExtraPaths };
   let orgToken: string | undefined;
@@ -65,9 +60,9 @@ export async function startDev(
   let redis: Redis | undefined;
   if (options.tokens) {
     auth = { tokens: options.tokens, routers: [], paths: {} }; // the caller's store (tests): crew routes only
-  } else if (config.REDIS_URL) {
-    redis = connectRedis(config.REDIS_URL, { log, commandTimeoutMs: config.KUBECREW_REDIS_COMMAND_TIMEOUT_MS });
-    auth = createRedisAuth({ redis, config, log });
+  } else if (config.redisUrl) {
+    redis = connectRedis(config.redisUrl, { log, commandTimeoutMs: config.auth.redisCommandTimeoutMs });
+    auth = createRedisAuth({ redis, config: config.auth, log });
     // Start answering either way: while Redis is away requests get 503, and the client reconnects by itself.
     await redisReady(redis, 5000).catch(() =>
       log.warn("Redis is not reachable yet; token checks answer 503 until it is"),
@@ -78,14 +73,14 @@ export async function startDev(
     );
   } else {
     const memory = new MemoryTokenStore();
-    orgToken = config.KUBECREW_DEV_ORG_TOKEN ?? newToken("org");
-    userToken = config.KUBECREW_DEV_USER_TOKEN ?? newToken("user");
+    orgToken = config.orgToken ?? newToken("org");
+    userToken = config.userToken ?? newToken("user");
     memory.add(orgToken, { kind: "org", crews: "*", subject: "dev-org" });
     memory.add(userToken, { kind: "user", crews: "*", subject: "dev-user" });
-    auth = createMemoryAuth({ store: memory, config, log });
+    auth = createMemoryAuth({ store: memory, config: config.auth, log });
   }
 
-  const outboundPolicy = outboundPolicyFrom(config);
+  const outboundPolicy = config.outbound;
   const outbound = createOutboundClient(outboundPolicy, options.resolver ? { resolver: options.resolver } : {});
   const workRoot = mkdtempSync(join(tmpdir(), "kubecrew-dev-"));
   const executions = new LocalExecutions({
@@ -98,7 +93,7 @@ export async function startDev(
       ...(options.env ?? process.env),
       LOG_LEVEL: "warn",
     },
-    maxTasks: config.KUBECREW_DEV_MAX_TASKS,
+    maxTasks: config.maxTasks,
     log,
     webhookFetch: outbound.fetch,
   });
@@ -108,11 +103,11 @@ export async function startDev(
     extraRouters: auth.routers,
     extraPaths: auth.paths,
     log,
-    bodyLimitBytes: config.KUBECREW_BODY_LIMIT_BYTES,
+    bodyLimitBytes: config.bodyLimitBytes,
     outboundPolicy,
     ...(redis ? { ready: () => redisAnswers(redis) } : {}),
-    host: config.HOST,
-    port: config.PORT,
+    host: config.host,
+    port: config.port,
     ...(defaultCrew ? { defaultCrew } : {}),
   });
   return {

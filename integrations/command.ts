@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { ConfigError, loadConfig } from "./config.ts";
+import { configOrExit } from "../core/config.ts";
+import { loadConfig } from "./config.ts";
 import { start } from "./server.ts";
 import { exitIfPortInUse } from "../core/port-in-use.ts";
 
@@ -9,14 +10,7 @@ export function registerIntegrationsCommand(program: Command): void {
     .command("integrations")
     .description("Run the integrations service: third-party OAuth sign-in and the encrypted provider token store")
     .action(async () => {
-      let config;
-      try {
-        config = loadConfig(process.env);
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        process.stderr.write(`kubecrew integrations: ${error.message}\n`);
-        process.exit(1);
-      }
+      const config = configOrExit("integrations", () => loadConfig(process.env));
       // The port comes from INTEGRATIONS_PORT, else PORT, else 8787: the line names the one to change.
       const variable = process.env["INTEGRATIONS_PORT"] || !process.env["PORT"] ? "INTEGRATIONS_PORT" : "PORT";
       const service = await exitIfPortInUse("integrations", variable, () => start(config));

@@ -34,7 +34,7 @@ describe("integrations config", () => {
     ["a non-hex key", "zz".repeat(32)],
   ])("rejects %s with one line naming OAUTH_DB_ENCRYPTION_KEY", (_, key) => {
     expect(() => loadConfig({ ...valid, OAUTH_DB_ENCRYPTION_KEY: key })).toThrow(
-      /^OAUTH_DB_ENCRYPTION_KEY must be exactly 64 hexadecimal characters/,
+      /^Invalid configuration: OAUTH_DB_ENCRYPTION_KEY: must be exactly 64 hexadecimal characters/,
     );
   });
 
@@ -42,13 +42,13 @@ describe("integrations config", () => {
     for (const name of ["OAUTH_COOKIE_SECRET", "OAUTH_INTERNAL_API_KEY", "OAUTH_DB_ENCRYPTION_KEY"] as const) {
       const env: Record<string, string> = { ...valid };
       delete env[name];
-      expect(() => loadConfig(env)).toThrow(new RegExp(`^${name} is required`));
+      expect(() => loadConfig(env)).toThrow(new RegExp(`^Invalid configuration: ${name}: is required`));
     }
   });
 
   it("rejects a public URL that is not http(s)", () => {
     expect(() => loadConfig({ ...valid, OAUTH_PUBLIC_URL: "app.example.com" })).toThrow(
-      /^OAUTH_PUBLIC_URL must be an absolute http\(s\) URL/,
+      /^Invalid configuration: OAUTH_PUBLIC_URL: must be an absolute http\(s\) URL/,
     );
   });
 });

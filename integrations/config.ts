@@ -1,11 +1,9 @@
 import { z } from "zod";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
-import { ConfigError } from "./config-error.ts";
+import { ConfigError, logLevel, parseConfig } from "../core/config.ts";
 import { resolveProviderSettings, type ProviderSettings } from "./provider-settings.ts";
 import { REDIS_COMMAND_TIMEOUT_MS } from "../core/redis-client.ts";
-
-export { ConfigError };
 
 /** Everything the integrations service needs, parsed once from the environment. */
 export interface IntegrationsConfig {
@@ -60,7 +58,7 @@ const envSchema = z.object({
   OAUTH_ALLOWED_RETURN_HOSTS: z.string().default(""),
   OAUTH_REFRESH_AHEAD_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
   OAUTH_CONNECT_SESSION_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(600),
-  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  LOG_LEVEL: logLevel,
   ...outboundEnvSchema(clusterPolicy),
 });
 
@@ -73,23 +71,10 @@ function hostList(raw: string): string[] {
 
 /** Parses the environment; a bad value throws a ConfigError whose message is one line naming the variable. */
 export function loadConfig(env: Env): IntegrationsConfig {
-  const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const name = String(issue.path[0] ?? "environment");
-    // Zod's "expected string, received undefined" says nothing useful to an operator.
-    const missing = env[name] === undefined;
-    const message =
-      !missing || issue.message.startsWith("is required")
-        ? issue.message
-        : issue.message.startsWith("Invalid input")
-          ? "is required"
-          : `is required and ${issue.message}`;
-    throw new ConfigError(`${name} ${message}`);
-  }
-  const e = parsed.data;
+  const e = parseConfig(envSchema, env);
   const publicUrl = new URL(e.OAUTH_PUBLIC_URL.replace(/\/+$/, ""));
-  if (publicUrl.search || publicUrl.hash) throw new ConfigError("OAUTH_PUBLIC_URL must not carry a query or fragment");
+  if (publicUrl.search || publicUrl.hash)
+    throw new ConfigError("OAUTH_PUBLIC_URL", "must not carry a query or fragment");
   return {
     host: e.INTEGRATIONS_HOST,
     port: e.INTEGRATIONS_PORT ?? e.PORT ?? 8787,

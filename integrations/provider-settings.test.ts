@@ -30,10 +30,10 @@ describe("credential resolution", () => {
 
   it("names the missing half of a pair", () => {
     expect(() => resolveCredentials({ HUBSPOT_CLIENT_ID: "x" }, "hubspot", "crm")).toThrow(
-      "HUBSPOT_CLIENT_SECRET is missing while HUBSPOT_CLIENT_ID is set",
+      "Invalid configuration: HUBSPOT_CLIENT_SECRET: is missing while HUBSPOT_CLIENT_ID is set",
     );
     expect(() => resolveCredentials({ GOOGLE_SHEETS_CLIENT_SECRET: "x" }, "google", "sheets")).toThrow(
-      /GOOGLE_SHEETS_CLIENT_ID is missing/,
+      /GOOGLE_SHEETS_CLIENT_ID: is missing/,
     );
   });
 
@@ -73,7 +73,7 @@ describe("provider endpoints and restrictions", () => {
       issuer: new URL("https://login.microsoftonline.com/common/v2.0"),
     });
     expect(() => resolveProviderSettings({ MICROSOFT_TENANT_ID: "contoso.com" })).toThrow(
-      /MICROSOFT_TENANT_ID must be the directory \(tenant\) id/,
+      /MICROSOFT_TENANT_ID: must be the directory \(tenant\) id/,
     );
   });
 
@@ -94,10 +94,10 @@ describe("provider endpoints and restrictions", () => {
     const google = resolveProviderSettings({ GOOGLE_ISSUER_URL: "http://127.0.0.1:4000" }).get("google")!;
     expect(google.endpoints).toEqual({ kind: "discovery", issuer: new URL("http://127.0.0.1:4000") });
     expect(() => resolveProviderSettings({ GOOGLE_ISSUER_URL: "http://idp.example.com" })).toThrow(
-      /GOOGLE_ISSUER_URL must be an https URL/,
+      /GOOGLE_ISSUER_URL: must be an https URL/,
     );
     expect(() => resolveProviderSettings({ HUBSPOT_TOKEN_URL: "not a url" })).toThrow(
-      /HUBSPOT_TOKEN_URL must be an absolute URL/,
+      /HUBSPOT_TOKEN_URL: must be an absolute URL/,
     );
   });
 });

@@ -1,4 +1,4 @@
-import { ConfigError } from "./config-error.ts";
+import { ConfigError } from "../core/config.ts";
 import { providerRegistry, type ProviderDefinition, type TokenEndpointAuthMethod } from "./providers.ts";
 
 /** One product a user can connect, with the client credentials that apply to it. */
@@ -54,10 +54,10 @@ function endpointUrl(env: Env, name: string): URL | undefined {
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+    throw new ConfigError(name, `must be an absolute URL, got "${raw}"`);
   }
   if (url.protocol !== "https:" && !(url.protocol === "http:" && loopbackHosts.has(url.hostname))) {
-    throw new ConfigError(`${name} must be an https URL (plain http is accepted for loopback hosts only)`);
+    throw new ConfigError(name, "must be an https URL (plain http is accepted for loopback hosts only)");
   }
   return url;
 }
@@ -73,9 +73,9 @@ export function resolveCredentials(
     const clientSecret = value(env, `${prefix}_CLIENT_SECRET`);
     if (clientId === undefined && clientSecret === undefined) continue;
     if (clientId === undefined)
-      throw new ConfigError(`${prefix}_CLIENT_ID is missing while ${prefix}_CLIENT_SECRET is set`);
+      throw new ConfigError(`${prefix}_CLIENT_ID`, `is missing while ${prefix}_CLIENT_SECRET is set`);
     if (clientSecret === undefined)
-      throw new ConfigError(`${prefix}_CLIENT_SECRET is missing while ${prefix}_CLIENT_ID is set`);
+      throw new ConfigError(`${prefix}_CLIENT_SECRET`, `is missing while ${prefix}_CLIENT_ID is set`);
     return { clientId, clientSecret };
   }
   return undefined;
@@ -113,7 +113,8 @@ function resolveProvider(env: Env, definition: ProviderDefinition): ProviderSett
     tenantId = value(env, `${prefix}_TENANT_ID`);
     if (tenantId !== undefined && !tenantIdPattern.test(tenantId)) {
       throw new ConfigError(
-        `${prefix}_TENANT_ID must be the directory (tenant) id, a GUID such as 72f988bf-86f1-41af-91ab-2d7cd011db47`,
+        `${prefix}_TENANT_ID`,
+        "must be the directory (tenant) id, a GUID such as 72f988bf-86f1-41af-91ab-2d7cd011db47",
       );
     }
     tenantId = tenantId?.toLowerCase();
@@ -121,7 +122,7 @@ function resolveProvider(env: Env, definition: ProviderDefinition): ProviderSett
   if (definition.restriction === "hostedDomain") {
     hostedDomain = value(env, `${prefix}_HOSTED_DOMAIN`);
     if (hostedDomain !== undefined && !hostedDomainPattern.test(hostedDomain)) {
-      throw new ConfigError(`${prefix}_HOSTED_DOMAIN must be a domain name such as example.com`);
+      throw new ConfigError(`${prefix}_HOSTED_DOMAIN`, "must be a domain name such as example.com");
     }
     hostedDomain = hostedDomain?.toLowerCase();
   }

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { configOrExit } from "../core/config.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import type { TaskOutcome } from "../core/task-assignment.ts";
 import { runnerConfigFromEnv, type RunnerConfig } from "./config.ts";
@@ -71,14 +72,10 @@ export function registerRunnerCommand(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      let config: RunnerConfig;
-      try {
-        config = runnerConfigFromEnv(process.env);
-      } catch (error) {
-        process.stderr.write(`${(error as Error).message}\n`);
-        process.exitCode = 1;
-        return;
-      }
+      const config = configOrExit("runner", () => runnerConfigFromEnv(process.env));
+      const kubernetesConfig = options.kubernetes
+        ? configOrExit("runner", () => kubernetesIOConfigFromEnv(process.env))
+        : undefined;
       const logger = createLogger({ level: config.logLevel, name: "runner" });
       // The AI SDK prints warnings with console.*; runTask logs them as JSON instead, and stderr stays one line.
       globalThis.AI_SDK_LOG_WARNINGS = false;
@@ -88,7 +85,7 @@ export function registerRunnerCommand(program: Command): void {
       process.once("SIGINT", onSignal);
       try {
         const io: TaskIO = options.kubernetes
-          ? new KubernetesTaskIO({ assignmentPath: options.assignment, config: kubernetesIOConfigFromEnv(process.env) })
+          ? new KubernetesTaskIO({ assignmentPath: options.assignment, config: kubernetesConfig! })
           : new FileTaskIO({ assignment: options.assignment, outcome: options.outcome! });
         const result = await runAssignedTask(io, { config, logger, signal: stop.signal });
         if (result.error !== undefined) process.stderr.write(`${result.error.replace(/\s*\n\s*/g, " ")}\n`);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseConfig } from "../core/config.ts";
+import { logLevel, parseConfig } from "../core/config.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { localPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 import type { Env } from "./llm.ts";
@@ -9,7 +9,7 @@ const count = (fallback: number) => z.coerce.number().int().min(0).default(fallb
 
 /** The runner's environment variables; API keys are looked up by name later (an agent may name its own variable). */
 const runnerEnv = z.object({
-  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  LOG_LEVEL: logLevel,
   KUBECREW_LLM_MAX_RETRIES: count(DEFAULT_RETRY_POLICY.maxRetries).pipe(z.number().max(20)),
   KUBECREW_LLM_RETRY_INITIAL_DELAY_MS: count(DEFAULT_RETRY_POLICY.initialDelayMs),
   KUBECREW_LLM_RETRY_MAX_DELAY_MS: count(DEFAULT_RETRY_POLICY.maxDelayMs),

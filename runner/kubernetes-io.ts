@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
+import { parseConfig } from "../core/config.ts";
 import type { TaskAssignment, TaskOutcome } from "../core/task-assignment.ts";
 import { taskOutcome } from "../core/task-assignment.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
@@ -26,12 +27,7 @@ export interface KubernetesIOConfig {
 }
 
 export function kubernetesIOConfigFromEnv(env: Record<string, string | undefined>): KubernetesIOConfig {
-  const parsed = kubernetesRunnerEnv.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`Invalid environment variable ${String(issue.path[0])}: ${issue.message}`);
-  }
-  const c = parsed.data;
+  const c = parseConfig(kubernetesRunnerEnv, env);
   return {
     containerRoot: c.KUBECREW_CONTAINER_ROOT,
     ...(c.POD_NAME ? { podName: c.POD_NAME } : {}),

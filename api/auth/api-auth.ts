@@ -6,7 +6,7 @@ import { adminPaths } from "../admin/openapi-paths.ts";
 import type { ExtraPaths } from "../openapi.ts";
 import { tokenEndpointPaths } from "../oauth/openapi-paths.ts";
 import { tokenEndpoint } from "../oauth/token-endpoint.ts";
-import { TokenRateLimiter, type TokenRequestLimits } from "../oauth/token-rate-limiter.ts";
+import { TokenRateLimiter } from "../oauth/token-rate-limiter.ts";
 import type { AuthConfig } from "./config.ts";
 import { MemoryTokenStore } from "./memory-token-store.ts";
 import { RedisTokenStore } from "./redis-token-store.ts";
@@ -20,28 +20,19 @@ export interface ApiAuth {
   paths: ExtraPaths;
 }
 
-function limitsOf(config: AuthConfig): TokenRequestLimits {
-  return {
-    perClient: config.KUBECREW_OAUTH_RATE_LIMIT_PER_CLIENT,
-    perIp: config.KUBECREW_OAUTH_RATE_LIMIT_PER_IP,
-    windowSeconds: config.KUBECREW_OAUTH_RATE_LIMIT_WINDOW_SECONDS,
-    failedAuthCost: config.KUBECREW_OAUTH_FAILED_AUTH_COST,
-  };
-}
-
 function assemble(store: ManagedTokenStore, limiter: TokenRateLimiter, config: AuthConfig, log: Logger): ApiAuth {
   const routers = [
     tokenEndpoint({
       store,
       limiter,
-      accessTokenTtlSeconds: config.KUBECREW_TOKEN_TTL_SECONDS,
-      realm: config.KUBECREW_OAUTH_REALM,
+      accessTokenTtlSeconds: config.tokenTtlSeconds,
+      realm: config.realm,
       log,
     }),
   ];
   let paths = tokenEndpointPaths();
-  if (config.KUBECREW_ADMIN_KEY) {
-    routers.push(adminRoutes({ store, adminKey: config.KUBECREW_ADMIN_KEY, log }));
+  if (config.adminKey) {
+    routers.push(adminRoutes({ store, adminKey: config.adminKey, log }));
     paths = { ...paths, ...adminPaths() };
   }
   return { tokens: store, routers, paths };
@@ -53,13 +44,13 @@ function assemble(store: ManagedTokenStore, limiter: TokenRateLimiter, config: A
  */
 export function createRedisAuth(options: { redis: Redis; config: AuthConfig; log: Logger }): ApiAuth {
   const { redis, config, log } = options;
-  const prefix = config.KUBECREW_REDIS_KEY_PREFIX;
+  const prefix = config.redisKeyPrefix;
   const store = new RedisTokenStore(redis, { prefix });
-  return assemble(store, TokenRateLimiter.redis(redis, limitsOf(config), prefix), config, log);
+  return assemble(store, TokenRateLimiter.redis(redis, config.rateLimits, prefix), config, log);
 }
 
 /** The same in this process's memory: the embedded default without Redis. */
 export function createMemoryAuth(options: { store?: MemoryTokenStore; config: AuthConfig; log: Logger }): ApiAuth {
   const store = options.store ?? new MemoryTokenStore();
-  return assemble(store, TokenRateLimiter.memory(limitsOf(options.config)), options.config, options.log);
+  return assemble(store, TokenRateLimiter.memory(options.config.rateLimits), options.config, options.log);
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { REDIS_COMMAND_TIMEOUT_MS } from "../../core/redis-client.ts";
+import type { TokenRequestLimits } from "../oauth/token-rate-limiter.ts";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -7,7 +8,7 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
  * Settings of tokens, the token endpoint, its rate limits and the admin API, from the environment. Merged into the
  * config schemas of the commands that serve the API (`kubecrew api`, `kubecrew dev`).
  */
-export const authConfigSchema = z.object({
+export const authEnv = z.object({
   /** Lifetime of access tokens from the token endpoint (`expires_in`). */
   KUBECREW_TOKEN_TTL_SECONDS: positiveInt(3600),
   /** Token requests per window for one client_id; a failed authentication costs KUBECREW_OAUTH_FAILED_AUTH_COST. */
@@ -28,4 +29,33 @@ export const authConfigSchema = z.object({
   /** A Redis command slower than this fails, so requests answer 503 instead of hanging while Redis is unwell. */
   KUBECREW_REDIS_COMMAND_TIMEOUT_MS: positiveInt(REDIS_COMMAND_TIMEOUT_MS),
 });
-export type AuthConfig = z.infer<typeof authConfigSchema>;
+
+export interface AuthConfig {
+  /** Lifetime of access tokens from the token endpoint. */
+  tokenTtlSeconds: number;
+  rateLimits: TokenRequestLimits;
+  realm: string;
+  /** The admin API is mounted only when set. */
+  adminKey?: string;
+  redisKeyPrefix: string;
+  redisCommandTimeoutMs: number;
+}
+
+export function authConfigFrom(e: z.infer<typeof authEnv>): AuthConfig {
+  return {
+    tokenTtlSeconds: e.KUBECREW_TOKEN_TTL_SECONDS,
+    rateLimits: {
+      perClient: e.KUBECREW_OAUTH_RATE_LIMIT_PER_CLIENT,
+      perIp: e.KUBECREW_OAUTH_RATE_LIMIT_PER_IP,
+      windowSeconds: e.KUBECREW_OAUTH_RATE_LIMIT_WINDOW_SECONDS,
+      failedAuthCost: e.KUBECREW_OAUTH_FAILED_AUTH_COST,
+    },
+    realm: e.KUBECREW_OAUTH_REALM,
+    ...(e.KUBECREW_ADMIN_KEY ? { adminKey: e.KUBECREW_ADMIN_KEY } : {}),
+    redisKeyPrefix: e.KUBECREW_REDIS_KEY_PREFIX,
+    redisCommandTimeoutMs: e.KUBECREW_REDIS_COMMAND_TIMEOUT_MS,
+  };
+}
+
+/** The environment to AuthConfig. */
+export const authConfigSchema = authEnv.transform(authConfigFrom);

@@ -44,7 +44,7 @@ describe("null input values", () => {
 
 it("kubecrew dev refuses a KUBECREW_DEV_ORG_TOKEN shorter than 16 characters at start-up", async () => {
   const run = await runKubecrew("dev", { PORT: "0", KUBECREW_DEV_ORG_TOKEN: "kco_short" });
-  expect(run.code).toBe(2);
+  expect(run.code).toBe(1);
   expect(run.stderr).toContain("KUBECREW_DEV_ORG_TOKEN");
   expect(run.stderr).toContain(">=16 characters");
 });

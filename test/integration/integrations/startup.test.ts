@@ -62,7 +62,7 @@ describe("startup", () => {
     const lines = stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
-      /^kubecrew integrations: OAUTH_DB_ENCRYPTION_KEY (must be exactly 64 hexadecimal characters|is required)/,
+      /^kubecrew integrations: Invalid configuration: OAUTH_DB_ENCRYPTION_KEY: (must be exactly 64 hexadecimal characters|is required)/,
     );
   });
 
@@ -72,7 +72,7 @@ describe("startup", () => {
     const { code, stderr } = await launch(withoutKey).done;
     expect(code).toBe(1);
     expect(stderr.trim()).toBe(
-      "kubecrew integrations: OAUTH_DB_ENCRYPTION_KEY is required (64 hexadecimal characters; generate one with `openssl rand -hex 32`)",
+      "kubecrew integrations: Invalid configuration: OAUTH_DB_ENCRYPTION_KEY: is required (64 hexadecimal characters; generate one with `openssl rand -hex 32`)",
     );
   });
 

@@ -153,6 +153,6 @@ describe("kubecrew runner", () => {
   it("names a bad setting and exits 1", async () => {
     const result = await runner(testAssignment(), { env: { KUBECREW_LLM_MAX_RETRIES: "lots" } });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^Invalid configuration: KUBECREW_LLM_MAX_RETRIES: /);
+    expect(result.stderr).toMatch(/^kubecrew runner: Invalid configuration: KUBECREW_LLM_MAX_RETRIES: /);
   });
 });

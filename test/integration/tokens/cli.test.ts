@@ -60,10 +60,10 @@ describe("kubecrew token", () => {
     }
   });
 
-  it("names a missing REDIS_URL (exit 2) and an unreachable Redis (exit 1)", async () => {
+  it("names a missing REDIS_URL and an unreachable Redis, each in one line, exit 1", async () => {
     const missing = await kubecrew(["token", "list"], {});
-    expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/^Invalid configuration: REDIS_URL: required/);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^kubecrew token: Invalid configuration: REDIS_URL: is required: the Redis/);
     const unreachable = await kubecrew(["token", "list"], { REDIS_URL: "redis://127.0.0.1:1" });
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toMatch(/^Cannot reach Redis \(REDIS_URL\): connect ECONNREFUSED 127\.0\.0\.1:1/);

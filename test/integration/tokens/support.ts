@@ -43,13 +43,13 @@ export async function startTokensDev(
   const dev = await startDev(config, log);
   const redis = connectRedis(redisUrl, { log: silentLogger() });
   await redisReady(redis);
-  const store = new RedisTokenStore(redis, { prefix: config.KUBECREW_REDIS_KEY_PREFIX });
+  const store = new RedisTokenStore(redis, { prefix: config.auth.redisKeyPrefix });
   return {
     dev,
     url: dev.url,
     store,
     redis,
-    prefix: config.KUBECREW_REDIS_KEY_PREFIX,
+    prefix: config.auth.redisKeyPrefix,
     async stop() {
       redis.disconnect();
       await dev.stop();
