@@ -17,9 +17,9 @@ export const DELIVERY_HEADER = "X-Kubecrew-Delivery";
 export const EVENT_HEADER = "X-Kubecrew-Event";
 
 export interface WebhookDelivery {
-  /** `task:<task name>` or `crew`. */
+  /** `task:<task name>`, `step:<task name>:<attempt>:<index>` or `crew`. */
   hook: string;
-  kind: "task" | "crew";
+  kind: "task" | "step" | "crew";
   namespace: string;
   execution: string;
   crew: string;

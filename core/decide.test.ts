@@ -4,6 +4,7 @@ import { decide, type Action, type Decision, type DecideInput } from "./decide.t
 import type { ObservedTask } from "./observed-task.ts";
 import { executionSpec, isFinished, type ExecutionStatus } from "./execution.ts";
 import type { TaskResultSpec } from "./task-result.ts";
+import type { TaskStep } from "./task-step.ts";
 
 const ID = "5f0c1e7a-3b1d-4c5e-9a8b-2d3c4e5f6a7b";
 const T0 = Date.parse("2026-03-01T10:00:00.000Z");
@@ -35,6 +36,8 @@ function input(over: {
   crew?: CrewSpec | undefined;
   stop?: boolean;
   webhooks?: boolean;
+  /** Asks for step webhooks too. */
+  stepWebhooks?: boolean;
   /** Keys of the webhooks delivered so far; by default every one the given status called for (see hooksOf). */
   delivered?: string[];
 }): DecideInput {
@@ -51,7 +54,13 @@ function input(over: {
         stop: over.stop ?? false,
         ...(over.webhooks === false
           ? {}
-          : { webhooks: { task: "http://hooks.test/task", crew: "http://hooks.test/crew" } }),
+          : {
+              webhooks: {
+                task: "http://hooks.test/task",
+                crew: "http://hooks.test/crew",
+                ...(over.stepWebhooks ? { step: "http://hooks.test/step" } : {}),
+              },
+            }),
       }),
       ...(over.status ? { status: over.status } : {}),
     },
@@ -939,5 +948,83 @@ describe("decide: level-based and idempotent", () => {
       "ExecutionSucceeded",
     ]);
     expect(status).toMatchObject({ phase: "Succeeded", progressText: "3/3", executionTime: 18 });
+  });
+});
+
+describe("step webhooks", () => {
+  const step = (index: number, kind: "llm" | "tool", extra: Partial<TaskStep> = {}): TaskStep => ({
+    index,
+    kind,
+    startedAt: iso(index),
+    durationMs: 5,
+    ...extra,
+  });
+  // research: attempt 1 failed after one turn, attempt 2 took three steps and succeeded; analysis is running.
+  const { status } = statusAfter(1);
+  const observed: Record<string, ObservedTask> = {
+    research: {
+      run: { state: "succeeded", startTime: iso(0) },
+      results: [
+        result("research", {
+          attempt: 2,
+          steps: [step(0, "llm"), step(1, "tool", { tool: "search" }), step(2, "llm")],
+        }),
+        result("research", {
+          attempt: 1,
+          output: undefined,
+          error: "boom",
+          steps: [step(0, "llm", { error: "boom" })],
+        }),
+      ],
+    },
+    analysis: running(10),
+  };
+  const stepHooks = (delivered: string[]) =>
+    ofType(
+      decide(
+        input({ status, observed, now: at(15), stepWebhooks: true, delivered: [...hooksOf(status), ...delivered] }),
+      ),
+      "webhook",
+    );
+
+  it("sends the first step of each task not yet delivered, attempts in order, with the step as payload", () => {
+    expect(stepHooks([])).toEqual([
+      {
+        type: "webhook",
+        hook: "step:research:1:0",
+        kind: "step",
+        url: "http://hooks.test/step",
+        payload: {
+          kickoff_id: ID,
+          task_id: "research",
+          attempt: 1,
+          step: { index: 0, kind: "llm", error: "boom", started_at: iso(0), duration_ms: 5 },
+          meta: { ticket: 42 },
+        },
+      },
+    ]);
+  });
+
+  it("sends the next step once the one before is recorded, one at a time, until every step went out", () => {
+    const order: string[] = [];
+    for (;;) {
+      const due = stepHooks(order);
+      if (due.length === 0) break;
+      expect(due).toHaveLength(1);
+      order.push(due[0]!.hook);
+    }
+    expect(order).toEqual(["step:research:1:0", "step:research:2:0", "step:research:2:1", "step:research:2:2"]);
+    expect(stepHooks(order.slice(0, 2))[0]!.payload.step).toEqual({
+      index: 1,
+      kind: "tool",
+      tool: "search",
+      started_at: iso(1),
+      duration_ms: 5,
+    });
+  });
+
+  it("sends none when no step URL was given", () => {
+    const hooks = ofType(decide(input({ status, observed, now: at(15) })), "webhook");
+    expect(hooks.filter((h) => h.kind === "step")).toEqual([]);
   });
 });

@@ -37,7 +37,7 @@ export type Action =
   | { type: "stopTask"; index: number; taskName: string }
   | { type: "setStatus"; status: ExecutionStatus }
   | { type: "event"; eventType: "Normal" | "Warning"; reason: EventReason; message: string }
-  | { type: "webhook"; hook: string; kind: "task" | "crew"; url: string; payload: JsonObject };
+  | { type: "webhook"; hook: string; kind: "task" | "step" | "crew"; url: string; payload: JsonObject };
 
 export type EventReason =
   "TaskStarted" | "TaskSucceeded" | "TaskFailed" | "ExecutionSucceeded" | "ExecutionFailed" | "ExecutionStopped";

@@ -7,7 +7,8 @@ import { successfulResult } from "./observed-task.ts";
 
 /**
  * Which webhooks an execution's status calls for and nobody has delivered yet. Level-based: a hook is due for every
- * succeeded task and, once the execution finished, for the crew, until the adapter records it as delivered (or given
+ * succeeded task, for each step its runners reported (one at a time per task, in order) and, once the execution
+ * finished, for the crew, until the adapter records it as delivered (or given
  * up) under its key. The key is the one name of a hook everywhere: the action, the delivery, its record.
  */
 
@@ -20,6 +21,8 @@ export type WebhookAction = Extract<Action, { type: "webhook" }>;
 export const CREW_HOOK = "crew";
 /** The key of a task's webhook. */
 export const taskHook = (taskName: string) => `task:${taskName}`;
+/** The key of one step's webhook: the task, the attempt that took the step, the step's index. */
+export const stepHook = (taskName: string, attempt: number, index: number) => `step:${taskName}:${attempt}:${index}`;
 
 export function dueWebhooks(input: DecideInput, status: ExecutionStatus | undefined): WebhookAction[] {
   const urls = input.execution.spec.webhooks;
@@ -40,12 +43,66 @@ export function dueWebhooks(input: DecideInput, status: ExecutionStatus | undefi
       });
     }
   }
+  if (urls.step && spec) due.push(...dueStepWebhooks(input, spec, urls.step, delivered));
   if (urls.crew && isFinished(status.phase) && !delivered.has(CREW_HOOK)) {
     const last = spec?.tasks.at(-1)?.name;
     const output =
       status.phase === "Succeeded" && last ? (successfulResult(input.observed[last])?.output ?? "") : undefined;
     const payload = crewWebhookPayload(input, spec, status, output);
     due.push({ type: "webhook", hook: CREW_HOOK, kind: "crew", url: urls.crew, payload });
+  }
+  return due;
+}
+
+/**
+ * Step webhooks go out in order per task: only the first step not yet delivered (or given up) of each task is due,
+ * attempts in order, so the next one is due once the adapter has recorded the one before.
+ */
+function dueStepWebhooks(
+  input: DecideInput,
+  spec: CrewSpec,
+  url: string,
+  delivered: ReadonlySet<string>,
+): WebhookAction[] {
+  const due: WebhookAction[] = [];
+  for (const task of spec.tasks) {
+    const results = [...(input.observed[task.name]?.results ?? [])].sort((a, b) => a.attempt - b.attempt);
+    const next = results
+      .flatMap((r) => (r.steps ?? []).map((step) => ({ attempt: r.attempt, step })))
+      .find(({ attempt, step }) => !delivered.has(stepHook(task.name, attempt, step.index)));
+    if (!next) continue;
+    const { attempt, step } = next;
+    due.push({
+      type: "webhook",
+      hook: stepHook(task.name, attempt, step.index),
+      kind: "step",
+      url,
+      payload: {
+        kickoff_id: input.execution.name,
+        task_id: task.name,
+        attempt,
+        step: {
+          index: step.index,
+          kind: step.kind,
+          ...(step.tool !== undefined ? { tool: step.tool } : {}),
+          ...(step.input !== undefined ? { input: step.input } : {}),
+          ...(step.output !== undefined ? { output: step.output } : {}),
+          ...(step.error !== undefined ? { error: step.error } : {}),
+          started_at: step.startedAt,
+          duration_ms: step.durationMs,
+          ...(step.tokenUsage
+            ? {
+                token_usage: {
+                  input_tokens: step.tokenUsage.inputTokens,
+                  output_tokens: step.tokenUsage.outputTokens,
+                  total_tokens: step.tokenUsage.totalTokens,
+                },
+              }
+            : {}),
+        },
+        meta: input.execution.spec.meta ?? null,
+      },
+    });
   }
   return due;
 }

@@ -19,11 +19,7 @@ export type Requester = z.infer<typeof requester>;
 
 export const webhooks = z.object({
   task: z.string().url().optional().describe("POSTed after each task"),
-  step: z
-    .string()
-    .url()
-    .optional()
-    .describe("POSTed after each agent step (accepted; delivered when the runner reports steps)"),
+  step: z.string().url().optional().describe("POSTed once per agent step (LLM turn or tool call), in order per task"),
   crew: z.string().url().optional().describe("POSTed when the execution completes or fails"),
 });
 

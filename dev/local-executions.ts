@@ -19,6 +19,8 @@ interface LocalExecution {
   tasks: Map<string, TaskProcess>;
   /** Keys of the webhooks already sent (decide() asks for each once). */
   webhooksSent: Set<string>;
+  /** Step webhooks being sent: recorded as sent once they end, so the next step of the task follows in order. */
+  stepsSending: Set<string>;
   timer?: NodeJS.Timeout;
   reconciling: boolean;
   again: boolean;
@@ -81,6 +83,7 @@ export class LocalExecutions implements ExecutionBackend {
       spec: execution.spec,
       tasks: new Map(),
       webhooksSent: new Set(),
+      stepsSending: new Set(),
       reconciling: false,
       again: false,
     });
@@ -209,7 +212,17 @@ export class LocalExecutions implements ExecutionBackend {
         return;
       }
       case "webhook":
-        if (execution.webhooksSent.has(action.hook)) return;
+        if (execution.webhooksSent.has(action.hook) || execution.stepsSending.has(action.hook)) return;
+        if (action.kind === "step") {
+          // decide() asks for a task's next step only once this one is recorded: one at a time, in order.
+          execution.stepsSending.add(action.hook);
+          void deliverWebhook(action.url, action.payload, { log, fetch: this.options.webhookFetch }).finally(() => {
+            execution.stepsSending.delete(action.hook);
+            execution.webhooksSent.add(action.hook);
+            this.reconcile(execution.id);
+          });
+          return;
+        }
         execution.webhooksSent.add(action.hook);
         void deliverWebhook(action.url, action.payload, { log, fetch: this.options.webhookFetch });
         return;

@@ -43,6 +43,15 @@ beforeAll(async () => {
   namespace = await createNamespace(kubeconfig, "ops");
   await applyCrew(kubeconfig, namespace, crewYaml("hooked", "mock", { tasks: 3 }));
   await applyCrew(kubeconfig, namespace, crewYaml("quick", "mock", { tasks: 1 }));
+  // call-tools calls http_request (with a made-up URL, an error the model is told about): three steps per task.
+  await applyCrew(
+    kubeconfig,
+    namespace,
+    crewYaml("acting", "call-tools", { tasks: 2 }).replace(
+      'backstory: "Writes well." }',
+      'backstory: "Writes well.", tools: [http_request] }',
+    ),
+  );
   await applyCrew(kubeconfig, namespace, crewYaml("slow", "sleep-60000", { tasks: 1 }));
   await kubectl(kubeconfig, [
     "create",
@@ -52,6 +61,15 @@ beforeAll(async () => {
     "-n",
     namespace,
     "--from-literal=secret=hook-s3cret",
+  ]);
+  await kubectl(kubeconfig, [
+    "create",
+    "secret",
+    "generic",
+    "acting-webhook",
+    "-n",
+    namespace,
+    "--from-literal=secret=step-s3cret",
   ]);
   receiver = http.createServer((req, res) => {
     let body = "";
@@ -119,6 +137,51 @@ describe.skipIf(installed)("webhooks", () => {
       return Object.keys(records).length === 4 && Object.values(records).every((r) => r === "delivered");
     });
     expect(ce.metadata.name).toBe(id);
+  });
+});
+
+describe.skipIf(installed)("step webhooks", () => {
+  it("POSTs each step once, signed, in order per task, and records every delivery", async () => {
+    const id = await kickoff(api, "acting", { stepWebhookUrl: `${receiverUrl}/step` });
+    const final = await finalStatus(api, "acting", id);
+    expect(final.status).toBe("completed");
+    expect(final.result.tasks.map((t: { steps: number; tools_used: string[] }) => [t.steps, t.tools_used])).toEqual([
+      [3, ["http_request"]],
+      [3, ["http_request"]],
+    ]);
+    const mine = () => hooks.filter((h) => h.path === "/step" && JSON.parse(h.body).kickoff_id === id);
+    await waitFor("6 step webhooks", async () => mine().length >= 6, 60_000);
+    for (const h of mine()) {
+      const ts = h.headers["x-kubecrew-timestamp"] as string;
+      const expected = "sha256=" + createHmac("sha256", "step-s3cret").update(`${ts}.${h.body}`).digest("hex");
+      expect(h.headers["x-kubecrew-signature"]).toBe(expected);
+      expect(h.headers["x-kubecrew-event"]).toBe("step");
+    }
+    const posts = mine().map((h) => JSON.parse(h.body));
+    for (const task of ["step1", "step2"]) {
+      const ofTask = posts.filter((p) => p.task_id === task);
+      expect(ofTask.map((p) => [p.attempt, p.step.index, p.step.kind, p.step.tool])).toEqual([
+        [1, 0, "llm", undefined],
+        [1, 1, "tool", "http_request"],
+        [1, 2, "llm", undefined],
+      ]);
+    }
+    await waitFor("step deliveries recorded", async () => {
+      const ce = JSON.parse(await kubectl(kubeconfig, ["get", "ce", id, "-n", namespace, "-o", "json"]));
+      const records = JSON.parse(ce.metadata.annotations?.["kubecrew.io/webhook-deliveries"] ?? "{}");
+      return (
+        Object.keys(records).sort().join() ===
+        [
+          "step:step1:1:0",
+          "step:step1:1:1",
+          "step:step1:1:2",
+          "step:step2:1:0",
+          "step:step2:1:1",
+          "step:step2:1:2",
+        ].join()
+      );
+    });
+    expect(mine()).toHaveLength(6);
   });
 });
 

@@ -28,6 +28,8 @@ let everything: RunningServer;
 let kb: FixtureMcpServer;
 let weather: Server;
 let weatherHost: string;
+/** Step webhooks the weather server received at /steps, in arrival order. */
+const stepPosts: { task_id: string; attempt: number; step: { index: number; kind: string; tool?: string } }[] = [];
 
 function crew(name: string, llmYaml: string) {
   return `apiVersion: kubecrew.io/v1alpha1
@@ -63,6 +65,15 @@ beforeAll(async () => {
     startFixtureMcpServer(),
   ]);
   weather = createServer((req, res) => {
+    if (req.method === "POST" && req.url === "/steps") {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        stepPosts.push(JSON.parse(Buffer.concat(chunks).toString("utf8")) as (typeof stepPosts)[number]);
+        res.writeHead(204).end();
+      });
+      return;
+    }
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ city: req.url, sky: "clear" }));
   });
   await new Promise<void>((resolve) => weather.listen(0, "127.0.0.1", resolve));
@@ -95,11 +106,11 @@ interface Done {
   result?: { output: string; tasks: { steps?: number; tools_used?: string[] }[] };
 }
 
-async function run(crewName: string): Promise<Done> {
+async function run(crewName: string, extra: Record<string, unknown> = {}): Promise<Done> {
   const res = await fetch(`${dev.url}/crews/${crewName}/kickoff`, {
     method: "POST",
     headers: { authorization: `Bearer ${tokens.org}`, "content-type": "application/json" },
-    body: JSON.stringify({ inputs: { topic: "tides" } }),
+    body: JSON.stringify({ inputs: { topic: "tides" }, ...extra }),
   });
   expect(res.status).toBe(200);
   const { kickoff_id } = (await res.json()) as { kickoff_id: string };
@@ -151,5 +162,24 @@ describe("kubecrew dev with tools", () => {
     expect(done.result!.output).toContain("Tool echo returned: Echo: x");
     expect(done.result!.output).toContain("Tool get-sum returned: The sum of 0 and 0 is 0.");
     expect(done.result!.tasks[0]!.steps).toBe(5);
+  }, 60_000);
+
+  it("POSTs each step once to stepWebhookUrl, in order", async () => {
+    stepPosts.length = 0;
+    const done = await run("mock-tools", { stepWebhookUrl: `http://${weatherHost}/steps` });
+    const count = done.result!.tasks[0]!.steps!;
+    expect(count).toBe(5); // a turn calling echo, lookup and http_request; the three calls; the answer
+    await waitFor(async () => (stepPosts.length >= count ? true : undefined), 10_000);
+    await new Promise((r) => setTimeout(r, 300)); // nothing more arrives
+    expect(stepPosts.map((p) => [p.task_id, p.attempt, p.step.index])).toEqual(
+      [0, 1, 2, 3, 4].map((i) => ["look", 1, i]),
+    );
+    expect(stepPosts.map((p) => p.step.kind)).toEqual(["llm", "tool", "tool", "tool", "llm"]);
+    expect(
+      stepPosts
+        .slice(1, 4)
+        .map((p) => p.step.tool)
+        .sort(),
+    ).toEqual(["echo", "http_request", "lookup"]);
   }, 60_000);
 });
