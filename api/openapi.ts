@@ -90,6 +90,31 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
     },
     [`${prefix}/status/{kickoff_id}`]: statusOp(`getStatus${suffix}`),
     [`${prefix}/{kickoff_id}/status`]: statusOp(`getStatusAlias${suffix}`),
+    [`${prefix}/status/{kickoff_id}/events`]: {
+      get: {
+        operationId: `getEvents${suffix}`,
+        tags,
+        summary: "The execution's events as Server-Sent Events",
+        description:
+          "task_started, step, task_completed, task_failed, execution_completed, execution_failed; each with an id " +
+          "(1, 2, …) and JSON data. Send Last-Event-ID to resume after an event. Comment lines keep a quiet stream " +
+          "open; the stream ends after the final event.",
+        ...params({ kickoff_id: kickoffId }),
+        requestParams: {
+          ...params({ kickoff_id: kickoffId }).requestParams,
+          header: z.object({
+            "last-event-id": z.string().optional().meta({ description: "The id of the last event received" }),
+          }),
+        },
+        responses: {
+          "200": {
+            description: "The event stream",
+            content: { "text/event-stream": { schema: z.string() } },
+          },
+          ...errors,
+        },
+      },
+    },
     [`${prefix}/stop/{kickoff_id}`]: {
       post: {
         operationId: `stop${suffix}`,

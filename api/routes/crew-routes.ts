@@ -21,6 +21,7 @@ import {
 import type { ExecutionBackend, ExecutionView } from "../execution-backend.ts";
 import { parseOr400 } from "../validation.ts";
 import { refuseWrongMethods } from "../wrong-methods.ts";
+import { streamExecutionEvents, type EventStreamOptions } from "./event-stream.ts";
 
 /**
  * A finished execution's answer never changes: it is serialised once per status object (the backend hands out the
@@ -37,11 +38,16 @@ export interface CrewRoutesDeps {
   crewName(req: Request): string | undefined;
   /** Webhook URLs are checked against it at kickoff (and again after DNS resolution when delivered). */
   outboundPolicy: OutboundPolicy;
+  /** Timing of `GET /status/{id}/events` (tests shorten the heartbeat). */
+  eventStream?: EventStreamOptions;
 }
 
 const webhookFields = ["taskWebhookUrl", "stepWebhookUrl", "crewWebhookUrl"] as const;
 
-/** The deployed-crew API of one crew: `GET /inputs`, `POST /kickoff`, `GET /status/{id}`, `POST /stop/{id}`. */
+/**
+ * The deployed-crew API of one crew: `GET /inputs`, `POST /kickoff`, `GET /status/{id}` (and its event stream
+ * `GET /status/{id}/events`), `POST /stop/{id}`.
+ */
 export function crewRoutes(deps: CrewRoutesDeps): Router {
   const { backend } = deps;
   const router = Router({ mergeParams: true });
@@ -139,6 +145,18 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
   };
   router.get("/status/:id", auth, status);
   router.get("/:id/status", auth, status);
+
+  router.get("/status/:id/events", auth, async (req: Request<{ id: string }>, res: Response) => {
+    const crew = await crewFor(req);
+    const execution = await visibleExecution(req, crew, req.params.id);
+    await streamExecutionEvents(
+      req,
+      res,
+      execution,
+      () => backend.getExecution(crew.metadata.name, execution.id),
+      deps.eventStream,
+    );
+  });
 
   router.post("/stop/:id", auth, async (req, res) => {
     const crew = await crewFor(req);

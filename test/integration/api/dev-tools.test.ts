@@ -182,4 +182,79 @@ describe("kubecrew dev with tools", () => {
         .sort(),
     ).toEqual(["echo", "http_request", "lookup"]);
   }, 60_000);
+
+  describe("the event stream", () => {
+    interface Frame {
+      id: number;
+      event: string;
+      data: Record<string, unknown>;
+    }
+    const parse = (text: string): Frame[] =>
+      text
+        .split("\n\n")
+        .filter((block) => block.startsWith("id: "))
+        .map((block) => {
+          const field = (name: string) =>
+            block
+              .split("\n")
+              .find((l) => l.startsWith(`${name}: `))!
+              .slice(name.length + 2);
+          return {
+            id: Number(field("id")),
+            event: field("event"),
+            data: JSON.parse(field("data")) as Record<string, unknown>,
+          };
+        });
+    const kick = async (token: string) => {
+      const res = await fetch(`${dev.url}/crews/mock-tools/kickoff`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ inputs: { topic: "tides" } }),
+      });
+      return ((await res.json()) as { kickoff_id: string }).kickoff_id;
+    };
+    const stream = (id: string, token: string, headers: Record<string, string> = {}) =>
+      fetch(`${dev.url}/crews/mock-tools/status/${id}/events`, {
+        headers: { authorization: `Bearer ${token}`, ...headers },
+      });
+
+    it("streams task, step and final events in order from kickoff, then closes; resumes after Last-Event-ID", async () => {
+      const id = await kick(tokens.alice);
+      const res = await stream(id, tokens.alice);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+      const frames = parse(await res.text()); // ends when the execution's final event was sent
+      expect(frames.map((f) => f.event)).toEqual([
+        "task_started",
+        "step",
+        "step",
+        "step",
+        "step",
+        "step",
+        "task_completed",
+        "execution_completed",
+      ]);
+      expect(frames.map((f) => f.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(frames.every((f) => f.data.kickoff_id === id)).toBe(true);
+      expect(frames.slice(1, 6).map((f) => (f.data.step as { index: number }).index)).toEqual([0, 1, 2, 3, 4]);
+      expect(frames[6]!.data).toMatchObject({ task_id: "look", steps: 5 });
+      expect(frames[7]!.data.output).toContain("Tool echo returned: Echo: x");
+
+      const resumed = parse(await (await stream(id, tokens.alice, { "last-event-id": "5" })).text());
+      expect(resumed.map((f) => f.id)).toEqual([6, 7, 8]);
+      expect(resumed).toEqual(frames.slice(5));
+    }, 60_000);
+
+    it("answers 404 to another user's token and 401 without one, as /status does", async () => {
+      const id = await kick(tokens.alice);
+      const other = await stream(id, tokens.bob);
+      expect(other.status).toBe(404);
+      expect(await other.json()).toEqual({
+        error: "Execution not found",
+        message: `No execution found with ID: ${id}`,
+      });
+      expect((await fetch(`${dev.url}/crews/mock-tools/status/${id}/events`)).status).toBe(401);
+      expect((await stream("8d6f1e44-3b0c-4a4e-9a51-7a2f6a0e9c11", tokens.org)).status).toBe(404);
+    });
+  });
 });
