@@ -56,4 +56,17 @@ describe("executionEvents", () => {
   it("has no events before the execution started", () => {
     expect(executionEvents("x", undefined, {})).toEqual([]);
   });
+
+  it("lists a running attempt's steps once when they show on its in-progress result and its final one", () => {
+    const events = executionEvents(
+      "x",
+      { phase: "Running", tasks: [{ name: "a", phase: "Running", startTime: "t0" }] },
+      { a: [result(1, { error: "e", steps: [step(0), step(1)] }), result(1, { steps: [step(0)] })] },
+    );
+    expect(events.map((e) => [e.event, (e.data.step as { index?: number } | undefined)?.index ?? null])).toEqual([
+      ["task_started", null],
+      ["step", 0],
+      ["step", 1],
+    ]);
+  });
 });

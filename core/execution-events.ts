@@ -54,9 +54,14 @@ export function executionEvents(
   for (const task of status?.tasks ?? []) {
     if (task.phase === "Pending" || !task.startTime) continue;
     events.push({ event: "task_started", data: { ...base, task_id: task.name, started_at: task.startTime } });
+    // Attempts in order; a running attempt's steps may show on its in-progress result and on its final one: once.
     const attempts = [...(results[task.name] ?? [])].sort((a, b) => a.attempt - b.attempt);
+    const seen = new Set<string>();
     for (const result of attempts) {
       for (const step of result.steps ?? []) {
+        const key = `${result.attempt}:${step.index}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
         events.push({
           event: "step",
           data: { ...base, task_id: task.name, attempt: result.attempt, step: stepData(step) },

@@ -34,12 +34,12 @@ describe("boundSteps", () => {
     expect(boundSteps(steps)).toEqual(steps);
   });
 
-  it("cuts each text, keeps the latest steps, and summarises the oldest when over the budget", () => {
+  it("cuts each text, keeps the first steps, and summarises the oldest when over the budget", () => {
     const steps = Array.from({ length: MAX_STORED_STEPS + 20 }, (_, i) => step(i, "o".repeat(10_000)));
     const bounded = boundSteps(steps);
     expect(bounded).toHaveLength(MAX_STORED_STEPS);
-    expect(bounded[0]!.index).toBe(20);
-    expect(bounded.at(-1)!.index).toBe(MAX_STORED_STEPS + 19);
+    expect(bounded[0]!.index).toBe(0);
+    expect(bounded.at(-1)!.index).toBe(MAX_STORED_STEPS - 1);
     const total = bounded.reduce((sum, s) => sum + s.input!.length + s.output!.length, 0);
     expect(total).toBeLessThanOrEqual(MAX_STEPS_TEXT_CHARS);
     expect(bounded[0]!.output).toHaveLength(SUMMARY_CHARS);

@@ -6,7 +6,10 @@ import { z } from "zod";
  * so a chatty agent cannot grow a result without limit.
  */
 
-/** The most steps kept on one result: the latest ones (`stepCount` still counts every step). */
+/**
+ * The most steps kept on one result: the first ones (`stepCount` still counts every step). The first, not the latest:
+ * a result's steps then only grow while its attempt runs, so the event stream's ids (positions) never shift.
+ */
 export const MAX_STORED_STEPS = 100;
 /** A step's input and output are stored cut to this many characters. */
 export const MAX_STEP_TEXT_CHARS = 2_000;
@@ -44,11 +47,11 @@ export function cutText(text: string, max: number): string {
 const textSize = (s: TaskStep) => (s.input?.length ?? 0) + (s.output?.length ?? 0) + (s.error?.length ?? 0);
 
 /**
- * The steps to store: at most MAX_STORED_STEPS (the latest), each text cut to MAX_STEP_TEXT_CHARS, and, while the
+ * The steps to store: at most MAX_STORED_STEPS (the first), each text cut to MAX_STEP_TEXT_CHARS, and, while the
  * texts together are over MAX_STEPS_TEXT_CHARS, the oldest steps' texts summarised to SUMMARY_CHARS.
  */
 export function boundSteps(steps: readonly TaskStep[]): TaskStep[] {
-  const kept = steps.slice(-MAX_STORED_STEPS).map((s) => ({
+  const kept = steps.slice(0, MAX_STORED_STEPS).map((s) => ({
     ...s,
     ...(s.input !== undefined ? { input: cutText(s.input, MAX_STEP_TEXT_CHARS) } : {}),
     ...(s.output !== undefined ? { output: cutText(s.output, MAX_STEP_TEXT_CHARS) } : {}),

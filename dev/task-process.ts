@@ -6,6 +6,7 @@ import type { Logger } from "../core/logger.ts";
 import { taskOutcome, type TaskAssignment } from "../core/task-assignment.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
 import type { TaskSlots } from "./task-slots.ts";
+import { liveSteps, type LiveSteps } from "./live-steps.ts";
 
 export interface TaskProcessOptions {
   assignment: TaskAssignment;
@@ -37,6 +38,8 @@ export class TaskProcess {
   private stopped = false;
   private holdsSlot = false;
   private cancelWait: () => void = () => {};
+  /** The running attempt's steps so far, read from its steps file. */
+  private live: LiveSteps | undefined;
   private readonly options: TaskProcessOptions;
 
   constructor(options: TaskProcessOptions) {
@@ -54,9 +57,26 @@ export class TaskProcess {
   }
 
   observe(): ObservedTask {
+    const { assignment } = this.options;
+    // The running attempt as a result without output or error (what a CrewTaskResult is while its pod runs): its
+    // steps so far. successfulResult() and failures ignore it.
+    const progress: TaskResultSpec[] =
+      this.live && this.state === "running" && this.live.attempt === this.attempt
+        ? [
+            {
+              executionRef: { name: assignment.execution.id },
+              taskName: assignment.task.name,
+              taskIndex: assignment.task.index,
+              agent: assignment.agent.role,
+              attempt: this.live.attempt,
+              executionTime: 0,
+              ...this.live.sofar,
+            },
+          ]
+        : [];
     return {
       run: { state: this.state, startTime: this.startTime, reason: this.reason, message: this.message },
-      results: [...this.results],
+      results: [...this.results, ...progress],
     };
   }
 
@@ -80,9 +100,16 @@ export class TaskProcess {
   private spawnAttempt(): void {
     this.attempt += 1;
     const outcomePath = join(this.options.workDir, `outcome-${this.attempt}.json`);
+    const stepsPath = join(this.options.workDir, `steps-${this.attempt}.json`);
     const [command, ...args] = this.options.runnerCommand;
     const { assignment, log } = this.options;
-    const child = spawn(command!, [...args, "runner", "--assignment", this.assignmentPath, "--outcome", outcomePath], {
+    const attempt = this.attempt;
+    const stopWatching = liveSteps(stepsPath, (sofar) => {
+      this.live = { attempt, sofar };
+      this.options.onChange();
+    });
+    const runnerArgs = ["runner", "--assignment", this.assignmentPath, "--outcome", outcomePath, "--steps", stepsPath];
+    const child = spawn(command!, [...args, ...runnerArgs], {
       env: { ...this.options.env, KUBECREW_TASK_ATTEMPT: String(this.attempt) },
       stdio: ["ignore", "ignore", "pipe"],
       detached: true,
@@ -96,6 +123,7 @@ export class TaskProcess {
       stderr += String(err.message);
     });
     child.once("close", (code, signal) => {
+      stopWatching();
       this.child = undefined;
       if (this.stopped) this.releaseSlot();
       void this.attemptEnded(outcomePath, code, signal, stderr).catch((err) => {
@@ -111,6 +139,7 @@ export class TaskProcess {
       .then((text) => taskOutcome.parse(JSON.parse(text)))
       .catch(() => undefined);
     await rm(outcomePath, { force: true });
+    await rm(join(this.options.workDir, `steps-${this.attempt}.json`), { force: true });
     if (this.stopped) return this.options.onChange();
     if (outcome) {
       this.results.push({
@@ -129,6 +158,7 @@ export class TaskProcess {
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
       });
     }
+    this.live = undefined; // the attempt's result (pushed above) carries its steps from now on
     const succeeded = code === 0 && outcome?.output !== undefined && outcome.error === undefined;
     if (succeeded) {
       this.state = "succeeded";

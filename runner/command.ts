@@ -6,6 +6,7 @@ import { runnerConfigFromEnv, type RunnerConfig } from "./config.ts";
 import { FileTaskIO, type TaskIO } from "./io.ts";
 import { KubernetesTaskIO, kubernetesIOConfigFromEnv } from "./kubernetes-io.ts";
 import { runTask } from "./run-task.ts";
+import { StepReporter } from "./step-reporter.ts";
 import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 
 export interface RunnerResult {
@@ -30,6 +31,7 @@ export async function runAssignedTask(
   const outbound = createOutboundClient(config.outbound);
   try {
     const assignment = await io.readAssignment();
+    const reporter = io.reportSteps ? new StepReporter((sofar) => io.reportSteps!(sofar), logger) : undefined;
     outcome = await runTask(assignment, {
       env: config.env,
       fetch: outbound.fetch,
@@ -37,7 +39,9 @@ export async function runAssignedTask(
       attempt: config.attempt,
       signal: options.signal,
       logger,
+      ...(reporter ? { onStep: (_step, sofar) => reporter.push(sofar) } : {}),
     });
+    await reporter?.flushed();
   } catch (error) {
     const message = (error as Error).message;
     logger.error({ err: error }, "Runner could not run the task");
@@ -56,7 +60,8 @@ export async function runAssignedTask(
 }
 
 /**
- * `kubecrew runner --assignment <file> --outcome <file>`: runs one task (what the embedded mode spawns).
+ * `kubecrew runner --assignment <file> --outcome <file> [--steps <file>]`: runs one task (what the embedded mode
+ * spawns); the steps file holds the steps so far while the task runs.
  * `kubecrew runner --kubernetes --assignment <file>`: in a Job pod, the outcome becomes a CrewTaskResult.
  */
 export function registerRunnerCommand(program: Command): void {
@@ -65,8 +70,9 @@ export function registerRunnerCommand(program: Command): void {
     .description("Run one task of a crew execution and report its outcome (exit 0: task succeeded, 1: it failed)")
     .requiredOption("--assignment <path>", "JSON file with the task assignment")
     .option("--outcome <path>", "file the outcome is written to (JSON, replaced atomically)")
+    .option("--steps <path>", "file the steps so far are written to while the task runs (JSON, replaced atomically)")
     .option("--kubernetes", "report the outcome as a CrewTaskResult through the Kubernetes API (in a Job pod)")
-    .action(async (options: { assignment: string; outcome?: string; kubernetes?: boolean }) => {
+    .action(async (options: { assignment: string; outcome?: string; steps?: string; kubernetes?: boolean }) => {
       if (!options.kubernetes && !options.outcome) {
         process.stderr.write("runner: give --outcome <path>, or --kubernetes in a Job pod\n");
         process.exitCode = 1;
@@ -86,7 +92,11 @@ export function registerRunnerCommand(program: Command): void {
       try {
         const io: TaskIO = options.kubernetes
           ? new KubernetesTaskIO({ assignmentPath: options.assignment, config: kubernetesConfig! })
-          : new FileTaskIO({ assignment: options.assignment, outcome: options.outcome! });
+          : new FileTaskIO({
+              assignment: options.assignment,
+              outcome: options.outcome!,
+              ...(options.steps ? { steps: options.steps } : {}),
+            });
         const result = await runAssignedTask(io, { config, logger, signal: stop.signal });
         if (result.error !== undefined) process.stderr.write(`${result.error.replace(/\s*\n\s*/g, " ")}\n`);
         process.exitCode = result.exitCode;

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { open, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { taskAssignment, taskOutcome, type TaskAssignment, type TaskOutcome } from "../core/task-assignment.ts";
+import type { StepSummary } from "./step-recorder.ts";
 
 /**
  * Where a runner gets its task and where it reports the outcome. The embedded mode uses files; in a Job pod the
@@ -10,6 +11,8 @@ import { taskAssignment, taskOutcome, type TaskAssignment, type TaskOutcome } fr
 export interface TaskIO {
   readAssignment(): Promise<TaskAssignment>;
   reportOutcome(outcome: TaskOutcome): Promise<void>;
+  /** The task's steps so far, while it runs (optional: where nobody watches, they come with the outcome only). */
+  reportSteps?(sofar: StepSummary): Promise<void>;
 }
 
 /** The problem with an assignment that cannot be read or does not match the schema. */
@@ -61,14 +64,22 @@ export async function writeFileAtomically(path: string, text: string): Promise<v
   }
 }
 
-/** The assignment from a JSON file, the outcome as a JSON file (written atomically). */
+/**
+ * The assignment from a JSON file, the outcome as a JSON file (written atomically), and, when a steps file is given,
+ * the steps so far, rewritten whole (atomically) after each step: `kubecrew dev` reads it while the task runs.
+ */
 export class FileTaskIO implements TaskIO {
   readonly assignmentPath: string;
   readonly outcomePath: string;
+  readonly stepsPath: string | undefined;
+  readonly reportSteps: ((sofar: StepSummary) => Promise<void>) | undefined;
 
-  constructor(paths: { assignment: string; outcome: string }) {
+  constructor(paths: { assignment: string; outcome: string; steps?: string }) {
     this.assignmentPath = paths.assignment;
     this.outcomePath = paths.outcome;
+    this.stepsPath = paths.steps;
+    const stepsPath = paths.steps;
+    this.reportSteps = stepsPath ? (sofar) => writeFileAtomically(stepsPath, JSON.stringify(sofar) + "\n") : undefined;
   }
 
   readAssignment(): Promise<TaskAssignment> {

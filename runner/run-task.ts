@@ -15,7 +15,7 @@ import { buildTaskPrompt } from "./prompt.ts";
 import { DEFAULT_RETRY_POLICY, describeLlmError, LlmCallError, type RetryPolicy } from "./retry.ts";
 import { retryingModel } from "./retrying-model.ts";
 import { openTaskToolset, type TaskToolset, type ToolCallRecord } from "./task-toolset.ts";
-import { StepRecorder } from "./step-recorder.ts";
+import { StepRecorder, type StepSummary } from "./step-recorder.ts";
 import type { TaskStep } from "../core/task-step.ts";
 
 export interface RunTaskDeps {
@@ -36,8 +36,8 @@ export interface RunTaskDeps {
   languageModel?: (llm: LlmConfig, env: Env, fetch: Fetch) => LanguageModelV3;
   /** Told about every tool call as it ends. */
   onToolCall?: (call: ToolCallRecord) => void;
-  /** Told about every step (LLM turn or tool call) as it ends. */
-  onStep?: (step: TaskStep) => void;
+  /** Told about every step (LLM turn or tool call) as it ends, with the task's steps so far. */
+  onStep?: (step: TaskStep, sofar: StepSummary) => void;
 }
 
 const EMPTY_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };

@@ -15,13 +15,20 @@ export interface LlmTurnRecord {
  * Numbers a task's steps in the order they end (an LLM turn ends before the tools it called run), keeps them for the
  * outcome within core's bounds, and hands each one to `onStep` as it ends.
  */
+/** A task's steps so far, as outcomes and results carry them. */
+export interface StepSummary {
+  steps: TaskStep[];
+  stepCount: number;
+  toolsUsed: string[];
+}
+
 export class StepRecorder {
   private readonly steps: TaskStep[] = [];
   private readonly tools: string[] = [];
   private count = 0;
-  private readonly onStep: ((step: TaskStep) => void) | undefined;
+  private readonly onStep: ((step: TaskStep, sofar: StepSummary) => void) | undefined;
 
-  constructor(onStep?: (step: TaskStep) => void) {
+  constructor(onStep?: (step: TaskStep, sofar: StepSummary) => void) {
     this.onStep = onStep;
   }
 
@@ -49,8 +56,8 @@ export class StepRecorder {
     });
   }
 
-  /** The outcome's step fields. */
-  summary(): { steps: TaskStep[]; stepCount: number; toolsUsed: string[] } {
+  /** The outcome's step fields (also the steps so far, while the task runs). */
+  summary(): StepSummary {
     return { steps: boundSteps(this.steps), stepCount: this.count, toolsUsed: [...this.tools] };
   }
 
@@ -59,9 +66,8 @@ export class StepRecorder {
     for (const key of ["input", "output", "error"] as const) {
       if (step[key] !== undefined) step[key] = cutText(step[key], MAX_STEP_TEXT_CHARS);
     }
-    this.steps.push(step);
-    // Only the latest steps are stored: older ones need not be kept in memory either.
-    if (this.steps.length > 2 * MAX_STORED_STEPS) this.steps.splice(0, this.steps.length - MAX_STORED_STEPS);
-    this.onStep?.(step);
+    // Only the first steps are stored (see core/task-step.ts): later ones need not be kept in memory either.
+    if (this.steps.length < MAX_STORED_STEPS) this.steps.push(step);
+    this.onStep?.(step, this.summary());
   }
 }

@@ -82,6 +82,10 @@ beforeAll(async () => {
     {
       "scripted.yaml": crew("scripted", `{ provider: openai-compatible, model: m, baseURL: "${llm.baseURL}" }`),
       "mock.yaml": crew("mock-tools", "{ provider: mock, model: call-tools }"),
+      "live.yaml": crew("live", `{ provider: openai-compatible, model: m, baseURL: "${llm.baseURL}" }`).replace(
+        'mcps: ["everything#echo", "kb#lookup"]',
+        'mcps: ["kb#lookup", "kb#slow"]',
+      ),
       // The example as shipped, pointed at this test's everything server.
       "tools-crew.yaml": readFileSync(join(repoRoot, "examples/tools-crew.yaml"), "utf8").replace(
         "http://127.0.0.1:3001/mcp",
@@ -256,5 +260,54 @@ describe("kubecrew dev with tools", () => {
       expect((await fetch(`${dev.url}/crews/mock-tools/status/${id}/events`)).status).toBe(401);
       expect((await stream("8d6f1e44-3b0c-4a4e-9a51-7a2f6a0e9c11", tokens.org)).status).toBe(404);
     });
+
+    it("streams each step as it ends, while the task still runs", async () => {
+      llm.enqueue(
+        toolCalls({ name: "lookup", input: { key: "tides" } }),
+        toolCalls({ name: "slow", input: { delayMs: 4_000 } }),
+        quoteToolResults(),
+      );
+      const res = await fetch(`${dev.url}/crews/live/kickoff`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${tokens.org}`, "content-type": "application/json" },
+        body: JSON.stringify({ inputs: { topic: "tides" } }),
+      });
+      const { kickoff_id: id } = (await res.json()) as { kickoff_id: string };
+      const events = await fetch(`${dev.url}/crews/live/status/${id}/events`, {
+        headers: { authorization: `Bearer ${tokens.org}` },
+      });
+      const reader = events.body!.getReader();
+      let text = "";
+      // Read until the lookup call's step (index 1) has arrived; the slow tool keeps the task running for 4 s more.
+      while (!parse(text).some((f) => f.event === "step" && (f.data.step as { index: number }).index === 1)) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      const status = (await (
+        await fetch(`${dev.url}/crews/live/status/${id}`, { headers: { authorization: `Bearer ${tokens.org}` } })
+      ).json()) as { status: string };
+      expect(status.status).toBe("running");
+      const early = parse(text).map((f) => f.event);
+      expect(early.slice(0, 3)).toEqual(["task_started", "step", "step"]);
+      expect(early).not.toContain("task_completed");
+      while (true) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      const frames = parse(text);
+      expect(frames.map((f) => f.id)).toEqual(frames.map((_, i) => i + 1));
+      expect(frames.map((f) => f.event)).toEqual([
+        "task_started",
+        "step",
+        "step",
+        "step",
+        "step",
+        "step",
+        "task_completed",
+        "execution_completed",
+      ]);
+    }, 60_000);
   });
 });
