@@ -8,7 +8,7 @@ import { integrationsEnv, uniquePrefix } from "../integrations/harness.ts";
 /**
  * Issue 12 item 9: a port something else listens on ends `kubecrew <command>` with one line naming the variable that
  * sets the port, and exit status 1 (a 17-line EADDRINUSE stack before). The port is occupied by a real listener.
- * `kubecrew api` syncs its informers before it listens, so its case is in test/cluster/port-in-use.test.ts.
+ * `kubecrew api` syncs its informers before it listens, so its case is in test/cluster/api-command.test.ts.
  */
 describe("a port already in use", () => {
   let occupied: Awaited<ReturnType<typeof occupyPort>>;
