@@ -31,7 +31,9 @@ export async function runAssignedTask(
   const outbound = createOutboundClient(config.outbound);
   try {
     const assignment = await io.readAssignment();
-    const reporter = io.reportSteps ? new StepReporter((sofar) => io.reportSteps!(sofar), logger) : undefined;
+    const reporter = io.reportSteps
+      ? new StepReporter((sofar) => io.reportSteps!(sofar, config.attempt), logger)
+      : undefined;
     outcome = await runTask(assignment, {
       env: config.env,
       fetch: outbound.fetch,

@@ -12,7 +12,7 @@ export interface TaskIO {
   readAssignment(): Promise<TaskAssignment>;
   reportOutcome(outcome: TaskOutcome): Promise<void>;
   /** The task's steps so far, while it runs (optional: where nobody watches, they come with the outcome only). */
-  reportSteps?(sofar: StepSummary): Promise<void>;
+  reportSteps?(sofar: StepSummary, attempt: number): Promise<void>;
 }
 
 /** The problem with an assignment that cannot be read or does not match the schema. */
@@ -72,7 +72,7 @@ export class FileTaskIO implements TaskIO {
   readonly assignmentPath: string;
   readonly outcomePath: string;
   readonly stepsPath: string | undefined;
-  readonly reportSteps: ((sofar: StepSummary) => Promise<void>) | undefined;
+  readonly reportSteps: ((sofar: StepSummary, attempt: number) => Promise<void>) | undefined;
 
   constructor(paths: { assignment: string; outcome: string; steps?: string }) {
     this.assignmentPath = paths.assignment;

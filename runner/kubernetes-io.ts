@@ -10,6 +10,7 @@ import { isAlreadyExists, KubeApiError, KubeClient } from "../kube/client.ts";
 import { CREW_EXECUTIONS, CREW_TASK_RESULTS, resourcePath } from "../kube/resources.ts";
 import { CONTEXT_FILES, taskLabels, taskResultName } from "../kube/task-names.ts";
 import { AssignmentError, readAssignmentFile, type TaskIO } from "./io.ts";
+import type { StepSummary } from "./step-recorder.ts";
 
 /** What the runner reads from its pod's environment in Kubernetes mode. */
 const kubernetesRunnerEnv = z.object({
@@ -76,6 +77,17 @@ export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcom
   };
 }
 
+/** An outcome without output or error: what a running attempt's result says. */
+function progressOutcome(assignment: TaskAssignment, attempt: number) {
+  return {
+    taskName: assignment.task.name,
+    taskIndex: assignment.task.index,
+    agent: assignment.agent.role,
+    executionTime: 0,
+    attempt,
+  };
+}
+
 /**
  * TaskIO inside a Job pod: the assignment comes from the task's ConfigMap (mounted as a file), the outcome becomes a
  * CrewTaskResult created with the pod's service account (which may create results and nothing else).
@@ -132,6 +144,33 @@ export class KubernetesTaskIO implements TaskIO {
         );
       }
     }
+  }
+
+  private progressCreated = false;
+
+  /**
+   * The attempt's steps so far on a CrewTaskResult of its own (`<pod>-steps`, no output or error: neither a success
+   * nor a failure to the controller), created with the first step and merge-patched after each one, so steps survive
+   * the pod and the API streams them while the task runs. Outside a pod (no POD_NAME) there is none.
+   */
+  async reportSteps(sofar: StepSummary, attempt: number): Promise<void> {
+    const assignment = this.assignment;
+    if (!assignment || !this.podName) return;
+    const namespace = assignment.execution.namespace;
+    const name = `${this.podName}-steps`;
+    if (this.progressCreated) {
+      await this.client.mergePatch(resourcePath(CREW_TASK_RESULTS, namespace, name), { spec: sofar });
+      return;
+    }
+    const started = { ...taskOutcome.parse({ ...progressOutcome(assignment, attempt), ...sofar }) };
+    const object = taskResultObject(assignment, started, this.podName);
+    object.metadata = { ...object.metadata, name, generateName: undefined } as typeof object.metadata;
+    try {
+      await this.createWithRetry(resourcePath(CREW_TASK_RESULTS, namespace), object);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+    this.progressCreated = true;
   }
 
   async reportOutcome(outcome: TaskOutcome): Promise<void> {

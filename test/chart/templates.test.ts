@@ -381,9 +381,9 @@ describe("RBAC", () => {
     ]);
   });
 
-  it("the runner may create CrewTaskResults and nothing else", () => {
+  it("the runner may create and patch CrewTaskResults and nothing else", () => {
     expect(rulesOf(byDefault, "kubecrew-runner")).toEqual([
-      { apiGroups: ["kubecrew.io"], resources: ["crewtaskresults"], verbs: ["create"] },
+      { apiGroups: ["kubecrew.io"], resources: ["crewtaskresults"], verbs: ["create", "patch"] },
     ]);
   });
 

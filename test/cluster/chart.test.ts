@@ -281,7 +281,7 @@ describe("the installed chart on the local node", () => {
     expect(can("api", "get", "crews.kubecrew.io", "default")).toBe("no");
   });
 
-  it("the runner can only create CrewTaskResults", () => {
+  it("the runner can only create and patch CrewTaskResults", () => {
     expect(can("runner", "create", "crewtaskresults.kubecrew.io")).toBe("yes");
     for (const [verb, resource] of [
       ["get", "crewtaskresults.kubecrew.io"],
@@ -310,7 +310,7 @@ describe("the installed chart on the local node", () => {
       .slice(1)
       .filter((line) => /^\S/.test(line) && !/^self\w+reviews\./.test(line))
       .map((line) => line.trim().split(/\s+/).join(" "));
-    expect(resourceRules).toEqual(["crewtaskresults.kubecrew.io [] [] [create]"]);
+    expect(resourceRules).toEqual(["crewtaskresults.kubecrew.io [] [] [create patch]"]);
   });
 
   it("the controller runs Jobs and gets (never lists) Secrets; the integrations service has no API access", () => {
@@ -492,7 +492,7 @@ describe("the installed chart on the local node", () => {
       },
       { timeoutMs: 120_000, intervalMs: 500, message: `execution ${id} to succeed` },
     );
-    const results = kubectlJson<{ items: unknown[] }>([
+    const results = kubectlJson<{ items: { metadata: { name: string } }[] }>([
       "get",
       "crewtaskresults",
       "-n",
@@ -500,7 +500,9 @@ describe("the installed chart on the local node", () => {
       "-l",
       `kubecrew.io/execution=${id}`,
     ]);
-    expect(results.items).toHaveLength(3);
+    // Per task: the success, and its steps patched in while it ran (`<pod>-steps`) through the chart's Role and policy.
+    expect(results.items).toHaveLength(6);
+    expect(results.items.filter((r) => r.metadata.name.endsWith("-steps"))).toHaveLength(3);
     const pods = kubectlJson<{ items: { spec: { serviceAccountName: string } }[] }>([
       "get",
       "pods",

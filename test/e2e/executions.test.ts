@@ -111,7 +111,9 @@ describe("a crew run as Job pods", () => {
     const jobs = await jobsOf(kubeconfig, namespace, id);
     expect(jobs.map((j) => j.metadata.name).sort()).toEqual([`${id}-0`, `${id}-1`, `${id}-2`]);
     const results = await resultsOf(kubeconfig, namespace, id);
-    expect(results).toHaveLength(3);
+    // Per task: the success, and the attempt's steps kept while it ran (`<pod>-steps`, no output or error).
+    expect(results).toHaveLength(6);
+    expect(results.filter((r) => r.metadata.name.endsWith("-steps") && r.spec.output === undefined)).toHaveLength(3);
     expect(results[0].metadata.ownerReferences[0]).toMatchObject({ kind: "CrewExecution", name: id });
 
     const reasons = await eventReasons(id);
@@ -271,12 +273,13 @@ spec: { executionRef: { name: ${execution} }, taskName: step1, taskIndex: 0, age
     expect((await createAsPod("mine", "mine-0-abcde")).code).toBe(0);
   });
 
-  it("may create CrewTaskResults and nothing else", async () => {
+  it("may create and patch CrewTaskResults and nothing else", async () => {
     const as = ["--as", `system:serviceaccount:${namespace}:${RUNNER_SA}`, "-n", namespace];
     const can = async (verb: string, resource: string) =>
       (await kubectlStatus(kubeconfig, ["auth", "can-i", verb, resource, ...as])).code === 0;
     const matrix: [string, string, boolean][] = [
       ["create", "crewtaskresults.kubecrew.io", true],
+      ["patch", "crewtaskresults.kubecrew.io", true],
       ["get", "crewtaskresults.kubecrew.io", false],
       ["list", "crewtaskresults.kubecrew.io", false],
       ["update", "crewtaskresults.kubecrew.io", false],

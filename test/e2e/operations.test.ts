@@ -17,6 +17,7 @@ import {
   startControllerProcess,
   status,
   waitFor,
+  ORG_TOKEN,
   type ClusterApi,
   type ControllerProcess,
 } from "./support/fixture.ts";
@@ -43,6 +44,15 @@ beforeAll(async () => {
   namespace = await createNamespace(kubeconfig, "ops");
   await applyCrew(kubeconfig, namespace, crewYaml("hooked", "mock", { tasks: 3 }));
   await applyCrew(kubeconfig, namespace, crewYaml("quick", "mock", { tasks: 1 }));
+  // Each LLM turn takes 3 s: the first turn's steps are on the cluster while the second one runs.
+  await applyCrew(
+    kubeconfig,
+    namespace,
+    crewYaml("pondering", "call-tools+sleep-3000", { tasks: 1 }).replace(
+      'backstory: "Writes well." }',
+      'backstory: "Writes well.", tools: [http_request] }',
+    ),
+  );
   // call-tools calls http_request (with a made-up URL, an error the model is told about): three steps per task.
   await applyCrew(
     kubeconfig,
@@ -185,6 +195,40 @@ describe.skipIf(installed)("step webhooks", () => {
   });
 });
 
+describe.skipIf(installed)("steps while a task runs", () => {
+  it("puts each step on the attempt's CrewTaskResult as it ends and streams it over /status/{id}/events", async () => {
+    const id = await kickoff(api, "pondering");
+    const events = await fetch(`${api.url}/crews/pondering/status/${id}/events`, {
+      headers: { authorization: `Bearer ${ORG_TOKEN}` },
+    });
+    expect(events.status).toBe(200);
+    const text = events.text();
+    // The turn calling http_request and the call itself are on the in-progress result before the task ends.
+    const progress = await waitFor(
+      "steps on the running attempt's result",
+      async () => {
+        const results = await resultsOf(kubeconfig, namespace, id);
+        const live = results.find((r) => r.metadata.name.endsWith("-steps"));
+        return live?.spec.steps?.length >= 2 ? live : undefined;
+      },
+      30_000,
+    );
+    expect((await status(api, "pondering", id)).status).toBe("running");
+    expect(progress.spec.output).toBeUndefined();
+    expect(progress.spec.error).toBeUndefined();
+    expect(progress.spec.steps.map((s: { kind: string; tool?: string }) => [s.kind, s.tool])).toEqual([
+      ["llm", undefined],
+      ["tool", "http_request"],
+    ]);
+    expect((await finalStatus(api, "pondering", id)).result.tasks[0].steps).toBe(3);
+    const frames = (await text)
+      .split("\n\n")
+      .filter((b) => b.startsWith("id: "))
+      .map((b) => b.split("\n")[1]!.slice("event: ".length));
+    expect(frames).toEqual(["task_started", "step", "step", "step", "task_completed", "execution_completed"]);
+  });
+});
+
 describe.skipIf(installed)("crews", () => {
   it("shows READY and TASKS for a valid crew, and rejects or reports one whose task names a missing agent or that repeats a task name", async () => {
     await waitFor("crew Ready", async () => {
@@ -282,7 +326,7 @@ describe.skipIf(installed)("operations", () => {
       (TTL + 20) * 1000,
     );
     const results = await resultsOf(kubeconfig, namespace, id);
-    expect(results).toHaveLength(1);
+    expect(results).toHaveLength(2); // the success and the attempt's steps (`<pod>-steps`)
     expect((await status(api, "quick", id)).status).toBe("completed");
 
     // Once removed, later reconciles of the execution remove nothing again (no marker is written on it either).

@@ -68,7 +68,7 @@ metadata: { name: ${RUNNER_SA}, namespace: ${namespace} }
 rules:
   - apiGroups: [kubecrew.io]
     resources: [crewtaskresults]
-    verbs: [create]
+    verbs: [create, patch]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
