@@ -1,0 +1,114 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  quoteToolResults,
+  startLlmFixture,
+  toolCalls,
+  toolResultsSent,
+  type LlmFixture,
+} from "../support/llm-fixture.ts";
+import { startFixtureMcpServer, type FixtureMcpServer } from "../support/mcp-servers.ts";
+import { kubectl } from "./support/kubectl.ts";
+import {
+  applyCrew,
+  createNamespace,
+  deleteNamespace,
+  finalStatus,
+  kickoff,
+  startClusterApi,
+  startControllerProcess,
+  type ClusterApi,
+  type ControllerProcess,
+} from "./support/fixture.ts";
+import { installed } from "./support/installed.ts";
+
+/**
+ * An agent that acts, as Job pods: an MCP server (built with the official SDK) whose Authorization header comes from a
+ * Secret through the task pod's environment, and http_request to an allowed host; the model is the LLM fixture.
+ */
+const kubeconfig = inject("kubeconfig");
+let namespace: string;
+let controller: ControllerProcess;
+let api: ClusterApi;
+let llm: LlmFixture;
+let mcp: FixtureMcpServer;
+let web: http.Server;
+let webHost: string;
+
+beforeAll(async () => {
+  [llm, mcp] = await Promise.all([startLlmFixture(), startFixtureMcpServer()]);
+  web = http.createServer((req, res) => res.writeHead(200, { "content-type": "text/plain" }).end(`page ${req.url}`));
+  await new Promise<void>((resolve) => web.listen(0, "127.0.0.1", resolve));
+  webHost = `127.0.0.1:${(web.address() as AddressInfo).port}`;
+  namespace = await createNamespace(kubeconfig, "tools");
+  await kubectl(kubeconfig, [
+    "create",
+    "secret",
+    "generic",
+    "kb-token",
+    "-n",
+    namespace,
+    "--from-literal=token=Bearer kb-from-secret",
+  ]);
+  await applyCrew(
+    kubeconfig,
+    namespace,
+    `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata: { name: acting }
+spec:
+  inputs: [{ name: topic }]
+  llm: { provider: openai-compatible, model: fixture-model, baseURL: "${llm.baseURL}" }
+  mcpServers:
+    - name: kb
+      url: "${mcp.url}"
+      headers:
+        - { name: Authorization, valueFrom: { secretKeyRef: { name: kb-token, key: token } } }
+  toolPolicy: { allowedHosts: ["${webHost}"] }
+  agents:
+    - { name: scout, role: "{topic} Scout", goal: "Find facts", mcps: ["kb#lookup"], tools: [http_request] }
+  tasks:
+    - { name: look, agent: scout, description: "Look {topic} up", expectedOutput: "Facts" }
+  runner: { retries: 0 }
+`,
+  );
+  controller = await startControllerProcess(kubeconfig, namespace);
+  api = await startClusterApi(kubeconfig, namespace);
+});
+
+afterAll(async () => {
+  await api?.stop();
+  await controller?.kill("SIGTERM");
+  await llm?.stop();
+  await mcp?.stop();
+  web?.close();
+  if (namespace) await deleteNamespace(kubeconfig, namespace);
+});
+
+describe.skipIf(installed)("an agent with tools in a task pod", () => {
+  it("calls an MCP tool (header from a Secret) and http_request; the output holds both results", async () => {
+    llm.enqueue(
+      toolCalls(
+        { name: "lookup", input: { key: "tides" } },
+        { name: "http_request", input: { method: "GET", url: `http://${webHost}/moon` } },
+      ),
+      quoteToolResults(),
+    );
+    const id = await kickoff(api, "acting");
+    const final = await finalStatus(api, "acting", id);
+    expect(final.status).toBe("completed");
+    expect(final.result.output).toContain("Tool lookup returned: value of tides");
+    expect(final.result.output).toContain(
+      "Tool http_request returned: HTTP 200 OK\ncontent-type: text/plain\n\npage /moon",
+    );
+    expect(final.result.tasks[0]).toMatchObject({
+      steps: 4,
+      tools_used: expect.arrayContaining(["lookup", "http_request"]),
+    });
+    expect(toolResultsSent(llm.requests.at(-1)!.body).map((r) => r.name)).toEqual(["lookup", "http_request"]);
+    expect(mcp.requests.at(-1)!.authorization).toBe("Bearer kb-from-secret");
+    expect(mcp.sessions.closed).toBe(mcp.sessions.opened);
+    expect(JSON.stringify(final)).not.toContain("kb-from-secret");
+  });
+});
