@@ -6,7 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { silentLogger } from "../core/logger.ts";
 import { controllerConfigFromEnv } from "../controller/config.ts";
@@ -25,20 +25,12 @@ export interface BenchCluster {
   stop(): void;
 }
 
-export function benchCluster(): BenchCluster {
-  const given = process.env.BENCH_KUBECONFIG;
-  const load = (path: string) => {
-    const kc = new KubeConfig();
-    kc.loadFromFile(path);
-    return kc;
-  };
-  if (given) return { kubeconfig: given, kubeConfig: load(given), stop: () => undefined };
-  const stateDir = mkdtempSync(join(tmpdir(), "kubecrew-bench-"));
-  const env = { ...process.env, KUBECREW_CLUSTER_DIR: stateDir };
-  const cluster = (arg: string) =>
-    execFileSync("bash", [join(repo, "hack/local-cluster.sh"), arg], { env, stdio: ["ignore", "pipe", "inherit"] });
-  cluster("up");
-  const kubeconfig = join(stateDir, "admin.kubeconfig");
+/** `--kind` (or BENCH_KIND=1): a kind cluster with real pods (hack/kind-e2e.sh up), task pods on the image it built. */
+export const onKind = process.argv.includes("--kind") || process.env.BENCH_KIND === "1";
+/** The image the task pods run: on kind the one hack/kind-e2e.sh built and loaded; the local node ignores it. */
+export const runnerImage = onKind ? (process.env.IMAGE ?? "kubecrew:e2e") : "kubecrew:bench";
+
+function applyCrds(kubeconfig: string): void {
   const kubectl = join(
     execFileSync("bash", [join(repo, "hack/tools.sh"), "path"], { encoding: "utf8" }).trim(),
     "kubectl",
@@ -48,6 +40,42 @@ export function benchCluster(): BenchCluster {
   execFileSync(kubectl, ["--kubeconfig", kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", ...crds], {
     stdio: "ignore",
   });
+}
+
+export function benchCluster(): BenchCluster {
+  const given = process.env.BENCH_KUBECONFIG;
+  const load = (path: string) => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(path);
+    return kc;
+  };
+  if (given) return { kubeconfig: given, kubeConfig: load(given), stop: () => undefined };
+  if (onKind) {
+    const kindE2e = (arg: string) =>
+      execFileSync("bash", [join(repo, "hack/kind-e2e.sh"), arg], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+    const kubeconfig = kindE2e("up").trim().split("\n").at(-1)!;
+    let stopped = false;
+    const stop = () => {
+      if (stopped) return;
+      stopped = true;
+      kindE2e("down");
+      rmSync(dirname(kubeconfig), { recursive: true, force: true });
+    };
+    // Also when the bench fails: no kind cluster outlives it.
+    process.once("exit", stop);
+    applyCrds(kubeconfig);
+    return { kubeconfig, kubeConfig: load(kubeconfig), stop };
+  }
+  const stateDir = mkdtempSync(join(tmpdir(), "kubecrew-bench-"));
+  const env = { ...process.env, KUBECREW_CLUSTER_DIR: stateDir };
+  const cluster = (arg: string) =>
+    execFileSync("bash", [join(repo, "hack/local-cluster.sh"), arg], { env, stdio: ["ignore", "pipe", "inherit"] });
+  cluster("up");
+  const kubeconfig = join(stateDir, "admin.kubeconfig");
+  applyCrds(kubeconfig);
   return {
     kubeconfig,
     kubeConfig: load(kubeconfig),
@@ -99,6 +127,8 @@ export async function startBenchController(
     KUBECREW_LEADER_ELECT: "false",
     KUBECREW_RUNNER_SERVICE_ACCOUNT: RUNNER_SA,
     KUBECREW_CONTROLLER_WORKERS: process.env.BENCH_WORKERS ?? "8",
+    KUBECREW_RUNNER_IMAGE: runnerImage,
+    ...(onKind ? { KUBECREW_RUNNER_IMAGE_PULL_POLICY: "Never" } : {}),
   });
   const controller = await startController(config, { log: silentLogger(), kubeConfig: cluster.kubeConfig, onWrite });
   await controller.ready();

@@ -5,6 +5,9 @@
  * 3-task crews, and from the two the cost of each task and the cost of each execution, Events apart (target: at most
  * 3 per task besides the runner's one CrewTaskResult).
  *   npm run bench:controller-throughput   [BENCH_EXECUTIONS=40 BENCH_KUBECONFIG=...]
+ *   npm run bench:controller-throughput -- --kind   the same on a kind cluster (hack/kind-e2e.sh up … down): real
+ *     kubelet, containerd and runc, task pods as containers of the built image
+ * The local node (default) runs pods as local processes: the controller's own cost shows; on kind the containers'.
  */
 import { KubeClient, type KubeObject } from "../kube/client.ts";
 import { taskJob } from "../controller/task-job.ts";
@@ -14,6 +17,8 @@ import {
   benchNamespace,
   createExecutions,
   deleteNamespace,
+  onKind,
+  runnerImage,
   startBenchController,
   watchWithTimes,
   writeCounter,
@@ -96,7 +101,8 @@ await Promise.all(
       dummyAssignment,
       { taskTimeoutSeconds: 120, executionTimeoutSeconds: 600, retries: 0 },
       {
-        defaultImage: "kubecrew:bench",
+        defaultImage: runnerImage,
+        ...(onKind ? { imagePullPolicy: "Never" as const } : {}),
         defaultServiceAccount: RUNNER_SA,
         runnerCommand: ["kubecrew", "--version"],
       },
@@ -139,7 +145,10 @@ const fixed = perExecution.one - perTask;
 const eventsPerTask = (eventWrites(tripleWrites) / 10 - eventWrites(oneTaskWrites) / count) / 2;
 const eventsFixed = eventWrites(oneTaskWrites) / count - eventsPerTask;
 
-console.log(`controller throughput: ${count} instant 1-task executions at once, one controller replica`);
+console.log(
+  `controller throughput on ${onKind ? "kind (real pods)" : "the local node"}: ${count} instant 1-task executions` +
+    ` at once, one controller replica`,
+);
 console.log(`  kubecrew executions      ${kubecrewSeconds.toFixed(1)} s → ${kubecrewRate.toFixed(0)} per minute`);
 console.log(`  bare Jobs (same pod)     ${bareSeconds.toFixed(1)} s → ${bareRate.toFixed(0)} per minute`);
 console.log(`  ratio kubecrew / bare    ${(kubecrewRate / bareRate).toFixed(2)}`);

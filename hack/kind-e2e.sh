@@ -16,6 +16,9 @@
 #   7. moves the integrations service to its own hostname (helm upgrade) and checks it there
 #   8. deletes the cluster — also when a step fails (KEEP_CLUSTER=1 keeps it for a look around)
 #
+#   hack/kind-e2e.sh up     only 1 and 2: leaves the cluster running and prints its kubeconfig's path (for
+#                           `npm run bench:controller-throughput -- --kind`); `hack/kind-e2e.sh down` deletes it
+#
 # Needs root on a Debian-like machine the first time (hack/docker.sh installs and starts Docker), Go (kind, Traefik and
 # the Kubernetes binaries are built from their modules into ~/.cache/kubecrew) and `npm ci` done.
 # Settings: KIND_CLUSTER (kubecrew-e2e), KIND_HTTP_PORT (a free port), IMAGE (kubecrew:e2e), NAMESPACE (kubecrew),
@@ -25,6 +28,8 @@ cd "$(dirname "$0")/.."
 REPO="$PWD"
 START=$SECONDS
 
+MODE="${1:-all}"
+case "$MODE" in all | up | down) ;; *) echo "usage: hack/kind-e2e.sh [up|down]" >&2 && exit 2 ;; esac
 KIND_CLUSTER="${KIND_CLUSTER:-kubecrew-e2e}"
 IMAGE="${IMAGE:-kubecrew:e2e}"
 NAMESPACE="${NAMESPACE:-kubecrew}"
@@ -40,6 +45,11 @@ die() {
 [ -x "$NODE" ] || die "run npm ci first (the e2e suite runs on the pinned Node 24)"
 KIND_HTTP_PORT="${KIND_HTTP_PORT:-$("$NODE" -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')}"
 BASE_URL="http://localhost:$KIND_HTTP_PORT"
+
+if [ "$MODE" = down ]; then
+  "$(bash hack/tools.sh path)/kind" delete cluster --name "$KIND_CLUSTER"
+  exit 0
+fi
 
 # --- 1. what it runs on -------------------------------------------------------------------------------------------
 bash hack/docker.sh ensure
@@ -129,6 +139,11 @@ for image in "$IMAGE" "$TRAEFIK_IMAGE" "$REDIS_IMAGE"; do
   "$KIND" load docker-image "$image" --name "$KIND_CLUSTER" >/dev/null
 done
 log "cluster up, images loaded"
+if [ "$MODE" = up ]; then
+  trap - EXIT
+  echo "$KUBECONFIG"
+  exit 0
+fi
 
 # --- 3. Gateway API and Traefik -----------------------------------------------------------------------------------
 "$KUBECTL" apply --server-side -f "$GATEWAY_API_CRDS" >/dev/null
@@ -260,5 +275,64 @@ until_ok -H 'Host: oauth.localhost' "$BASE_URL/health"
 expect "integrations at / of their own hostname" 200 '"status":"ok"' -H 'Host: oauth.localhost' "$BASE_URL/health"
 expect "/oauthsvc on the API hostname now reaches the API, which explains the missing route" 502 \
   "Integrations route not configured" "$BASE_URL/oauthsvc/v1/auth/google/callback"
+
+# --- 8. the NOTES commands as `helm install` prints them ---------------------------------------------------------
+# A new user's install: no Gateway, so the NOTES reach the API through `kubectl port-forward`. Only what this offline
+# machine needs is set (the loaded images, no storage provisioner). The command lines of NOTES steps 1-4 run as
+# printed, in one shell; the one placeholder, <kickoff_id>, takes the id the printed kickoff answered, and the status
+# command is repeated until the run is over, as a user would.
+log "reinstalling without the Gateway and running the NOTES commands as printed"
+"$HELM" uninstall "$RELEASE" --namespace "$NAMESPACE" --wait --timeout 2m >/dev/null
+"$HELM" install "$RELEASE" charts/kubecrew --namespace "$NAMESPACE" --create-namespace \
+  --set image.repository="${IMAGE%:*}",image.tag="${IMAGE##*:}",image.pullPolicy=Never \
+  --set controller.runner.imagePullPolicy=Never,redis.persistence.enabled=false \
+  --set redis.image.repository="${REDIS_IMAGE%:*}",redis.image.tag="${REDIS_IMAGE##*:}",redis.image.pullPolicy=Never \
+  >"$WORK/notes-install.txt"
+# The command lines of steps 1-4: those starting with kubectl, export or curl, with their continuation lines.
+awk '/^1\. Wait/ {on = 1} /^Integrations:/ {on = 0} on && (cont || /^  (kubectl|export|curl) /) {print; cont = /\\$/}' \
+  "$WORK/notes-install.txt" >"$WORK/notes.sh"
+if ! grep -q 'port-forward' "$WORK/notes.sh" || ! grep -q '/kickoff"' "$WORK/notes.sh" ||
+  ! grep -q '<kickoff_id>' "$WORK/notes.sh"; then
+  die "the NOTES no longer print port-forward, kickoff and status: $(cat "$WORK/notes-install.txt")"
+fi
+sed 's/^/  notes: /' "$WORK/notes.sh" >&2
+{
+  echo 'set -euo pipefail'
+  echo 'trap '"'"'kill $(jobs -p) 2>/dev/null || true'"'"' EXIT'
+  echo 'status_of() { sed -n '"'"'s/^{"status":"\([^"]*\)".*/\1/p'"'"'; }'
+  in_kickoff=""
+  while IFS= read -r line; do
+    case "$line" in
+      *'/kickoff"'*)
+        in_kickoff=1
+        printf 'KICKOFF_ANSWER=$(%s\n' "$line"
+        ;;
+      *'<kickoff_id>'*)
+        printf 'for _ in $(seq 1 240); do STATUS=$(%s); case "$(status_of <<<"$STATUS")" in "" | pending | running) sleep 0.5 ;; *) break ;; esac; done\n' \
+          "${line//<kickoff_id>/\$KICKOFF_ID}"
+        echo 'echo "status: $STATUS"'
+        ;;
+      *'port-forward'*)
+        printf '%s\n' "$line"
+        echo 'for _ in $(seq 1 60); do curl -s -o /dev/null http://localhost:8080/healthz && break; sleep 0.5; done'
+        ;;
+      *)
+        printf '%s\n' "$line"
+        if [ -n "$in_kickoff" ] && [[ "$line" != *\\ ]]; then
+          in_kickoff=""
+          echo ')'
+          echo 'echo "kickoff: $KICKOFF_ANSWER"'
+          echo 'KICKOFF_ID=$(sed -n '"'"'s/.*"kickoff_id":"\([^"]*\)".*/\1/p'"'"' <<<"$KICKOFF_ANSWER")'
+        fi
+        ;;
+    esac
+  done <"$WORK/notes.sh"
+} >"$WORK/notes-run.sh"
+PATH="$TOOLS:$PATH" bash "$WORK/notes-run.sh" >"$WORK/notes-out.txt" 2>&1 ||
+  die "the NOTES commands failed: $(tail -n 20 "$WORK/notes-out.txt")"
+grep -v '^Handling connection for' "$WORK/notes-out.txt" | sed 's/^/  notes: /' >&2
+grep -q '^status: {"status":"completed"' "$WORK/notes-out.txt" || die "the NOTES kickoff did not complete"
+grep -Eq '^NAME ' "$WORK/notes-out.txt" || die "kubectl get crewexecutions printed no table"
+log "ok: the NOTES commands of a plain install work as printed (port-forward, token, kickoff, status, kubectl get ce)"
 
 log "all checks passed"
