@@ -4,6 +4,7 @@ import type { Action, DecideInput } from "./decide.ts";
 import { isFinished, type ExecutionStatus } from "./execution.ts";
 import type { JsonObject } from "./json.ts";
 import { successfulResult } from "./observed-task.ts";
+import { stepWireForm } from "./task-step.ts";
 
 /**
  * Which webhooks an execution's status calls for and nobody has delivered yet. Level-based: a hook is due for every
@@ -81,25 +82,7 @@ function dueStepWebhooks(
         kickoff_id: input.execution.name,
         task_id: task.name,
         attempt,
-        step: {
-          index: step.index,
-          kind: step.kind,
-          ...(step.tool !== undefined ? { tool: step.tool } : {}),
-          ...(step.input !== undefined ? { input: step.input } : {}),
-          ...(step.output !== undefined ? { output: step.output } : {}),
-          ...(step.error !== undefined ? { error: step.error } : {}),
-          started_at: step.startedAt,
-          duration_ms: step.durationMs,
-          ...(step.tokenUsage
-            ? {
-                token_usage: {
-                  input_tokens: step.tokenUsage.inputTokens,
-                  output_tokens: step.tokenUsage.outputTokens,
-                  total_tokens: step.tokenUsage.totalTokens,
-                },
-              }
-            : {}),
-        },
+        step: stepWireForm(step),
         meta: input.execution.spec.meta ?? null,
       },
     });

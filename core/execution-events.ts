@@ -2,7 +2,7 @@ import type { ExecutionStatus } from "./execution.ts";
 import type { JsonObject } from "./json.ts";
 import { successfulResult } from "./observed-task.ts";
 import type { TaskResultSpec } from "./task-result.ts";
-import type { TaskStep } from "./task-step.ts";
+import { stepWireForm } from "./task-step.ts";
 
 /**
  * The events of one execution, derived from its status and results (level-based, as everything else): for each task
@@ -21,28 +21,6 @@ export interface ExecutionEvent {
 }
 
 export const FINAL_EVENTS: readonly ExecutionEventName[] = ["execution_completed", "execution_failed"];
-
-function stepData(step: TaskStep): JsonObject {
-  return {
-    index: step.index,
-    kind: step.kind,
-    ...(step.tool !== undefined ? { tool: step.tool } : {}),
-    ...(step.input !== undefined ? { input: step.input } : {}),
-    ...(step.output !== undefined ? { output: step.output } : {}),
-    ...(step.error !== undefined ? { error: step.error } : {}),
-    started_at: step.startedAt,
-    duration_ms: step.durationMs,
-    ...(step.tokenUsage
-      ? {
-          token_usage: {
-            input_tokens: step.tokenUsage.inputTokens,
-            output_tokens: step.tokenUsage.outputTokens,
-            total_tokens: step.tokenUsage.totalTokens,
-          },
-        }
-      : {}),
-  };
-}
 
 export function executionEvents(
   kickoffId: string,
@@ -64,7 +42,7 @@ export function executionEvents(
         seen.add(key);
         events.push({
           event: "step",
-          data: { ...base, task_id: task.name, attempt: result.attempt, step: stepData(step) },
+          data: { ...base, task_id: task.name, attempt: result.attempt, step: stepWireForm(step) },
         });
       }
     }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { JsonObject } from "./json.ts";
 
 /**
  * Steps as data: each LLM turn and each tool call of a task is a step. Runners report them with the task's outcome;
@@ -36,6 +37,29 @@ export const taskStep = z.object({
   tokenUsage: stepTokenUsage.optional().describe("LLM steps"),
 });
 export type TaskStep = z.infer<typeof taskStep>;
+
+/** A step as webhooks and the event stream send it: snake_case, absent fields left out. */
+export function stepWireForm(step: TaskStep): JsonObject {
+  return {
+    index: step.index,
+    kind: step.kind,
+    ...(step.tool !== undefined ? { tool: step.tool } : {}),
+    ...(step.input !== undefined ? { input: step.input } : {}),
+    ...(step.output !== undefined ? { output: step.output } : {}),
+    ...(step.error !== undefined ? { error: step.error } : {}),
+    started_at: step.startedAt,
+    duration_ms: step.durationMs,
+    ...(step.tokenUsage
+      ? {
+          token_usage: {
+            input_tokens: step.tokenUsage.inputTokens,
+            output_tokens: step.tokenUsage.outputTokens,
+            total_tokens: step.tokenUsage.totalTokens,
+          },
+        }
+      : {}),
+  };
+}
 
 /** `text` within `max` characters; a cut text ends with a marker naming how many characters were left out. */
 export function cutText(text: string, max: number): string {
