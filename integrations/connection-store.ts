@@ -60,6 +60,12 @@ const storedSchema = z.object({
 });
 type StoredConnection = z.infer<typeof storedSchema>;
 
+/** A connection as callers see it (the stored record without its tokens): the OpenAPI document's `Connection`. */
+export const connectionSchema = storedSchema
+  .omit({ sealedAccessToken: true, sealedRefreshToken: true, tokenType: true })
+  .extend({ hasRefreshToken: z.boolean() })
+  .meta({ id: "Connection" });
+
 function toConnection(stored: StoredConnection): Connection {
   const { sealedAccessToken: _a, sealedRefreshToken, tokenType: _t, ...rest } = stored;
   return { ...rest, hasRefreshToken: sealedRefreshToken !== undefined };

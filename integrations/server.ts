@@ -17,9 +17,13 @@ import { createTokenCipher } from "./token-cipher.ts";
 import { refuseDeepJson } from "../core/json-depth.ts";
 import { refuseWrongMethods } from "./routes/wrong-methods.ts";
 import { connectRedis, redisReady } from "../core/redis-client.ts";
+import { documentRoutes } from "./routes/document.ts";
+import { registeredRoutes, type RegisteredRoute } from "./routes/registered-routes.ts";
 
 export interface IntegrationsService {
   url: string;
+  /** Every method and path the app registered (express syntax, `:param`): what /openapi.json must describe. */
+  routes: RegisteredRoute[];
   stop(): Promise<void>;
 }
 
@@ -69,9 +73,14 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
     next();
   });
   app.use(express.json({ limit: "10mb", verify: refuseDeepJson }));
-  app.use(refuseWrongMethods(healthRoutes(redis)));
-  app.use(refuseWrongMethods(browserRoutes(config, signIn, now)));
-  app.use(refuseWrongMethods(internalApiRoutes(config, signIn, connections, accessTokens, now)));
+  const routers = [
+    healthRoutes(redis),
+    documentRoutes(),
+    browserRoutes(config, signIn, now),
+    internalApiRoutes(config, signIn, connections, accessTokens, now),
+  ];
+  const routes = routers.flatMap(registeredRoutes);
+  for (const router of routers) app.use(refuseWrongMethods(router));
   app.use((req, res) => {
     res.status(404).json({ error: "Not Found", message: `No route for ${req.method} ${req.path}` });
   });
@@ -90,6 +99,7 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
 
   return {
     url,
+    routes,
     async stop() {
       await server.stop();
       await outbound.close();

@@ -1,7 +1,12 @@
-import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
+import {
+  answerChecker,
+  operationsOf,
+  type OpenApiDocument,
+  type Operation,
+} from "../../support/fuzz/openapi-document.ts";
 import {
   contentType,
   encoding,
@@ -12,6 +17,7 @@ import {
   segment,
   type Encoding,
 } from "../../support/fuzz/request-parts.ts";
+import { valuesOf } from "../../support/fuzz/schema-arbitrary.ts";
 import { send, type RawRequest } from "../../support/fuzz/send.ts";
 import {
   internalApiKey,
@@ -21,33 +27,28 @@ import {
   type ProviderAndService,
 } from "../integrations/harness.ts";
 
-// Property-based requests against the integrations service's routes (issue 12). The service serves no OpenAPI
-// document; its routes and answers are the table of integrations/README.md, written out below. Documented requests
-// (the internal API key, valid sessions, bodies, providers) and hostile ones (wrong methods, malformed %-escapes, bad
-// keys, broken, deep or lying bodies and encodings). Every answer is below 500, one the route documents, a JSON error
-// `{error, message}` on the internal API (HTML pages on the browser routes), and a refused request changes no key in
-// Redis. Loopback only (the OIDC test provider), a fixed seed and number of runs.
+// Property-based requests generated from the integrations service's served OpenAPI document (issue 12): documented
+// requests (the internal API key, valid sessions, bodies from the request schemas, providers) and hostile ones (wrong
+// methods, malformed %-escapes, bad keys, broken, deep or lying bodies and encodings). Every answer is below 500 and
+// matches the document (status listed for the operation, a JSON body valid for its schema with ajv, HTML pages where
+// the browser routes list them, required headers present), and a refused request changes no key in Redis. Loopback
+// only (the OIDC test provider), a fixed seed and number of runs.
 
 const RUNS = 300;
 const SEED = 1213;
 
-interface Route {
-  method: string;
-  path: string;
-  /** Statuses the README documents for the route (405, 400, 413 and 415 apply to every route). */
-  answers: number[];
-  body?: () => fc.Arbitrary<unknown>;
-  browser?: boolean;
-}
-
 let service: ProviderAndService;
 let redis: Redis;
+let doc: OpenApiDocument;
+let operations: Operation[];
+let check: ReturnType<typeof answerChecker>;
 const prefix = uniquePrefix("fuzz");
 const sessions: string[] = [];
 const providers = ["google", "microsoft", "hubspot"];
 let products: Record<string, string[]> = {};
 
-const connectBody = () =>
+/** Connect requests a caller that read GET /v1/internal/providers sends: sessions whose links really open. */
+const knownConnectBody = () =>
   fc.constantFrom(...providers).chain((provider) =>
     fc.record({
       userId: fc.oneof(fc.constant("fuzz-user"), fc.string({ minLength: 1, maxLength: 20 })),
@@ -57,22 +58,12 @@ const connectBody = () =>
     }),
   );
 
-const routes: Route[] = [
-  { method: "GET", path: "/health", answers: [200] },
-  { method: "GET", path: "/ready", answers: [200] },
-  { method: "GET", path: "/v1/connect/{sessionId}", answers: [303, 400, 404], browser: true },
-  { method: "GET", path: "/v1/auth/{provider}/callback", answers: [303, 400, 403, 404], browser: true },
-  { method: "GET", path: "/v1/internal/providers", answers: [200, 401] },
-  { method: "POST", path: "/v1/internal/connect-sessions", answers: [201, 400, 401, 404], body: connectBody },
-  { method: "GET", path: "/v1/internal/users/{userId}/connections", answers: [200, 401] },
-  { method: "GET", path: "/v1/internal/connections/{id}", answers: [200, 401, 404] },
-  { method: "POST", path: "/v1/internal/connections/{id}/access-token", answers: [200, 401, 404, 409] },
-  { method: "DELETE", path: "/v1/internal/connections/{id}", answers: [200, 401, 404] },
-];
-
 beforeAll(async () => {
   service = await startProviderAndService({ redisUrl: inject("redisUrl"), prefix });
   redis = new Redis(inject("redisUrl"));
+  doc = (await (await fetch(`${service.service.url}/openapi.json`)).json()) as OpenApiDocument;
+  operations = operationsOf(doc);
+  check = answerChecker(doc);
   const listed = (await (
     await fetch(`${service.service.url}/v1/internal/providers`, {
       headers: { authorization: `Bearer ${internalApiKey}` },
@@ -87,10 +78,11 @@ afterAll(async () => {
 
 type Mode = "documented" | "hostile";
 
-function pathFor(route: Route, mode: Mode): fc.Arbitrary<string> {
-  const parts = route.path.split("/").map((part): fc.Arbitrary<string> => {
+function pathFor(op: Operation, mode: Mode): fc.Arbitrary<string> {
+  const parts = op.path.split("/").map((part): fc.Arbitrary<string> => {
     const name = /^\{(.+)\}$/.exec(part)?.[1];
     if (!name) return fc.constant(part);
+    const schema = op.parameters?.find((p) => p.name === name && p.in === "path")?.schema ?? { type: "string" };
     const known =
       name === "sessionId"
         ? sessions.length
@@ -99,49 +91,63 @@ function pathFor(route: Route, mode: Mode): fc.Arbitrary<string> {
         : name === "provider"
           ? fc.constantFrom(...providers)
           : fc.oneof(fc.uuid(), fc.constant("fuzz-user"));
-    const valid = fc.oneof(known, fc.string({ minLength: 1, maxLength: 30 }));
+    const valid = fc.oneof(known, valuesOf(schema, doc.components.schemas) as fc.Arbitrary<string>);
     return mode === "documented" ? valid.map(encodeURIComponent) : segment(valid);
   });
+  const queryNames = (op.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name);
   const query =
-    route.path.endsWith("/callback") && mode === "documented"
+    queryNames.length && mode === "documented"
       ? fc
-          .record({ code: fc.string({ maxLength: 20 }), state: fc.string({ maxLength: 40 }) })
-          .map(({ code, state }) => `?${new URLSearchParams({ code, state })}`)
+          .record(Object.fromEntries(queryNames.map((n) => [n, fc.string({ maxLength: 30 })])), {
+            requiredKeys: [],
+          })
+          .map((q) => {
+            const text = new URLSearchParams(q as Record<string, string>).toString();
+            return text ? `?${text}` : "";
+          })
       : fc.constantFrom("", "?code=x&state=y", "?error=access_denied&state=%ff", "?%zz=1");
   return fc.tuple(fc.tuple(...parts), query).map(([p, q]) => p.join("/") + q);
 }
 
-const requestFor = (route: Route, mode: Mode): fc.Arbitrary<{ route: string; req: RawRequest }> =>
+type Body = { type: string | undefined; text: string; encoding?: Encoding };
+
+function bodyFor(op: Operation, mode: Mode): fc.Arbitrary<Body | undefined> {
+  const media = op.requestBody?.content["application/json"];
+  if (!media) {
+    if (mode === "documented") return fc.constant(undefined);
+    return fc.option(fc.record({ type: contentType("application/json"), text: invalidBody, encoding }), {
+      nil: undefined,
+    });
+  }
+  const generated = valuesOf(media.schema, doc.components.schemas);
+  const valid = (op.operationId === "createConnectSession" ? fc.oneof(generated, knownConnectBody()) : generated).map(
+    (v) => JSON.stringify(v),
+  );
+  if (mode === "documented") {
+    return fc.record({
+      type: fc.constant("application/json"),
+      text: valid,
+      encoding: fc.option(fc.constantFrom<Encoding>(...goodEncodings), { nil: undefined, freq: 3 }),
+    });
+  }
+  return fc.option(fc.record({ type: contentType("application/json"), text: fc.oneof(valid, invalidBody), encoding }), {
+    nil: undefined,
+  });
+}
+
+const requestFor = (op: Operation, mode: Mode): fc.Arbitrary<{ operation: string; req: RawRequest }> =>
   fc
     .record({
-      method: mode === "documented" ? fc.constant(route.method) : fc.oneof(fc.constant(route.method), otherMethod),
-      path: pathFor(route, mode),
+      method: mode === "documented" ? fc.constant(op.method) : fc.oneof(fc.constant(op.method), otherMethod),
+      path: pathFor(op, mode),
       authorization:
         mode === "documented"
           ? fc.constant(`Bearer ${internalApiKey}`)
           : fc.option(fc.oneof(fc.constant(`Bearer ${internalApiKey}x`), junkHeader), { nil: undefined }),
-      body: (route.body && mode === "documented"
-        ? fc.record({
-            type: fc.constant("application/json"),
-            text: route.body().map((v) => JSON.stringify(v)),
-            encoding: fc.option(fc.constantFrom<Encoding>(...goodEncodings), { nil: undefined, freq: 3 }),
-          })
-        : mode === "documented"
-          ? fc.constant(undefined)
-          : fc.option(
-              fc.record({
-                type: contentType("application/json"),
-                text: route.body
-                  ? fc.oneof(
-                      route.body().map((v) => JSON.stringify(v)),
-                      invalidBody,
-                    )
-                  : invalidBody,
-                encoding,
-              }),
-              { nil: undefined },
-            )) as fc.Arbitrary<{ type: string | undefined; text: string; encoding: Encoding } | undefined>,
-      cookie: fc.option(fc.constantFrom("kubecrew_signin=x.y", "kubecrew_signin=%ff", "a=b"), { nil: undefined }),
+      body: bodyFor(op, mode),
+      cookie: fc.option(fc.constantFrom("kubecrew_oauth_signin=x.y", "kubecrew_oauth_signin=%ff", "a=b"), {
+        nil: undefined,
+      }),
     })
     .map(({ method, path, authorization, body, cookie }) => {
       const headers: Record<string, string> = {};
@@ -157,42 +163,32 @@ const requestFor = (route: Route, mode: Mode): fc.Arbitrary<{ route: string; req
         }
       }
       return {
-        route: `${route.method} ${route.path}`,
+        operation: `${op.method} ${op.path}`,
         req: { method, path, headers, ...(bytes ? { body: bytes } : {}) },
       };
     });
 
-const errorBody = new Ajv2020({ allErrors: true }).compile({
-  type: "object",
-  required: ["error", "message"],
-  properties: { error: { type: "string", minLength: 1 }, message: { type: "string", minLength: 1 } },
-});
-
 const keys = async () => new Set(await redis.keys(`${prefix}*`));
+/** How often each operation answered each status, to show what the run covered. */
 const seen = new Map<string, number>();
 
-async function judge(route: Route, req: RawRequest): Promise<string | undefined> {
+/** What is wrong with the answer to `req` (undefined when nothing is), writes included. */
+async function judge(op: Operation, req: RawRequest): Promise<string | undefined> {
   const before = await keys();
   const answer = await send(service.service.url, req);
-  seen.set(
-    `${route.method} ${route.path} ${answer.status}`,
-    (seen.get(`${route.method} ${route.path} ${answer.status}`) ?? 0) + 1,
-  );
+  const key = `${op.operationId} ${answer.status}`;
+  seen.set(key, (seen.get(key) ?? 0) + 1);
   if (answer.status >= 500) return `${answer.status}: ${answer.body.slice(0, 300)}`;
-  const sameMethod = req.method === route.method || (req.method === "HEAD" && route.method === "GET");
-  const allowed = [...route.answers, 400, 413, 415, ...(sameMethod ? [] : [405, 204])];
-  if (!allowed.includes(answer.status))
-    return `${answer.status} is not an answer ${route.method} ${route.path} documents`;
-  if (answer.status === 405 && !answer.headers["allow"]) return "405 without Allow";
-  if (answer.status >= 400 && req.method !== "HEAD") {
-    const type = String(answer.headers["content-type"] ?? "");
-    if (route.browser && type.startsWith("text/html")) {
-      // A page for a person mid-sign-in.
-    } else if (!type.startsWith("application/json") || !errorBody(JSON.parse(answer.body))) {
-      return `${answer.status} error is not {error, message}: ${type} ${answer.body.slice(0, 200)}`;
-    }
-  }
-  if (answer.status === 201 && route.path.endsWith("/connect-sessions")) {
+  const wrong =
+    req.method === "OPTIONS" && answer.status === 204
+      ? undefined
+      : req.method === "HEAD"
+        ? op.responses[String(answer.status)] || answer.status === 405
+          ? undefined
+          : `HEAD answered ${answer.status}, not listed`
+        : check(op, answer);
+  if (wrong) return wrong;
+  if (answer.status === 201 && op.operationId === "createConnectSession" && req.method === "POST") {
     sessions.push((JSON.parse(answer.body) as { id: string }).id);
   }
   if (answer.status >= 400) {
@@ -203,15 +199,15 @@ async function judge(route: Route, req: RawRequest): Promise<string | undefined>
   return undefined;
 }
 
-it(`answers ${RUNS} generated requests below 500, as documented, writing nothing when it refuses`, async () => {
+it(`answers ${RUNS} requests generated from the served document below 500, as documented, writing nothing when it refuses`, async () => {
   await fc.assert(
     fc.asyncProperty(
       fc
-        .tuple(fc.constantFrom(...routes), fc.constantFrom<Mode>("documented", "hostile", "hostile"))
-        .chain(([route, mode]) => requestFor(route, mode)),
-      async ({ route, req }) => {
+        .tuple(fc.constantFrom(...operations), fc.constantFrom<Mode>("documented", "hostile", "hostile"))
+        .chain(([op, mode]) => requestFor(op, mode)),
+      async ({ operation, req }) => {
         const wrong = await judge(
-          routes.find((r) => `${r.method} ${r.path}` === route)!,
+          operations.find((op) => `${op.method} ${op.path}` === operation)!,
           req,
         );
         if (wrong) throw new Error(`${req.method} ${req.path} ${JSON.stringify(req.headers)}: ${wrong}`);
@@ -219,7 +215,7 @@ it(`answers ${RUNS} generated requests below 500, as documented, writing nothing
     ),
     { numRuns: RUNS, seed: SEED, endOnFailure: true },
   );
-  // FUZZ_REPORT=1 prints how often each route answered each status.
+  // FUZZ_REPORT=1 prints how often each operation answered each status.
   if (process.env["FUZZ_REPORT"])
     console.log(
       [...seen]
@@ -227,9 +223,14 @@ it(`answers ${RUNS} generated requests below 500, as documented, writing nothing
         .map(([k, n]) => `${k}: ${n}`)
         .join("\n"),
     );
-  // The documented flows were exercised too: sessions created and connect links opened.
+  // Every documented operation was tried, and the documented flows were exercised: sessions created, links opened.
+  expect(new Set([...seen.keys()].map((k) => k.split(" ")[0]))).toEqual(
+    new Set(operations.map((op) => op.operationId)),
+  );
   expect(sessions.length).toBeGreaterThan(0);
-  expect([...seen.keys()].some((k) => k.startsWith("GET /v1/connect/{sessionId} 303"))).toBe(true);
+  expect([...seen.keys()]).toEqual(
+    expect.arrayContaining(["openConnectLink 303", "listProviders 200", "getConnection 404"]),
+  );
 }, 60_000);
 
 /** The issue's repros against the integrations service (2 and 3, 1 and 8 too), through the same checks. */
@@ -266,7 +267,7 @@ const corpus: [string, string, RawRequest][] = [
 ];
 
 it.each(corpus)("repro %s: below 500, as documented, nothing written when refused", async (_, name, req) => {
-  const route = routes.find((r) => `${r.method} ${r.path}` === name);
-  expect(route, name).toBeDefined();
-  expect(await judge(route!, req)).toBeUndefined();
+  const op = operations.find((o) => `${o.method} ${o.path}` === name);
+  expect(op, name).toBeDefined();
+  expect(await judge(op!, req)).toBeUndefined();
 });
