@@ -1,6 +1,7 @@
 import { cleanupDueInMs } from "../core/cleanup.ts";
 import { crewSpec as crewSpecSchema, type CrewSpec } from "../core/crew.ts";
-import { decide, type Action, type DecideInput } from "../core/decide.ts";
+import { decide } from "../core/decide.ts";
+import type { Action, DecideInput } from "../core/decision.ts";
 import { crewExecution, isFinished, type CrewExecution, type ExecutionStatus } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
 import { successfulResult, type ObservedTask } from "../core/observed-task.ts";

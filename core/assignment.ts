@@ -1,5 +1,5 @@
 import { agentFor, type CrewSpec } from "./crew.ts";
-import type { DecideInput } from "./decide.ts";
+import type { DecideInput } from "./decision.ts";
 import { interpolate } from "./inputs.ts";
 import { successfulResult } from "./observed-task.ts";
 import type { TaskAssignment } from "./task-assignment.ts";

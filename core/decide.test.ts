@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { crewSpec, type CrewSpec } from "./crew.ts";
-import { decide, type Action, type Decision, type DecideInput } from "./decide.ts";
+import { decide } from "./decide.ts";
+import type { Action, Decision, DecideInput } from "./decision.ts";
 import type { ObservedTask } from "./observed-task.ts";
 import { executionSpec, isFinished, type ExecutionStatus } from "./execution.ts";
 import type { TaskResultSpec } from "./task-result.ts";

@@ -2,58 +2,17 @@ import { buildAssignment } from "./assignment.ts";
 import { agentFor, type CrewSpec } from "./crew.ts";
 import { setCondition } from "./conditions.ts";
 import { dueWebhooks } from "./due-webhooks.ts";
-import { isFinished, type ExecutionSpec, type ExecutionStatus, type TaskState } from "./execution.ts";
+import { isFinished, type ExecutionStatus, type TaskState } from "./execution.ts";
 import { interpolate } from "./inputs.ts";
-import { sameJson, type JsonObject } from "./json.ts";
+import { sameJson } from "./json.ts";
 import { successfulResult, type ObservedTask } from "./observed-task.ts";
-import type { TaskAssignment } from "./task-assignment.ts";
+import type { Action, DecideInput, Decision } from "./decision.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 
 /**
  * The whole state machine of a CrewExecution, as one pure function. The Kubernetes controller and the embedded
  * default both observe the world, call decide(), and carry out the actions; nothing here does I/O or reads a clock.
  */
-
-export interface DecideInput {
-  execution: {
-    name: string;
-    namespace?: string;
-    uid?: string;
-    generation?: number;
-    spec: ExecutionSpec;
-    status?: ExecutionStatus;
-  };
-  /** The live crew, or undefined when it does not exist; once started, the execution's own snapshot is used. */
-  crew: CrewSpec | undefined;
-  /** Observed tasks by task name. */
-  observed: Record<string, ObservedTask>;
-  /** Keys of the webhooks already delivered or given up (see due-webhooks.ts): not due again. None when absent. */
-  deliveredWebhooks?: ReadonlySet<string>;
-  now: Date;
-}
-
-export type Action =
-  | { type: "startTask"; index: number; taskName: string; assignment: TaskAssignment }
-  | { type: "stopTask"; index: number; taskName: string }
-  | { type: "setStatus"; status: ExecutionStatus }
-  | { type: "event"; eventType: "Normal" | "Warning"; reason: EventReason; message: string }
-  | { type: "webhook"; hook: string; kind: "task" | "step" | "crew"; url: string; payload: JsonObject };
-
-export type EventReason =
-  "TaskStarted" | "TaskSucceeded" | "TaskFailed" | "ExecutionSucceeded" | "ExecutionFailed" | "ExecutionStopped";
-
-/**
- * Carry the actions out in the order given and stop at the first one that fails (then decide again later). The order
- * is: child runs (startTask, stopTask), webhooks, the status, events. The status is written only after what it records
- * has happened, so a crash in between makes the next decision repeat the work instead of losing it (a startTask for a
- * run that already exists must be a no-op: deterministic names), and a status that records a started task means its
- * run was created, so a run the caches do not show yet is waited for instead of started again.
- */
-export interface Decision {
-  actions: Action[];
-  /** Look again after this many seconds even if nothing changes (the next deadline). */
-  requeueAfterSeconds?: number;
-}
 
 const seconds = (from: string, to: Date) => Math.max(0, (to.getTime() - Date.parse(from)) / 1000);
 const round = (n: number) => Math.round(n * 1000) / 1000;

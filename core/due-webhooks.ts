@@ -1,6 +1,6 @@
 import { buildAssignment } from "./assignment.ts";
 import type { CrewSpec } from "./crew.ts";
-import type { Action, DecideInput } from "./decide.ts";
+import type { Action, DecideInput } from "./decision.ts";
 import { isFinished, type ExecutionStatus } from "./execution.ts";
 import type { JsonObject } from "./json.ts";
 import { successfulResult } from "./observed-task.ts";

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { Crew } from "../core/crew.ts";
-import { decide, type Action } from "../core/decide.ts";
+import { decide } from "../core/decide.ts";
+import type { Action } from "../core/decision.ts";
 import type { ExecutionSpec, ExecutionStatus } from "../core/execution.ts";
 import { judgeRecorded, type RecordedKickoff } from "../core/idempotency.ts";
 import type { Logger } from "../core/logger.ts";
