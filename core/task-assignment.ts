@@ -40,7 +40,11 @@ export const MAX_TASK_OUTPUT_BYTES = 1024 * 1024;
 
 /** The steps of a task (bounded, see task-step.ts), on outcomes and results alike. */
 export const stepFields = {
-  steps: z.array(taskStep).max(MAX_STORED_STEPS).optional().describe("The first steps (LLM turns and tool calls)"),
+  steps: z
+    .array(taskStep)
+    .max(MAX_STORED_STEPS)
+    .optional()
+    .describe("The first steps (LLM turns and tool calls); the oldest texts summarised (see task-step.ts)"),
   stepCount: z.number().int().min(0).optional().describe("Every step the task took, kept or not"),
   toolsUsed: z.array(z.string()).max(200).optional().describe("The tools called, each once, in first-call order"),
 };

@@ -9,14 +9,17 @@ import type { JsonObject } from "./json.ts";
 
 /**
  * The most steps kept on one result: the first ones (`stepCount` still counts every step). The first, not the latest:
- * a result's steps then only grow while its attempt runs, so the event stream's ids (positions) never shift.
+ * a result's steps then only grow while its attempt runs, so the event stream's ids (positions) never shift. Each kept
+ * step keeps its metadata (index, kind, tool, times, token usage); only the older ones' texts are summarised.
  */
-export const MAX_STORED_STEPS = 100;
+export const MAX_STORED_STEPS = 500;
+/** Only the latest this many kept steps keep their input, output and error; older ones' texts are summarised. */
+export const MAX_STEPS_WITH_TEXT = 100;
 /** A step's input and output are stored cut to this many characters. */
 export const MAX_STEP_TEXT_CHARS = 2_000;
 /** The stored steps' inputs and outputs together stay under this many characters; the oldest are summarised first. */
 export const MAX_STEPS_TEXT_CHARS = 64 * 1024;
-/** What an older step's input or output is summarised to when the steps are over their budget. */
+/** What an older step's input, output or error is summarised to (at most): its start and its original size. */
 export const SUMMARY_CHARS = 120;
 
 export const stepTokenUsage = z.object({
@@ -68,11 +71,37 @@ export function cutText(text: string, max: number): string {
   return text.slice(0, Math.max(0, max - marker.length)) + marker;
 }
 
+const cutMarker = / … \[(\d+) more characters\]$/;
+const summaryMarker = / … \[summarised: (\d+) characters\]$/;
+
+/** How long `text` was before cutText or summarise shortened it (its length when it was not). */
+export function originalLength(text: string): number {
+  const summarised = summaryMarker.exec(text);
+  if (summarised) return Number(summarised[1]);
+  const cut = cutMarker.exec(text);
+  return cut ? text.length + Number(cut[1]) : text.length; // cutText leaves `max` characters, the marker names the rest
+}
+
+/** `text` shortened to its start and a marker with its original size, within SUMMARY_CHARS; short text as it is. */
+export function summarise(text: string): string {
+  if (text.length <= SUMMARY_CHARS || summaryMarker.test(text)) return text;
+  const marker = ` … [summarised: ${originalLength(text)} characters]`;
+  return text.slice(0, SUMMARY_CHARS - marker.length) + marker;
+}
+
 const textSize = (s: TaskStep) => (s.input?.length ?? 0) + (s.output?.length ?? 0) + (s.error?.length ?? 0);
 
+function summariseStep(step: TaskStep): void {
+  if (step.input !== undefined) step.input = summarise(step.input);
+  if (step.output !== undefined) step.output = summarise(step.output);
+  if (step.error !== undefined) step.error = summarise(step.error);
+}
+
 /**
- * The steps to store: at most MAX_STORED_STEPS (the first), each text cut to MAX_STEP_TEXT_CHARS, and, while the
- * texts together are over MAX_STEPS_TEXT_CHARS, the oldest steps' texts summarised to SUMMARY_CHARS.
+ * The steps to store: at most MAX_STORED_STEPS (the first), each with its metadata and its texts cut to
+ * MAX_STEP_TEXT_CHARS; the texts of all but the latest MAX_STEPS_WITH_TEXT summarised, and, while the texts together
+ * are over MAX_STEPS_TEXT_CHARS, the oldest remaining ones summarised too. Positions never change: a step's place in
+ * the list is its index, only its texts shrink as later steps come.
  */
 export function boundSteps(steps: readonly TaskStep[]): TaskStep[] {
   const kept = steps.slice(0, MAX_STORED_STEPS).map((s) => ({
@@ -81,13 +110,13 @@ export function boundSteps(steps: readonly TaskStep[]): TaskStep[] {
     ...(s.output !== undefined ? { output: cutText(s.output, MAX_STEP_TEXT_CHARS) } : {}),
     ...(s.error !== undefined ? { error: cutText(s.error, MAX_STEP_TEXT_CHARS) } : {}),
   }));
+  const withText = Math.max(0, kept.length - MAX_STEPS_WITH_TEXT);
+  for (let i = 0; i < withText; i++) summariseStep(kept[i]!);
   let total = kept.reduce((sum, s) => sum + textSize(s), 0);
-  for (let i = 0; i < kept.length && total > MAX_STEPS_TEXT_CHARS; i++) {
+  for (let i = withText; i < kept.length && total > MAX_STEPS_TEXT_CHARS; i++) {
     const step = kept[i]!;
     const before = textSize(step);
-    if (step.input !== undefined) step.input = cutText(step.input, SUMMARY_CHARS);
-    if (step.output !== undefined) step.output = cutText(step.output, SUMMARY_CHARS);
-    if (step.error !== undefined) step.error = cutText(step.error, SUMMARY_CHARS);
+    summariseStep(step);
     total -= before - textSize(step);
   }
   return kept;

@@ -66,7 +66,8 @@ export class StepRecorder {
     for (const key of ["input", "output", "error"] as const) {
       if (step[key] !== undefined) step[key] = cutText(step[key], MAX_STEP_TEXT_CHARS);
     }
-    // Only the first steps are stored (see core/task-step.ts): later ones need not be kept in memory either.
+    // Only the first steps are stored (see core/task-step.ts): later ones need not be kept in memory either; the
+    // older ones' texts are summarised by boundSteps.
     if (this.steps.length < MAX_STORED_STEPS) this.steps.push(step);
     this.onStep?.(step, this.summary());
   }
