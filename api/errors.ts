@@ -20,6 +20,8 @@ export const badRequest = (message: string, details?: unknown) => new ApiError(4
 export const unauthorized = () =>
   new ApiError(401, "Unauthorized", "Invalid or missing bearer token", undefined, { "WWW-Authenticate": "Bearer" });
 
+export const forbidden = (message: string) => new ApiError(403, "Forbidden", message);
+
 export const executionNotFound = (id: string) =>
   new ApiError(404, "Execution not found", `No execution found with ID: ${id}`);
 

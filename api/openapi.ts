@@ -80,6 +80,7 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
             ...errors["400"],
             description: `${errors["400"].description}, or a malformed Idempotency-Key header`,
           },
+          "403": json(errorBody, "A user token named another user in `user` (only org tokens may)"),
           "422": json(
             errorBody,
             "Missing inputs (details.missing_inputs lists them), or an Idempotency-Key used before with a different " +

@@ -26,6 +26,14 @@ export const kickoffRequest = z
     taskWebhookUrl: z.string().url().optional(),
     stepWebhookUrl: z.string().url().optional(),
     crewWebhookUrl: z.string().url().optional(),
+    user: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe(
+        "The user whose connected apps the agents act with (org tokens only; a user token always acts as its own user). Without it an org-token kickoff acts as the crew's spec.apps.runAs, if set",
+      ),
   })
   .meta({ id: "KickoffRequest" });
 export type KickoffRequest = z.infer<typeof kickoffRequest>;

@@ -132,12 +132,25 @@ export const runnerSettings = z.object({
 });
 export type RunnerSettings = z.infer<typeof runnerSettings>;
 
+/** A user of connected apps, as the integrations service names users (the subject of a user token). */
+export const appUser = z.string().min(1).max(256);
+
+export const crewApps = z.object({
+  runAs: appUser
+    .optional()
+    .describe(
+      "The user whose connected apps an org-token kickoff acts as, when the kickoff names no user; a user-token kickoff always acts as its own user",
+    ),
+});
+export type CrewApps = z.infer<typeof crewApps>;
+
 const crewSpecShape = z.object({
   description: z.string().optional(),
   inputs: z.array(crewInput).max(MAX_INPUTS).default([]),
   llm: llmConfig.optional().describe("Default model for agents without their own"),
   mcpServers: z.array(mcpServer).max(MAX_MCP_SERVERS).default([]).describe("MCP servers agents may name in their mcps"),
   toolPolicy: toolPolicy.default(() => toolPolicy.parse({})),
+  apps: crewApps.optional().describe("Connected apps: whose accounts the agents' apps act with"),
   // The limits keep the CRD's CEL rules (which compare every task with every agent) within the apiserver's cost budget.
   agents: z.array(agent).min(1).max(MAX_AGENTS),
   tasks: z.array(task).min(1).max(MAX_TASKS),

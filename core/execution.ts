@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { API_VERSION } from "./api-group.ts";
-import { condition, crewSpec, objectMeta } from "./crew.ts";
+import { appUser, condition, crewSpec, objectMeta } from "./crew.ts";
 import { jsonObject } from "./json.ts";
 
 export const executionPhases = ["Pending", "Running", "Succeeded", "Failed", "Stopped"] as const;
@@ -14,6 +14,11 @@ export type TaskPhase = z.infer<typeof taskPhase>;
 export const requester = z.object({
   kind: z.enum(["org", "user"]).describe("Kind of token that started the execution"),
   subject: z.string().describe("The token's subject (the user, or the org token's id)"),
+  user: appUser
+    .optional()
+    .describe(
+      "The user the execution acts as in connected apps: a user token's own user; for an org token the kickoff's user, else the crew's spec.apps.runAs; absent when none",
+    ),
 });
 export type Requester = z.infer<typeof requester>;
 

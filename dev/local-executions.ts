@@ -129,6 +129,11 @@ export class LocalExecutions implements ExecutionBackend {
     return [...this.executions.keys()];
   }
 
+  /** The spec an execution was created with (who requested it, as whom it acts), for tests. */
+  specOf(id: string): ExecutionSpec | undefined {
+    return this.executions.get(id)?.spec;
+  }
+
   /** Stops every task process; used on Ctrl-C. */
   close(): void {
     this.closed = true;

@@ -11,6 +11,7 @@ import type { TokenStore } from "../api/auth/token-store.ts";
 import type { ExtraPaths } from "../api/openapi.ts";
 import { startApi } from "../api/server.ts";
 import type { Crew, LlmConfig } from "../core/crew.ts";
+import type { ExecutionSpec } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
 import { createOutboundClient, type Resolver } from "../core/outbound/outbound-fetch.ts";
 import { loadCrews } from "./crew-catalog.ts";
@@ -27,6 +28,8 @@ export interface RunningDev {
   userToken?: string;
   /** The kickoff_ids of the executions this process holds (for tests: what a request did or did not create). */
   executionIds(): string[];
+  /** The spec of one execution: its requestedBy records the user its connected apps act as. */
+  executionSpec(id: string): ExecutionSpec | undefined;
   stop(): Promise<void>;
 }
 
@@ -118,6 +121,7 @@ export async function startDev(
     ...(orgToken ? { orgToken } : {}),
     ...(userToken ? { userToken } : {}),
     executionIds: () => executions.ids(),
+    executionSpec: (id) => executions.specOf(id),
     async stop() {
       executions.close();
       await api.stop();

@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from "express";
 import { kickoffRequest } from "../../core/api-bodies.ts";
 import type { Crew } from "../../core/crew.ts";
 import { isFinished } from "../../core/execution.ts";
+import { executionUser } from "../../core/execution-user.ts";
 import { IDEMPOTENCY_HEADER, idempotencyKeyHash, parseIdempotencyKey, requestHash } from "../../core/idempotency.ts";
 import { discoverInputs, resolveInputs } from "../../core/inputs.ts";
 import { refuseUrl, type OutboundPolicy } from "../../core/outbound/policy.ts";
@@ -14,6 +15,7 @@ import {
   badRequest,
   crewNotFound,
   executionNotFound,
+  forbidden,
   idempotencyKeyReused,
   missingInputs,
   unauthorized,
@@ -101,9 +103,11 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
         refused,
       );
     }
+    const principal = principalOf(req);
+    const user = executionUser(principal, body.user, crew.spec.apps?.runAs);
+    if (!user.ok) throw forbidden(user.message);
     const resolved = resolveInputs(crew.spec, body.inputs);
     if (!resolved.ok) throw missingInputs(resolved.missing);
-    const principal = principalOf(req);
     const webhooks = {
       ...(body.taskWebhookUrl ? { task: body.taskWebhookUrl } : {}),
       ...(body.stepWebhookUrl ? { step: body.stepWebhookUrl } : {}),
@@ -117,7 +121,11 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
         inputs: resolved.inputs,
         ...(body.meta ? { meta: body.meta } : {}),
         ...(Object.keys(webhooks).length ? { webhooks } : {}),
-        requestedBy: { kind: principal.kind, subject: principal.subject },
+        requestedBy: {
+          kind: principal.kind,
+          subject: principal.subject,
+          ...(user.user !== undefined ? { user: user.user } : {}),
+        },
         stop: false,
       },
       ...(idempotency.key
