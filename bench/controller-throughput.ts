@@ -87,7 +87,7 @@ console.log(`kubecrew: ${count} executions in ${kubecrewSeconds.toFixed(1)} s`);
 const dummyAssignment = {
   execution: { id: "bare", crew: "bare", namespace, uid: "bare" },
   task: { index: 0, name: "bare", description: "d", expectedOutput: "o" },
-  agent: { name: "a", role: "r", goal: "g", backstory: "", tools: [], mcps: [], maxIter: 20 },
+  agent: { name: "a", role: "r", goal: "g", backstory: "", tools: [], mcps: [], apps: [], maxIter: 20 },
   context: [],
   inputs: {},
   tools: { mcpServers: [], allowedHosts: [] },

@@ -29,6 +29,7 @@ describe("crewSpec", () => {
       backstory: "",
       tools: [],
       mcps: [],
+      apps: [],
       maxIter: 20,
     });
     expect(spec.tasks[1]).toEqual(tasks[1]);
@@ -50,6 +51,27 @@ describe("crewSpec", () => {
       ["topic", true],
       ["tone", false],
     ]);
+  });
+
+  it("accepts connected apps by CrewAI's names: an app or one app/action", () => {
+    const spec = crewSpec.parse({
+      agents: [{ ...agents[0], apps: ["gmail", "google_calendar/list_events", "notion/create_page"] }, agents[1]],
+      tasks,
+      apps: { runAs: "alice" },
+    });
+    expect(spec.agents[0]!.apps).toEqual(["gmail", "google_calendar/list_events", "notion/create_page"]);
+    expect(spec.apps).toEqual({ runAs: "alice" });
+  });
+
+  it("refuses an unknown app or action, naming the valid apps", () => {
+    for (const unknown of ["gmial", "gmail/send_mail", "gmail/send_email/x", "google_calendar/"]) {
+      const messages = problems({ agents: [{ ...agents[0], apps: [unknown] }, agents[1]], tasks });
+      expect(messages).toEqual([
+        `unknown app or action ${JSON.stringify(unknown)}: an app (gmail, google_calendar, google_drive, google_sheets, ` +
+          "google_docs, microsoft_outlook, microsoft_calendar, microsoft_onedrive, microsoft_excel, microsoft_word, " +
+          "salesforce, hubspot, notion) or one of its actions as app/action, e.g. gmail/send_email",
+      ]);
+    }
   });
 
   it("rejects a task naming an agent that is not defined", () => {

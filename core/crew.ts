@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { API_VERSION } from "./api-group.ts";
+import { appReferenceSchema } from "./apps.ts";
 import { jsonValue } from "./json.ts";
 import {
   agentToolProblems,
@@ -20,6 +21,8 @@ export const MAX_AGENTS = 50;
 export const MAX_INPUTS = 100;
 /** Named context tasks of one task; a task without a context list gets every earlier output. */
 export const MAX_CONTEXT = 20;
+/** Entries of one agent's `apps` (there are fewer apps and actions than this). */
+export const MAX_AGENT_APPS = 64;
 
 /** Names used as Kubernetes-friendly identifiers: agent keys, task names, input names (CrewAI placeholder rules). */
 export const placeholderName = z
@@ -85,6 +88,13 @@ export const agent = z.object({
     .default([])
     .describe(
       "MCP servers whose tools the agent may use: an http(s) URL or a spec.mcpServers name, each with an optional #tool",
+    ),
+  apps: z
+    .array(appReferenceSchema)
+    .max(MAX_AGENT_APPS)
+    .default([])
+    .describe(
+      "Connected apps the agent acts with, by CrewAI's names: an app (gmail: all its actions) or one action (gmail/send_email), with the execution's user's account",
     ),
   maxIter: z
     .number()

@@ -155,6 +155,7 @@ describe("decide: starting an execution", () => {
         backstory: "Knows AI",
         tools: [],
         mcps: [],
+        apps: [],
         maxIter: 20,
       },
       context: [],

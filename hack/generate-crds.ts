@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { stringify } from "yaml";
 import { API_GROUP, API_VERSION, CRD_VERSION } from "../core/api-group.ts";
+import { appActionReferences, appNames } from "../core/apps.ts";
 import { crew } from "../core/crew.ts";
 import { crewExecution } from "../core/execution.ts";
 import { jsonValue } from "../core/json.ts";
@@ -277,6 +278,8 @@ export const kinds: KindSettings[] = [
       child(spec, "llm")["x-kubernetes-validations"] = [llmRule];
       child(spec, "agents", "[]", "llm")["x-kubernetes-validations"] = [llmRule];
       child(spec, "mcpServers", "[]", "headers", "[]")["x-kubernetes-validations"] = [headerRule];
+      // The apiserver names every supported value when one is not: the app names and their app/action names.
+      child(spec, "agents", "[]", "apps", "[]").enum = [...appNames, ...appActionReferences];
     },
   },
   {

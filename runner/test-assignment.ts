@@ -20,6 +20,7 @@ export function testAssignment(overrides: { llm?: LlmConfig | null } & Partial<T
       llm: llm === null ? undefined : (llm ?? { provider: "mock", model: "mock" }),
       tools: [],
       mcps: [],
+      apps: [],
       maxIter: 20,
     },
     context: [{ task: "research", output: "Agents plan, act and observe." }],

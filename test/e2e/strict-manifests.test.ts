@@ -65,3 +65,34 @@ it("names the same unknown fields as the apiserver's strict field validation", a
   expect(accepted.stderr).toBe("");
   expect(accepted.code).toBe(0);
 });
+
+it("refuses an unknown connected app on apply, naming the supported ones, as kubecrew dev does", async () => {
+  const withApps = (apps: string) =>
+    crewYaml("strict-apps", "mock", { tasks: 1 }).replace(
+      'backstory: "Writes well." }',
+      `backstory: "Writes well.", apps: [${apps}] }`,
+    );
+  const apply = (manifest: string) =>
+    kubectlStatus(kubeconfig, ["apply", "--dry-run=server", "--validate=strict", "-n", namespace, "-f", "-"], manifest);
+
+  const refused = await apply(withApps("gmail/send_email, gmial"));
+  expect(refused.code).not.toBe(0);
+  expect(refused.stderr).toContain('spec.agents[0].apps[1]: Unsupported value: "gmial": supported values: "gmail"');
+  expect(refused.stderr).toContain('"gmail/send_email"');
+  expect(refused.stderr).toContain('"notion/create_page"');
+
+  await writeFile(join(dir, "crew.yaml"), withApps("gmail/send_email, gmial"));
+  const dev = await promisify(execFile)(nodeBinary, [join(repo, "cli/main.ts"), "dev"], {
+    env: { ...process.env, KUBECREW_CREWS_DIR: dir, PORT: "0", LOG_LEVEL: "warn" },
+    timeout: 20_000,
+  }).then(
+    () => ({ code: 0, stderr: "" }),
+    (err: { code: number | null; stderr: string }) => err,
+  );
+  expect(dev.code).toBe(1);
+  expect(dev.stderr).toContain('spec.agents[0].apps[1]: unknown app or action "gmial": an app (gmail, google_calendar');
+
+  const accepted = await apply(withApps("gmail, google_calendar/create_event, notion/search"));
+  expect(accepted.stderr).toBe("");
+  expect(accepted.code).toBe(0);
+});

@@ -60,12 +60,22 @@ it("reports schema problems and YAML errors the same way, each on its own line",
     "  runner:",
     "  llm: { provider: mock }\n  runner:",
   );
-  const result = await startDev({ "typed.yaml": badTypes, "twice.yaml": duplicate });
+  const unknownApp = crewYaml("mailer", "mock", { tasks: 1 }).replace(
+    'backstory: "Writes well." }',
+    'backstory: "Writes well.", apps: [gmail/send_email, gmial] }',
+  );
+  const result = await startDev({ "typed.yaml": badTypes, "twice.yaml": duplicate, "mailer.yaml": unknownApp });
   expect(result.code).toBe(1);
   const lines = result.stderr.trim().split("\n");
-  expect(lines).toHaveLength(2);
-  expect(lines[0]).toMatch(new RegExp(`^kubecrew dev: ${join(dir!, "twice.yaml")}: Map keys must be unique`));
-  expect(lines[1]).toMatch(
+  expect(lines).toHaveLength(3);
+  expect(lines[0]).toBe(
+    `kubecrew dev: ${join(dir!, "mailer.yaml")}: Crew "mailer": spec.agents[0].apps[1]: unknown app or action "gmial": ` +
+      "an app (gmail, google_calendar, google_drive, google_sheets, google_docs, microsoft_outlook, microsoft_calendar, " +
+      "microsoft_onedrive, microsoft_excel, microsoft_word, salesforce, hubspot, notion) or one of its actions as " +
+      "app/action, e.g. gmail/send_email",
+  );
+  expect(lines[1]).toMatch(new RegExp(`^kubecrew dev: ${join(dir!, "twice.yaml")}: Map keys must be unique`));
+  expect(lines[2]).toMatch(
     new RegExp(`^kubecrew dev: ${join(dir!, "typed.yaml")}: Crew "typed": spec\\.runner\\.retries: .+`),
   );
 }, 30_000);
