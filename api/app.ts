@@ -1,7 +1,7 @@
 import express, { Router, type Express } from "express";
 import { refuseDeepJson } from "../core/json-depth.ts";
 import type { Logger } from "../core/logger.ts";
-import type { OutboundPolicy } from "../core/outbound/policy.ts";
+import { runnerPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 import type { TokenStore } from "./auth/token-store.ts";
 import { errorHandler, notFoundHandler } from "./error-handler.ts";
 import type { ExecutionBackend } from "./execution-backend.ts";
@@ -19,6 +19,11 @@ export interface ApiDeps {
   bodyLimitBytes: number;
   /** The outbound URL policy kickoff checks webhook URLs against. */
   outboundPolicy: OutboundPolicy;
+  /**
+   * The policy the task runner applies to MCP servers (kickoff refuses a crew whose MCP URLs it refuses); the task
+   * pods' (runnerPolicy) unless given: `kubecrew dev` passes its task processes'.
+   */
+  toolOutboundPolicy?: OutboundPolicy;
   /** Routers other components mount before the crew routes (the token endpoint, the admin API). */
   extraRouters?: Router[];
   extraPaths?: ExtraPaths;
@@ -60,6 +65,7 @@ export function createApp(deps: ApiDeps): Express {
       backend: deps.backend,
       tokens: deps.tokens,
       outboundPolicy: deps.outboundPolicy,
+      toolOutboundPolicy: deps.toolOutboundPolicy ?? runnerPolicy,
       crewName: (req) => String(req.params.crew),
     }),
   );
@@ -68,6 +74,7 @@ export function createApp(deps: ApiDeps): Express {
       backend: deps.backend,
       tokens: deps.tokens,
       outboundPolicy: deps.outboundPolicy,
+      toolOutboundPolicy: deps.toolOutboundPolicy ?? runnerPolicy,
       crewName: () => deps.defaultCrew,
     }),
   );

@@ -1,4 +1,5 @@
 import type { ErrorBody } from "../core/api-bodies.ts";
+import { refusalMessage, type McpUrlRefusal } from "../core/mcp-url-refusals.ts";
 
 /** An error the crew API answers with its documented body: `{error, message, details?}`. */
 export class ApiError extends Error {
@@ -30,6 +31,12 @@ export const crewNotFound = (crew: string) => new ApiError(404, "Crew not found"
 export const missingInputs = (missing: string[]) =>
   new ApiError(422, "Unprocessable Entity", `Missing required inputs: ${missing.join(", ")}`, {
     missing_inputs: missing,
+  });
+
+/** A crew whose MCP server URLs the runner's outbound policy refuses: its tools could never be called. */
+export const mcpServersRefused = (crew: string, refusals: McpUrlRefusal[]) =>
+  new ApiError(422, "Unprocessable Entity", `Crew "${crew}" cannot run: ${refusals.map(refusalMessage).join("; ")}`, {
+    mcp_servers: refusals.map((r) => ({ field: r.field, server: r.server, url: r.url, reason: r.reason })),
   });
 
 export const idempotencyKeyReused = () =>

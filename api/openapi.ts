@@ -83,8 +83,9 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
           "403": json(errorBody, "A user token named another user in `user` (only org tokens may)"),
           "422": json(
             errorBody,
-            "Missing inputs (details.missing_inputs lists them), or an Idempotency-Key used before with a different " +
-              "body (details.idempotency_key)",
+            "Missing inputs (details.missing_inputs lists them), an Idempotency-Key used before with a different " +
+              "body (details.idempotency_key), or a crew whose MCP server URLs the outbound URL policy refuses " +
+              "(details.mcp_servers: field, server, url, reason)",
           ),
         },
       },

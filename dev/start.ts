@@ -13,6 +13,7 @@ import { startApi } from "../api/server.ts";
 import type { Crew, LlmConfig } from "../core/crew.ts";
 import type { ExecutionSpec } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
+import { runnerPolicyFromEnv } from "../core/outbound/config.ts";
 import { createOutboundClient, type Resolver } from "../core/outbound/outbound-fetch.ts";
 import { loadCrews } from "./crew-catalog.ts";
 import { repoRoot, type DevConfig } from "./config.ts";
@@ -86,16 +87,17 @@ export async function startDev(
   const outboundPolicy = config.outbound;
   const outbound = createOutboundClient(outboundPolicy, options.resolver ? { resolver: options.resolver } : {});
   const workRoot = mkdtempSync(join(tmpdir(), "kubecrew-dev-"));
+  const runnerEnv = {
+    // The compile cache cuts each runner process's start-up by about half.
+    NODE_COMPILE_CACHE: join(tmpdir(), "kubecrew-node-compile-cache"),
+    ...(options.env ?? process.env),
+    LOG_LEVEL: "warn",
+  };
   const executions = new LocalExecutions({
     crews,
     workRoot,
     runnerCommand: [process.execPath, join(repoRoot, "cli/main.ts")],
-    // The compile cache cuts each runner process's start-up by about half.
-    runnerEnv: {
-      NODE_COMPILE_CACHE: join(tmpdir(), "kubecrew-node-compile-cache"),
-      ...(options.env ?? process.env),
-      LOG_LEVEL: "warn",
-    },
+    runnerEnv,
     maxTasks: config.maxTasks,
     log,
     webhookFetch: outbound.fetch,
@@ -108,6 +110,8 @@ export async function startDev(
     log,
     bodyLimitBytes: config.bodyLimitBytes,
     outboundPolicy,
+    // The task processes' policy: what their runners apply to MCP servers.
+    toolOutboundPolicy: runnerPolicyFromEnv(runnerEnv),
     ...(redis ? { ready: () => redisAnswers(redis) } : {}),
     host: config.host,
     port: config.port,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { logLevel, parseConfig } from "../core/config.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
-import { localPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
+import { runnerPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 import type { Env } from "./llm.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.ts";
 
@@ -17,7 +17,7 @@ const runnerEnv = z.object({
   KUBECREW_LLM_TIMEOUT_SECONDS: count(DEFAULT_RETRY_POLICY.attemptTimeoutMs / 1000).pipe(z.number().min(1)),
   KUBECREW_TASK_ATTEMPT: z.coerce.number().int().min(1).default(1),
   // A task pod's loopback is the pod itself (a sidecar model server, say): allowed, unlike the cluster components'.
-  ...outboundEnvSchema(localPolicy),
+  ...outboundEnvSchema(runnerPolicy),
 });
 
 export interface RunnerConfig {

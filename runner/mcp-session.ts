@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { AssignedMcpServer } from "../core/task-tools.ts";
+import { displayUrl } from "../core/outbound/display-url.ts";
 import type { Fetch } from "../core/outbound/outbound-fetch.ts";
 import { OutboundRefusedError } from "../core/outbound/policy.ts";
 import { withDeadline } from "./deadline.ts";
@@ -33,16 +34,6 @@ const CLIENT_INFO = { name: "kubecrew-runner", version: "1" };
 const MAX_LIST_PAGES = 20;
 /** Closing never holds the task up longer than this. */
 const CLOSE_TIMEOUT_MS = 2_000;
-
-/** The server's URL without query or credentials, for messages. */
-export function displayUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.origin}${u.pathname}`;
-  } catch {
-    return "(invalid URL)";
-  }
-}
 
 function refusal(error: unknown, depth = 0): OutboundRefusedError | undefined {
   if (error instanceof OutboundRefusedError) return error;

@@ -5,6 +5,7 @@ import { isFinished } from "../../core/execution.ts";
 import { executionUser } from "../../core/execution-user.ts";
 import { IDEMPOTENCY_HEADER, idempotencyKeyHash, parseIdempotencyKey, requestHash } from "../../core/idempotency.ts";
 import { discoverInputs, resolveInputs } from "../../core/inputs.ts";
+import { refusedMcpUrls } from "../../core/mcp-url-refusals.ts";
 import { refuseUrl, type OutboundPolicy } from "../../core/outbound/policy.ts";
 import { statusResponse } from "../../core/status-view.ts";
 import { bearerAuth, principalOf } from "../auth/bearer.ts";
@@ -17,6 +18,7 @@ import {
   executionNotFound,
   forbidden,
   idempotencyKeyReused,
+  mcpServersRefused,
   missingInputs,
   unauthorized,
 } from "../errors.ts";
@@ -40,6 +42,8 @@ export interface CrewRoutesDeps {
   crewName(req: Request): string | undefined;
   /** Webhook URLs are checked against it at kickoff (and again after DNS resolution when delivered). */
   outboundPolicy: OutboundPolicy;
+  /** The policy the task runner applies to the crew's MCP servers: kickoff refuses a crew whose URLs it refuses. */
+  toolOutboundPolicy: OutboundPolicy;
   /** Timing of `GET /status/{id}/events` (tests shorten the heartbeat). */
   eventStream?: EventStreamOptions;
 }
@@ -108,6 +112,8 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
     if (!user.ok) throw forbidden(user.message);
     const resolved = resolveInputs(crew.spec, body.inputs);
     if (!resolved.ok) throw missingInputs(resolved.missing);
+    const refusedServers = refusedMcpUrls(crew.spec, deps.toolOutboundPolicy);
+    if (refusedServers.length) throw mcpServersRefused(crew.metadata.name, refusedServers);
     const webhooks = {
       ...(body.taskWebhookUrl ? { task: body.taskWebhookUrl } : {}),
       ...(body.stepWebhookUrl ? { step: body.stepWebhookUrl } : {}),

@@ -1,6 +1,6 @@
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
-import type { OutboundPolicy } from "./policy.ts";
+import { runnerPolicy, type OutboundPolicy } from "./policy.ts";
 
 const addressOrRange = (entry: string) => (entry.includes("/") ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry));
 
@@ -38,4 +38,13 @@ export function outboundPolicyFrom(env: {
     allowPrivate: env.KUBECREW_OUTBOUND_ALLOW_PRIVATE,
     allow: env.KUBECREW_OUTBOUND_ALLOW,
   };
+}
+
+/**
+ * The policy the task runner applies given the environment it runs with (runner/config.ts reads the same variables
+ * with the same defaults); invalid variables, which stop the runner itself, leave the defaults.
+ */
+export function runnerPolicyFromEnv(env: Record<string, string | undefined>): OutboundPolicy {
+  const parsed = z.object(outboundEnvSchema(runnerPolicy)).safeParse(env);
+  return parsed.success ? outboundPolicyFrom(parsed.data) : runnerPolicy;
 }

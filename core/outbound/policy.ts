@@ -18,6 +18,12 @@ export interface OutboundPolicy {
 export const clusterPolicy: OutboundPolicy = { allowLoopback: false, allowPrivate: true, allow: [] };
 /** `kubecrew dev` runs on the user's machine: loopback is where their receivers live. */
 export const localPolicy: OutboundPolicy = { allowLoopback: true, allowPrivate: true, allow: [] };
+/**
+ * What the task runner applies (LLM providers, MCP servers, http_request) unless its environment says otherwise: a task
+ * pod's loopback is the pod itself. The controller sets no outbound variables on task pods, so in a cluster this is the
+ * runner's policy exactly; under `kubecrew dev` the task processes inherit dev's environment and its variables.
+ */
+export const runnerPolicy: OutboundPolicy = localPolicy;
 
 /** Cloud metadata endpoints: refused whatever the policy says (AWS/GCP/Azure/OpenStack, ECS, Alibaba, AWS IPv6). */
 const METADATA = ["169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254"];

@@ -73,6 +73,22 @@ spec:
   runner: { retries: 0 }
 `,
   );
+  await applyCrew(
+    kubeconfig,
+    namespace,
+    `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata: { name: reaching }
+spec:
+  llm: { provider: mock, model: call-tools }
+  mcpServers:
+    - { name: imds, url: "http://169.254.169.254/latest/mcp" }
+  agents:
+    - { name: scout, role: Scout, goal: Look, mcps: ["imds#lookup", "${mcp.url}#lookup"] }
+  tasks:
+    - { name: look, agent: scout, description: Look, expectedOutput: Facts }
+`,
+  );
   controller = await startControllerProcess(kubeconfig, namespace);
   api = await startClusterApi(kubeconfig, namespace);
 });
@@ -110,5 +126,28 @@ describe.skipIf(installed)("an agent with tools in a task pod", () => {
     expect(mcp.requests.at(-1)!.authorization).toBe("Bearer kb-from-secret");
     expect(mcp.sessions.closed).toBe(mcp.sessions.opened);
     expect(JSON.stringify(final)).not.toContain("kb-from-secret");
+  });
+
+  it("refuses at kickoff (422) a crew whose MCP server URL the task pods' outbound policy refuses; loopback is allowed", async () => {
+    const before = await kubectl(kubeconfig, ["get", "crewexecutions", "-n", namespace, "-o", "name"]);
+    const res = await api.call("/crews/reaching/kickoff", { body: { inputs: {} } });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({
+      error: "Unprocessable Entity",
+      message:
+        'Crew "reaching" cannot run: MCP server "imds" (http://169.254.169.254/latest/mcp): 169.254.169.254 is a ' +
+        "cloud metadata address; calls to it are refused",
+      details: {
+        mcp_servers: [
+          {
+            field: "spec.mcpServers[0].url",
+            server: "imds",
+            url: "http://169.254.169.254/latest/mcp",
+            reason: "169.254.169.254 is a cloud metadata address; calls to it are refused",
+          },
+        ],
+      },
+    });
+    expect(await kubectl(kubeconfig, ["get", "crewexecutions", "-n", namespace, "-o", "name"])).toBe(before);
   });
 });
