@@ -4,6 +4,8 @@ import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 import { ConfigError, logLevel, parseConfig } from "../core/config.ts";
 import { resolveProviderSettings, type ProviderSettings } from "./provider-settings.ts";
 import { REDIS_COMMAND_TIMEOUT_MS } from "../core/redis-client.ts";
+import { loadAppsSettings, type AppsSettings } from "./apps/apps-settings.ts";
+import { isAllowedReturnUrl } from "./return-url.ts";
 
 /** Everything the integrations service needs, parsed once from the environment. */
 export interface IntegrationsConfig {
@@ -26,8 +28,10 @@ export interface IntegrationsConfig {
   connectSessionTtlSeconds: number;
   logLevel: string;
   providers: Map<string, ProviderSettings>;
-  /** Where provider calls (discovery, token, revocation) may go. */
+  /** Where provider calls (discovery, token, revocation, app actions) may go. */
   outbound: OutboundPolicy;
+  /** Connected apps served as MCP at /v1/mcp (apps/apps-settings.ts). */
+  apps: AppsSettings;
 }
 
 type Env = Record<string, string | undefined>;
@@ -75,6 +79,10 @@ export function loadConfig(env: Env): IntegrationsConfig {
   const publicUrl = new URL(e.OAUTH_PUBLIC_URL.replace(/\/+$/, ""));
   if (publicUrl.search || publicUrl.hash)
     throw new ConfigError("OAUTH_PUBLIC_URL", "must not carry a query or fragment");
+  const allowedReturnHosts = [...new Set([publicUrl.host.toLowerCase(), ...hostList(e.OAUTH_ALLOWED_RETURN_HOSTS)])];
+  const apps = loadAppsSettings(env);
+  if (apps.connectReturnUrl && !isAllowedReturnUrl(apps.connectReturnUrl, allowedReturnHosts))
+    throw new ConfigError("APPS_CONNECT_RETURN_URL", "must be on an allowed return host (OAUTH_ALLOWED_RETURN_HOSTS)");
   return {
     host: e.INTEGRATIONS_HOST,
     port: e.INTEGRATIONS_PORT ?? e.PORT ?? 8787,
@@ -85,11 +93,12 @@ export function loadConfig(env: Env): IntegrationsConfig {
     cookieSecret: e.OAUTH_COOKIE_SECRET,
     encryptionKey: Buffer.from(e.OAUTH_DB_ENCRYPTION_KEY, "hex"),
     internalApiKey: e.OAUTH_INTERNAL_API_KEY,
-    allowedReturnHosts: [...new Set([publicUrl.host.toLowerCase(), ...hostList(e.OAUTH_ALLOWED_RETURN_HOSTS)])],
+    allowedReturnHosts,
     refreshAheadSeconds: e.OAUTH_REFRESH_AHEAD_SECONDS,
     connectSessionTtlSeconds: e.OAUTH_CONNECT_SESSION_TTL_SECONDS,
     logLevel: e.LOG_LEVEL,
     providers: resolveProviderSettings(env),
     outbound: outboundPolicyFrom(e),
+    apps,
   };
 }

@@ -1,4 +1,4 @@
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 }
 
@@ -15,4 +15,9 @@ export function errorPage(status: number, title: string, message: string): strin
 </body>
 </html>
 `;
+}
+
+/** The page a browser lands on after connecting an app from a tool's "connect at <url>" link. */
+export function connectedPage(title: string, message: string): string {
+  return errorPage(200, title, message).replace(/\n<p class="status">Error 200<\/p>/, "");
 }

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { errorBody } from "../core/api-bodies.ts";
 import { connectRequestSchema } from "./connect-sessions.ts";
 import { connectionSchema } from "./connection-store.ts";
+import { revokeAppCredentialSchema } from "./routes/apps.ts";
 import { signInCookieName } from "./sign-in-cookie.ts";
 
 /** One documented answer: a description and a JSON body, with the headers it carries. */
@@ -77,6 +78,12 @@ const accessTokenBody = z
 const connectionId = z.string().meta({ description: "A connection id (from the callback's redirect or a list)" });
 const internal = { security: [{ internalApiKey: [] }], tags: ["internal"] };
 const noStore = { "Cache-Control": z.literal("no-store") };
+
+/** The MCP SDK's own refusals (a JSON-RPC error object) for requests that are not MCP messages. */
+const jsonRpcError = z
+  .object({ jsonrpc: z.literal("2.0"), error: z.object({ code: z.number(), message: z.string() }) })
+  .loose()
+  .meta({ id: "JsonRpcError" });
 
 const paths: ZodOpenApiPathsObject = {
   "/health": {
@@ -158,6 +165,71 @@ const paths: ZodOpenApiPathsObject = {
         "403": page("An account outside the allowed domain or tenant (nothing is stored)"),
         "404": page("An unknown or unconfigured provider"),
         "502": page("The provider could not be reached"),
+      },
+    },
+  },
+  "/v1/connected": {
+    get: {
+      operationId: "connectedPage",
+      tags: ["browser"],
+      summary: "Where a tool's connect link returns the browser (unless APPS_CONNECT_RETURN_URL is set)",
+      security: [],
+      requestParams: {
+        query: z.object({
+          status: z.string().optional(),
+          provider: z.string().optional(),
+          product: z.string().optional(),
+          error: z.string().optional(),
+        }),
+      },
+      responses: { "200": page("Says whether the app is now connected"), ...pageErrors },
+    },
+  },
+  "/v1/mcp": {
+    post: {
+      operationId: "appsMcp",
+      tags: ["apps"],
+      summary: "The connected apps of one execution's user, as a streamable-HTTP MCP server (stateless)",
+      description:
+        "JSON-RPC MCP messages (initialize, tools/list, tools/call) with Authorization: Bearer <app credential>. " +
+        "Lists only the tools of the credential's apps (`<app>__<action>`); a tool call acts as the credential's user " +
+        "with their fresh access token. Provider failures, a missing connection (with a connect link) and a missing " +
+        "scope are tool results with isError, not HTTP errors.",
+      security: [{ appCredential: [] }],
+      requestBody: {
+        required: true,
+        content: { "application/json": { schema: z.object({ jsonrpc: z.literal("2.0") }).loose() } },
+      },
+      responses: {
+        "200": json(z.object({ jsonrpc: z.literal("2.0") }).loose(), "The JSON-RPC answer", noStore),
+        "202": { description: "A notification or response was accepted" },
+        ...requestErrors,
+        "401": json(errorBody, "Missing, expired, forged or revoked app credential", {
+          "WWW-Authenticate": z.string(),
+        }),
+        "400": json(
+          z.union([errorBody, jsonRpcError]),
+          `${requestErrors["400"].description}; or not a JSON-RPC message`,
+        ),
+        "406": json(jsonRpcError, "Accept must list application/json and text/event-stream"),
+        "415": json(
+          z.union([errorBody, jsonRpcError]),
+          "Content-Type must be application/json; or an unknown encoding",
+        ),
+        "404": json(errorBody, "Apps not configured: the service has no KUBECREW_APPS_SIGNING_KEY"),
+        "503": redisDown,
+      },
+    },
+  },
+  "/v1/internal/app-credentials/revoke": {
+    post: {
+      ...internal,
+      operationId: "revokeAppCredential",
+      summary: "Refuse an execution's app credential from now until it expires (the controller, when it finishes)",
+      requestBody: { required: true, content: { "application/json": { schema: revokeAppCredentialSchema } } },
+      responses: {
+        "200": json(z.object({ revoked: z.literal(true) }), "Revoked", noStore),
+        ...internalErrors,
       },
     },
   },
@@ -257,6 +329,12 @@ export function integrationsOpenApiDocument() {
     components: {
       securitySchemes: {
         internalApiKey: { type: "http", scheme: "bearer", description: "OAUTH_INTERNAL_API_KEY" },
+        appCredential: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "An execution's app credential (core/app-credential.ts), minted by the controller",
+        },
         signInCookie: { type: "apiKey", in: "cookie", name: signInCookieName },
       },
     },

@@ -47,7 +47,7 @@ function value(env: Env, name: string): string | undefined {
 const loopbackHosts = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /** An endpoint URL from the environment: https, or plain http on loopback only (local test providers). */
-function endpointUrl(env: Env, name: string): URL | undefined {
+export function endpointUrl(env: Env, name: string): URL | undefined {
   const raw = value(env, name);
   if (raw === undefined) return undefined;
   let url: URL;

@@ -7,6 +7,7 @@ export interface RedisKeys {
   connection(connectionId: string): string;
   userConnections(userId: string): string;
   refreshLock(connectionId: string): string;
+  revokedAppCredential(executionUid: string): string;
 }
 
 export function sha256(value: string): string {
@@ -20,5 +21,6 @@ export function redisKeys(prefix: string): RedisKeys {
     connection: (connectionId) => `${prefix}connection:${connectionId}`,
     userConnections: (userId) => `${prefix}user:${encodeURIComponent(userId)}`,
     refreshLock: (connectionId) => `${prefix}refresh-lock:${connectionId}`,
+    revokedAppCredential: (executionUid) => `${prefix}revoked-app-credential:${sha256(executionUid)}`,
   };
 }

@@ -18,6 +18,9 @@ import { refuseDeepJson } from "../core/json-depth.ts";
 import { refuseWrongMethods } from "./routes/wrong-methods.ts";
 import { connectRedis, redisReady } from "../core/redis-client.ts";
 import { documentRoutes } from "./routes/document.ts";
+import { appsRoutes } from "./routes/apps.ts";
+import { createAppCredentialRevocations } from "./apps/app-credential-revocations.ts";
+import { createAppToolCalls } from "./apps/app-tool-calls.ts";
 import { registeredRoutes, type RegisteredRoute } from "./routes/registered-routes.ts";
 
 export interface IntegrationsService {
@@ -52,6 +55,8 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
   const clients = createOAuthClients(outbound.fetch);
   const signIn = createSignIn({ config, signIns, connections, clients, logger, now });
   const accessTokens = createAccessTokens({ config, redis, keys, connections, clients, logger, now });
+  const revocations = createAppCredentialRevocations(redis, keys, now);
+  const toolCalls = createAppToolCalls({ config, connections, accessTokens, signIn, fetch: outbound.fetch, logger });
 
   const app = express();
   app.disable("x-powered-by");
@@ -77,6 +82,7 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
     healthRoutes(redis),
     documentRoutes(),
     browserRoutes(config, signIn, now),
+    appsRoutes(config, revocations, toolCalls, now),
     internalApiRoutes(config, signIn, connections, accessTokens, now),
   ];
   const routes = routers.flatMap(registeredRoutes);

@@ -3,6 +3,7 @@ import type { IntegrationsConfig } from "../config.ts";
 import { clearSignInCookie, readSignInCookie, setSignInCookie, type CookieOptions } from "../sign-in-cookie.ts";
 import type { SignIn } from "../sign-in.ts";
 import { rendersPages } from "./error-handler.ts";
+import { connectedPage } from "../error-page.ts";
 
 /** The routes the user's browser visits: the connect link, and the provider's callback. */
 export function browserRoutes(config: IntegrationsConfig, signIn: SignIn, now: () => Date): Router {
@@ -33,6 +34,17 @@ export function browserRoutes(config: IntegrationsConfig, signIn: SignIn, now: (
     res.append("Set-Cookie", clearSignInCookie(cookieOptions));
     const { location } = await signIn.complete(req.params.provider, query, cookie);
     res.redirect(303, location);
+  });
+
+  // Where a tool's "connect at <url>" link returns the browser (unless APPS_CONNECT_RETURN_URL says otherwise).
+  router.get("/v1/connected", privatePage, (req, res) => {
+    const query = new URL(req.originalUrl, "http://connected.invalid").searchParams;
+    const what = [query.get("provider"), query.get("product")].filter(Boolean).join(" ") || "The app";
+    const page =
+      query.get("status") === "connected"
+        ? connectedPage("Connected", `${what} is connected. You can close this tab; the agent can use it now.`)
+        : connectedPage("Not connected", `${what} was not connected (${query.get("error") ?? "no answer"}).`);
+    res.type("html").send(page);
   });
 
   return router;

@@ -59,7 +59,12 @@ const knownConnectBody = () =>
   );
 
 beforeAll(async () => {
-  service = await startProviderAndService({ redisUrl: inject("redisUrl"), prefix });
+  service = await startProviderAndService({
+    redisUrl: inject("redisUrl"),
+    prefix,
+    // /v1/mcp checks app credentials (and refuses the fuzzer's with 401) only with a signing key.
+    extra: { KUBECREW_APPS_SIGNING_KEY: "apps-signing-key-for-fuzzing-0123456789abcdef" },
+  });
   redis = new Redis(inject("redisUrl"));
   doc = (await (await fetch(`${service.service.url}/openapi.json`)).json()) as OpenApiDocument;
   operations = operationsOf(doc);

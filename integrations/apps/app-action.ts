@@ -1,0 +1,40 @@
+import type { z } from "zod";
+import type { Fetch } from "../../core/outbound/outbound-fetch.ts";
+import type { ProviderApiRoots } from "./apps-settings.ts";
+
+/** What an action is given to call its provider: the user's fresh access token and the checked fetch. */
+export interface ActionContext {
+  accessToken: string;
+  /** The outbound client's fetch: every provider call goes through the one URL policy. */
+  fetch: Fetch;
+  apiRoots: ProviderApiRoots;
+  signal?: AbortSignal;
+}
+
+/** One action of an app, served as one MCP tool: a description and input schema a model can use, and what it does. */
+export interface AppActionDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
+  description: string;
+  input: Shape;
+  /** The provider's answer, reduced to what a model needs; serialised as JSON text. */
+  run(context: ActionContext, input: z.infer<z.ZodObject<Shape>>): Promise<unknown>;
+}
+
+export function defineAction<Shape extends z.ZodRawShape>(
+  definition: AppActionDefinition<Shape>,
+): AppActionDefinition<z.ZodRawShape> {
+  return definition as unknown as AppActionDefinition<z.ZodRawShape>;
+}
+
+/**
+ * A provider API's refusal, as the SDKs report it differently: the HTTP status and the provider's own message. Never
+ * the request (which carries the access token).
+ */
+export class ProviderApiError extends Error {
+  override name = "ProviderApiError";
+  readonly status: number;
+
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}

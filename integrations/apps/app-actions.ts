@@ -1,0 +1,26 @@
+import type { AppAction, AppActionName, AppName } from "../../core/apps.ts";
+import type { AppActionDefinition } from "./app-action.ts";
+import { gmailActions } from "./google/gmail.ts";
+import { googleCalendarActions } from "./google/google-calendar.ts";
+import { googleDocsActions } from "./google/google-docs.ts";
+import { googleDriveActions } from "./google/google-drive.ts";
+import { googleSheetsActions } from "./google/google-sheets.ts";
+
+type ActionsOf<A extends AppName> = { [K in AppActionName<A>]: AppActionDefinition };
+
+/**
+ * What each app's actions do, by the names of core/apps.ts: an app listed here has every one of its catalogue actions
+ * (the type says so). An app not yet listed serves no tools.
+ */
+export const appActions: { [A in AppName]?: ActionsOf<A> } = {
+  gmail: gmailActions,
+  google_calendar: googleCalendarActions,
+  google_drive: googleDriveActions,
+  google_sheets: googleSheetsActions,
+  google_docs: googleDocsActions,
+};
+
+export function appActionDefinition({ app, action }: AppAction): AppActionDefinition | undefined {
+  const actions = appActions[app] as Record<string, AppActionDefinition> | undefined;
+  return actions && Object.hasOwn(actions, action) ? actions[action] : undefined;
+}

@@ -1,0 +1,53 @@
+import { appsSigningKeyEnv } from "../../core/app-credential.ts";
+import { ConfigError, parseConfig } from "../../core/config.ts";
+import { z } from "zod";
+import { endpointUrl } from "../provider-settings.ts";
+
+/**
+ * Where the app actions call each provider's API. Unset: the provider SDK's own default (the public API). Set (tests, a
+ * regional or sovereign cloud endpoint): that root for every API of the provider; https, or http on loopback only.
+ */
+export interface ProviderApiRoots {
+  /** GOOGLE_API_BASE_URL: the root of Gmail, Calendar, Drive, Sheets and Docs (each SDK's `rootUrl`). */
+  google?: URL;
+  /** MICROSOFT_GRAPH_BASE_URL: the Graph root (without `/v1.0`). */
+  microsoft?: URL;
+  /** HUBSPOT_API_BASE_URL. */
+  hubspot?: URL;
+  /** NOTION_API_BASE_URL. */
+  notion?: URL;
+  /** SALESFORCE_INSTANCE_URL: the org's instance (My Domain) URL the REST API lives at. */
+  salesforce?: URL;
+}
+
+export interface AppsSettings {
+  /** KUBECREW_APPS_SIGNING_KEY: verifies app credentials. Without it /v1/mcp answers 503. */
+  signingKey?: string;
+  apiRoots: ProviderApiRoots;
+  /** APPS_CONNECT_RETURN_URL: where a "connect at <url>" link returns the browser; default this service's page. */
+  connectReturnUrl?: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadAppsSettings(env: Env): AppsSettings {
+  const signingKey = env["KUBECREW_APPS_SIGNING_KEY"]?.trim()
+    ? parseConfig(z.object(appsSigningKeyEnv), env).KUBECREW_APPS_SIGNING_KEY
+    : undefined;
+  const roots: [keyof ProviderApiRoots, string][] = [
+    ["google", "GOOGLE_API_BASE_URL"],
+    ["microsoft", "MICROSOFT_GRAPH_BASE_URL"],
+    ["hubspot", "HUBSPOT_API_BASE_URL"],
+    ["notion", "NOTION_API_BASE_URL"],
+    ["salesforce", "SALESFORCE_INSTANCE_URL"],
+  ];
+  const apiRoots: ProviderApiRoots = {};
+  for (const [provider, variable] of roots) {
+    const url = endpointUrl(env, variable);
+    if (url) apiRoots[provider] = url;
+  }
+  const connectReturnUrl = env["APPS_CONNECT_RETURN_URL"]?.trim() || undefined;
+  if (connectReturnUrl !== undefined && !URL.canParse(connectReturnUrl))
+    throw new ConfigError("APPS_CONNECT_RETURN_URL", "must be an absolute http(s) URL");
+  return { ...(signingKey ? { signingKey } : {}), apiRoots, ...(connectReturnUrl ? { connectReturnUrl } : {}) };
+}
