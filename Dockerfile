@@ -31,6 +31,7 @@ COPY bin ./bin
 COPY core ./core
 COPY kube ./kube
 COPY api ./api
+COPY console ./console
 COPY controller ./controller
 COPY runner ./runner
 COPY integrations ./integrations

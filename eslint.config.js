@@ -6,18 +6,21 @@ import tseslint from "typescript-eslint";
  * The layers of the code (see ARCHITECTURE.md): an import points down only.
  *   core/ (the domain) ← kube/ (Kubernetes client, informers, names) ← api/ controller/ runner/ integrations/ dev/
  *   ← cli/ (the `kubecrew` entry point). api/, runner/ and dev/ never import controller/.
+ * console/ (the web console's server side) stands beside api/ and dev/ and imports only core/ and kube/; api/ and dev/
+ * mount it. Its browser modules (console/static/) import nothing of the server's.
  * hack/, test/, bench/ and examples/ are tooling around the code: they may import any layer, and no layer imports them.
  * Unit tests (*.test.ts beside the code) are tooling too: a contract test may load both sides of the contract.
  */
 const layers = {
   core: [],
   kube: ["core"],
-  api: ["core", "kube"],
+  console: ["core", "kube"],
+  api: ["core", "kube", "console"],
   runner: ["core", "kube"],
   integrations: ["core", "kube"],
   controller: ["core", "kube"],
-  dev: ["core", "kube", "api", "runner"],
-  cli: ["core", "kube", "api", "controller", "runner", "integrations", "dev"],
+  dev: ["core", "kube", "api", "runner", "console"],
+  cli: ["core", "kube", "api", "controller", "runner", "integrations", "dev", "console"],
 };
 
 export default tseslint.config(
@@ -31,8 +34,27 @@ export default tseslint.config(
     },
   },
   {
+    // The console's browser modules: ES modules run by the browser, not Node.
+    files: ["console/static/**/*.js"],
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          "window",
+          "document",
+          "location",
+          "fetch",
+          "EventSource",
+          "addEventListener",
+          "removeEventListener",
+          "setInterval",
+          "clearInterval",
+        ].map((name) => [name, "readonly"]),
+      ),
+    },
+  },
+  {
     files: ["**/*.ts", "**/*.js"],
-    ignores: ["**/*.test.ts"],
+    ignores: ["**/*.test.ts", "console/static/**"],
     plugins: { boundaries },
     settings: {
       "boundaries/elements": [

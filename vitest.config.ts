@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config";
 
-// Three projects: pure unit tests next to the code, integration suites against real local servers
+// Five projects: pure unit tests next to the code, integration suites against real local servers
 // (redis-server, oidc-provider, nginx, HTTP fixtures), and suites against a real Kubernetes control plane.
 export default defineConfig({
   test: {
@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["{core,kube,api,controller,runner,integrations,dev,cli,hack}/**/*.test.ts"],
+          include: ["{core,kube,api,console,controller,runner,integrations,dev,cli,hack}/**/*.test.ts"],
         },
       },
       {
@@ -29,6 +29,15 @@ export default defineConfig({
           testTimeout: 180_000,
           hookTimeout: 120_000,
           fileParallelism: false,
+        },
+      },
+      {
+        // The web console in a real browser: Debian's chromium driven by playwright-core, against kubecrew dev.
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
       {

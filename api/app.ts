@@ -2,10 +2,12 @@ import express, { Router, type Express } from "express";
 import { refuseDeepJson } from "../core/json-depth.ts";
 import type { Logger } from "../core/logger.ts";
 import { runnerPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
+import type { SessionAuth } from "./auth/session-auth.ts";
 import type { TokenStore } from "./auth/token-store.ts";
 import { errorHandler, notFoundHandler } from "./error-handler.ts";
 import type { ExecutionBackend } from "./execution-backend.ts";
 import { openApiDocument, type ExtraPaths } from "./openapi.ts";
+import { crewListRoutes } from "./routes/crew-list.ts";
 import { crewRoutes } from "./routes/crew-routes.ts";
 import { integrationsFallback } from "./routes/integrations-fallback.ts";
 import { refuseWrongMethods } from "./wrong-methods.ts";
@@ -26,6 +28,11 @@ export interface ApiDeps {
   toolOutboundPolicy?: OutboundPolicy;
   /** Routers other components mount before the crew routes (the token endpoint, the admin API). */
   extraRouters?: Router[];
+  /**
+   * The web console (`/console/`): its router, mounted before the crew routes, and its sessions, which the crew
+   * routes accept beside bearer tokens (with a CSRF token on state-changing requests).
+   */
+  console?: { router: Router; sessions: SessionAuth };
   extraPaths?: ExtraPaths;
   /** Ingress trust for req.ip (the rate limiter keys on it): a hop count, or false. */
   trustProxy?: number | boolean;
@@ -56,14 +63,18 @@ export function createApp(deps: ApiDeps): Express {
   // Extra routers parse their own bodies (the token endpoint takes forms and must answer even a broken JSON body in
   // OAuth's error format), so they come before the crew routes' JSON parser.
   for (const router of deps.extraRouters ?? []) app.use(router);
+  if (deps.console) app.use("/console", deps.console.router);
   app.use(express.json({ limit: deps.bodyLimitBytes, verify: refuseDeepJson }));
   app.use(integrationsFallback());
 
+  const sessions = deps.console ? { sessions: deps.console.sessions } : {};
+  app.use(crewListRoutes({ backend: deps.backend, tokens: deps.tokens, ...sessions }));
   app.use(
     "/crews/:crew",
     crewRoutes({
       backend: deps.backend,
       tokens: deps.tokens,
+      ...sessions,
       outboundPolicy: deps.outboundPolicy,
       toolOutboundPolicy: deps.toolOutboundPolicy ?? runnerPolicy,
       crewName: (req) => String(req.params.crew),
@@ -73,6 +84,7 @@ export function createApp(deps: ApiDeps): Express {
     crewRoutes({
       backend: deps.backend,
       tokens: deps.tokens,
+      ...sessions,
       outboundPolicy: deps.outboundPolicy,
       toolOutboundPolicy: deps.toolOutboundPolicy ?? runnerPolicy,
       crewName: () => deps.defaultCrew,

@@ -22,6 +22,8 @@ export const apiEnv = authEnv.extend({
     .string()
     .min(1, "is required: bearer tokens live in Redis")
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL"),
+  /** Signs the web console's session cookies; every replica needs the same one. */
+  KUBECREW_CONSOLE_SESSION_SECRET: z.string().min(32, "at least 32 characters").optional(),
   LOG_LEVEL: logLevel,
   ...outboundEnvSchema(clusterPolicy),
 });
@@ -37,6 +39,8 @@ export interface ApiConfig {
   redisUrl: string;
   logLevel: LogLevel;
   auth: AuthConfig;
+  /** The web console at /console/. */
+  console: { sessionSecret?: string };
   /** Where webhooks may point. */
   outbound: OutboundPolicy;
 }
@@ -52,5 +56,6 @@ export const apiConfigSchema = apiEnv.transform((e): ApiConfig => ({
   redisUrl: e.REDIS_URL,
   logLevel: e.LOG_LEVEL,
   auth: authConfigFrom(e),
+  console: e.KUBECREW_CONSOLE_SESSION_SECRET ? { sessionSecret: e.KUBECREW_CONSOLE_SESSION_SECRET } : {},
   outbound: outboundPolicyFrom(e),
 }));

@@ -22,6 +22,8 @@ export const unauthorized = () =>
   new ApiError(401, "Unauthorized", "Invalid or missing bearer token", undefined, { "WWW-Authenticate": "Bearer" });
 
 export const forbidden = (message: string) => new ApiError(403, "Forbidden", message);
+export const csrfRefused = () =>
+  forbidden("Missing or invalid CSRF token: send the console session's X-CSRF-Token header");
 
 export const executionNotFound = (id: string) =>
   new ApiError(404, "Execution not found", `No execution found with ID: ${id}`);

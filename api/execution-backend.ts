@@ -9,6 +9,8 @@ export interface ExecutionView {
   crew: string;
   requestedBy?: Requester;
   spec: ExecutionSpec;
+  /** When the kickoff created it (ISO 8601). */
+  created?: string;
   status?: ExecutionStatus;
   /** Runner results by task name (every attempt). */
   results: Record<string, TaskResultSpec[]>;
@@ -40,6 +42,8 @@ export interface ExecutionBackend {
   /** Starts a run under a new kickoff_id, or answers the one an Idempotency-Key already started. */
   createExecution(execution: NewExecution): Promise<KickoffOutcome>;
   getExecution(crew: string, id: string): Promise<ExecutionView | undefined>;
+  /** The crew's executions, newest first (the console's list). */
+  listExecutions(crew: string): Promise<ExecutionView[]>;
   /** Asks the execution to stop; the caller has checked that it exists and is not finished. */
   stopExecution(crew: string, id: string): Promise<void>;
 }

@@ -103,6 +103,7 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     crew: execution.spec.crewRef.name,
     ...(execution.spec.requestedBy ? { requestedBy: execution.spec.requestedBy } : {}),
     spec: execution.spec,
+    ...(execution.metadata.creationTimestamp ? { created: execution.metadata.creationTimestamp } : {}),
     ...(execution.status ? { status: execution.status } : {}),
     results: await resultsOf(execution.metadata.name, fromServer),
   });
@@ -202,6 +203,17 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
       const parsed = crewExecution.safeParse(raw);
       if (!parsed.success || parsed.data.spec.crewRef.name !== crewName) return undefined;
       return view(parsed.data, fromServer);
+    },
+
+    async listExecutions(crewName) {
+      const mine = executions
+        .list(namespace)
+        .flatMap((raw) => {
+          const parsed = crewExecution.safeParse(raw);
+          return parsed.success && parsed.data.spec.crewRef.name === crewName ? [parsed.data] : [];
+        })
+        .sort((a, b) => (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""));
+      return Promise.all(mine.map((execution) => view(execution, false)));
     },
 
     async stopExecution(_crew, id) {

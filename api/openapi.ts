@@ -9,6 +9,7 @@ import {
   statusResponse,
   stopResponse,
 } from "../core/api-bodies.ts";
+import { crewsResponse, executionsResponse } from "./routes/listing-bodies.ts";
 
 const healthBody = z.object({ status: z.enum(["ok", "unavailable"]) }).meta({ id: "Health" });
 const errors = {
@@ -117,6 +118,15 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
         },
       },
     },
+    [`${prefix}/executions`]: {
+      get: {
+        operationId: `listExecutions${suffix}`,
+        tags,
+        summary: "The crew's executions, newest first (a user token sees only the ones it started)",
+        ...params(),
+        responses: { "200": json(executionsResponse, "Status of each execution, without outputs"), ...errors },
+      },
+    },
     [`${prefix}/stop/{kickoff_id}`]: {
       post: {
         operationId: `stop${suffix}`,
@@ -136,8 +146,16 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
   };
 }
 
-/** Liveness, readiness and this document: no token needed. */
+/** Liveness, readiness and this document: no token needed; and the crews a token may use. */
 const servicePaths: ZodOpenApiPathsObject = {
+  "/crews": {
+    get: {
+      operationId: "listCrews",
+      tags: ["crews"],
+      summary: "The crews the token may use, with their description, inputs, agents and tasks",
+      responses: { "200": json(crewsResponse, "Crews, by name"), ...errors },
+    },
+  },
   "/healthz": {
     get: {
       operationId: "liveness",

@@ -1,5 +1,6 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "../core/logger.ts";
+import { createConsole } from "../console/console.ts";
 import { createRedisAuth } from "./auth/api-auth.ts";
 import { connectRedis, redisAnswers } from "../core/redis-client.ts";
 import type { ApiConfig } from "./config.ts";
@@ -18,8 +19,13 @@ export async function startClusterApi(
   const backend = await createKubernetesBackend({ kubeConfig, namespace: config.namespace, log });
   const redis = connectRedis(config.redisUrl, { log, commandTimeoutMs: config.auth.redisCommandTimeoutMs });
   const auth = createRedisAuth({ redis, config: config.auth, log });
+  const webConsole = createConsole(
+    { ...config.console, ...(config.auth.adminKey ? { adminKey: config.auth.adminKey } : {}) },
+    log,
+  );
   const server = await startApi({
     backend,
+    console: webConsole,
     tokens: auth.tokens,
     extraRouters: auth.routers,
     extraPaths: auth.paths,

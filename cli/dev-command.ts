@@ -28,6 +28,7 @@ export function registerDevCommand(program: Command): void {
         `  crews:        ${dev.crews.map((c) => c.metadata.name).join(", ") || "(none found)"}`,
         `  default crew: ${dev.defaultCrew ?? "(none)"} at ${base}/inputs, ${base}/kickoff, ${base}/status/{kickoff_id}`,
         `                every crew at ${base}/crews/{crew}/…`,
+        `  console:      ${base}/console/  (signed in as the local user)`,
         ...(dev.orgToken
           ? [`  org token:    ${dev.orgToken}`, `  user token:   ${dev.userToken}`]
           : [

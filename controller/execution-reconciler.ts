@@ -232,6 +232,7 @@ export class ExecutionReconciler {
           payload,
           namespace: ref.namespace,
           execution: ref.name,
+          executionUid: ref.uid,
           crew: ref.crew,
         });
         return status;

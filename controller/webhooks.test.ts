@@ -34,6 +34,7 @@ const delivery = (url: string): WebhookDelivery => ({
   kind: "task",
   namespace: "team",
   execution: "e1",
+  executionUid: "6c0f3a52-uid-of-e1",
   crew: "research",
   url,
   payload: { kickoff_id: "e1", output: "done" },
@@ -73,6 +74,25 @@ describe("WebhookDispatcher", () => {
     expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(5);
     expect(headers["x-kubecrew-signature"]).toBe(signWebhook("s3cret", timestamp, body));
     expect(headers["x-kubecrew-signature"]).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(headers["x-kubecrew-event"]).toBe("task");
+  });
+
+  it("sends the same X-Kubecrew-Delivery (execution uid + hook) from every dispatcher, another run's differs", async () => {
+    const r = await receiver([200, 200, 200]);
+    cleanup.push(r.close);
+    // Two dispatchers stand for a controller and the one that replaced it after a SIGKILL before the record.
+    for (const d of [dispatcher("s", []), dispatcher("s", [])]) {
+      d.enqueue({ ...delivery(r.url), hook: "step:research:1:0", kind: "step" });
+      await d.idle();
+    }
+    const rerun = dispatcher("s", []);
+    rerun.enqueue({ ...delivery(r.url), hook: "step:research:1:0", kind: "step", executionUid: "another-run-uid" });
+    await rerun.idle();
+    expect(r.received.map((x) => x.headers["x-kubecrew-delivery"])).toEqual([
+      "6c0f3a52-uid-of-e1/step:research:1:0",
+      "6c0f3a52-uid-of-e1/step:research:1:0",
+      "another-run-uid/step:research:1:0",
+    ]);
   });
 
   it("retries server errors with backoff until delivered, and sends one delivery once however often it is enqueued", async () => {

@@ -5,10 +5,13 @@ import { OutboundRefusedError } from "../core/outbound/policy.ts";
 
 /**
  * Webhook delivery, off the reconcile path: a reconcile only enqueues; workers POST with an HMAC-SHA256 signature
- * over `<timestamp>.<body>` and retry with exponential backoff. Each delivery has a stable id (execution + hook), so
- * a delivery enqueued twice (a replayed reconcile, a restart) is sent once per process; the reconciler records
- * finished deliveries on the execution so a restarted controller does not send them again (at least once, not
- * "at most").
+ * over `<timestamp>.<body>` and retry with exponential backoff. Each delivery has a stable id (the execution's uid +
+ * the hook), sent as `X-Kubecrew-Delivery`: a delivery enqueued twice (a replayed reconcile) is sent once per process;
+ * the reconciler records finished deliveries on the execution so a restarted controller does not send them again.
+ * Delivery is at least once: a POST the receiver answered but the controller died before recording (a SIGKILL between
+ * the 2xx and the record), or whose answer was lost, is sent again after a restart — with the same delivery id, so a
+ * receiver that keeps the ids it has seen processes each delivery exactly once. Recording before sending would not
+ * help: a controller that dies after the record and before the POST would lose the delivery (at most once).
  */
 
 export const SIGNATURE_HEADER = "X-Kubecrew-Signature";
@@ -22,6 +25,8 @@ export interface WebhookDelivery {
   kind: "task" | "step" | "crew";
   namespace: string;
   execution: string;
+  /** The CrewExecution's metadata.uid: unique to this run, also against a later run of the same name. */
+  executionUid: string;
   crew: string;
   url: string;
   payload: JsonObject;
@@ -50,8 +55,8 @@ export function signWebhook(secret: string, timestamp: string, body: string): st
   return "sha256=" + createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
 }
 
-export const deliveryId = (d: Pick<WebhookDelivery, "namespace" | "execution" | "hook">) =>
-  `${d.namespace}/${d.execution}/${d.hook}`;
+/** A delivery's id, the same on every resend by any controller: `<execution uid>/<hook>`. */
+export const deliveryId = (d: Pick<WebhookDelivery, "executionUid" | "hook">) => `${d.executionUid}/${d.hook}`;
 
 interface Pending {
   delivery: WebhookDelivery;

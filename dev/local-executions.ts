@@ -18,6 +18,7 @@ interface LocalExecution {
   spec: ExecutionSpec;
   status?: ExecutionStatus;
   tasks: Map<string, TaskProcess>;
+  created: string;
   /** Keys of the webhooks already sent (decide() asks for each once). */
   webhooksSent: Set<string>;
   /** Step webhooks being sent: recorded as sent once they end, so the next step of the task follows in order. */
@@ -82,6 +83,7 @@ export class LocalExecutions implements ExecutionBackend {
       id,
       crew: execution.crew,
       spec: execution.spec,
+      created: now.toISOString(),
       tasks: new Map(),
       webhooksSent: new Set(),
       stepsSending: new Set(),
@@ -106,11 +108,24 @@ export class LocalExecutions implements ExecutionBackend {
   async getExecution(crew: string, id: string): Promise<ExecutionView | undefined> {
     const execution = this.executions.get(id);
     if (!execution || execution.crew !== crew) return undefined;
+    return this.view(execution);
+  }
+
+  async listExecutions(crew: string): Promise<ExecutionView[]> {
+    return [...this.executions.values()]
+      .filter((execution) => execution.crew === crew)
+      .reverse()
+      .map((execution) => this.view(execution));
+  }
+
+  private view(execution: LocalExecution): ExecutionView {
+    const { id, crew } = execution;
     const results = Object.fromEntries([...execution.tasks].map(([name, task]) => [name, task.observe().results]));
     return {
       id,
       crew,
       spec: execution.spec,
+      created: execution.created,
       results,
       ...(execution.spec.requestedBy ? { requestedBy: execution.spec.requestedBy } : {}),
       ...(execution.status ? { status: execution.status } : {}),

@@ -10,6 +10,7 @@ import { newToken } from "../api/auth/token-format.ts";
 import type { TokenStore } from "../api/auth/token-store.ts";
 import type { ExtraPaths } from "../api/openapi.ts";
 import { startApi } from "../api/server.ts";
+import { createConsole, LOCAL_USER } from "../console/console.ts";
 import type { Crew, LlmConfig } from "../core/crew.ts";
 import type { ExecutionSpec } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
@@ -102,8 +103,14 @@ export async function startDev(
     log,
     webhookFetch: outbound.fetch,
   });
+  // The web console signs the local user in without a provider.
+  const webConsole = createConsole(
+    { localUser: LOCAL_USER, ...(config.auth.adminKey ? { adminKey: config.auth.adminKey } : {}) },
+    log,
+  );
   const api = await startApi({
     backend: executions,
+    console: webConsole,
     tokens: auth.tokens,
     extraRouters: auth.routers,
     extraPaths: auth.paths,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm test`: sets up on a fresh machine everything the tests need, then runs every suite.
-#  - redis-server and nginx from Debian's packages (integration suites)
+#  - redis-server and nginx from Debian's packages (integration suites), chromium (the console's browser test)
 #  - node_modules from the lockfile (npm ci), which brings the pinned Node 24
 #  - the Kubernetes test binaries, built once into a cache outside the clone (hack/tools.sh)
 set -euo pipefail
@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v redis-server >/dev/null || need_apt+=(redis-server)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need_apt+=(nginx-light)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium fonts-liberation)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "test: installing ${need_apt[*]} from Debian's packages"
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi

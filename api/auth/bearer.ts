@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from "express";
-import { unauthorized, serviceUnavailable } from "../errors.ts";
+import { csrfRefused, unauthorized, serviceUnavailable } from "../errors.ts";
 import type { Principal } from "./principal.ts";
+import { SAFE_METHODS, type SessionAuth } from "./session-auth.ts";
 import { TokenStoreUnavailable, type TokenStore } from "./token-store.ts";
 
 const principals = new WeakMap<Request, Principal>();
@@ -17,9 +18,19 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-/** Resolves `Authorization: Bearer <token>`; fails closed with 503 when the token store cannot be reached. */
-export function bearerAuth(tokens: TokenStore): RequestHandler {
+/**
+ * Resolves `Authorization: Bearer <token>`; fails closed with 503 when the token store cannot be reached. Without an
+ * Authorization header, a console session (when configured) is the caller: 403 for a state-changing request without
+ * the session's CSRF token.
+ */
+export function bearerAuth(tokens: TokenStore, sessions?: SessionAuth): RequestHandler {
   return async (req, _res, next) => {
+    const session = req.headers.authorization === undefined ? sessions?.principal(req) : undefined;
+    if (session) {
+      if (!SAFE_METHODS.has(req.method) && !sessions?.csrfValid(req)) throw csrfRefused();
+      principals.set(req, session);
+      return next();
+    }
     const token = bearerToken(req.headers.authorization);
     if (!token) throw unauthorized();
     let principal: Principal | undefined;

@@ -10,6 +10,7 @@ import { refuseUrl, type OutboundPolicy } from "../../core/outbound/policy.ts";
 import { statusResponse } from "../../core/status-view.ts";
 import { bearerAuth, principalOf } from "../auth/bearer.ts";
 import { mayUseCrew } from "../auth/principal.ts";
+import type { SessionAuth } from "../auth/session-auth.ts";
 import type { TokenStore } from "../auth/token-store.ts";
 import {
   ApiError,
@@ -26,6 +27,7 @@ import type { ExecutionBackend, ExecutionView } from "../execution-backend.ts";
 import { parseOr400 } from "../validation.ts";
 import { refuseWrongMethods } from "../wrong-methods.ts";
 import { streamExecutionEvents, type EventStreamOptions } from "./event-stream.ts";
+import { EXECUTIONS_LISTED, executionSummary, mayRead } from "./listings.ts";
 
 /**
  * A finished execution's answer never changes: it is serialised once per status object (the backend hands out the
@@ -38,6 +40,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface CrewRoutesDeps {
   backend: ExecutionBackend;
   tokens: TokenStore;
+  /** The web console's sessions: its signed-in user calls these routes without a bearer token. */
+  sessions?: SessionAuth;
   /** The crew a request is for: the `:crew` path segment, or the configured default crew at the root. */
   crewName(req: Request): string | undefined;
   /** Webhook URLs are checked against it at kickoff (and again after DNS resolution when delivered). */
@@ -57,7 +61,7 @@ const webhookFields = ["taskWebhookUrl", "stepWebhookUrl", "crewWebhookUrl"] as 
 export function crewRoutes(deps: CrewRoutesDeps): Router {
   const { backend } = deps;
   const router = Router({ mergeParams: true });
-  const auth = bearerAuth(deps.tokens);
+  const auth = bearerAuth(deps.tokens, deps.sessions);
 
   /** The crew named by the request, if the caller's token may use it. Unknown crews are 404 to those who may. */
   async function crewFor(req: Request): Promise<Crew> {
@@ -74,9 +78,7 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
   async function visibleExecution(req: Request, crew: Crew, id: string): Promise<ExecutionView> {
     if (!UUID.test(id)) throw executionNotFound(id);
     const execution = await backend.getExecution(crew.metadata.name, id.toLowerCase());
-    const principal = principalOf(req);
-    const hidden = principal.kind === "user" && execution?.requestedBy?.subject !== principal.subject;
-    if (!execution || hidden) throw executionNotFound(id);
+    if (!execution || !mayRead(principalOf(req), execution)) throw executionNotFound(id);
     return execution;
   }
 
@@ -170,6 +172,13 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
       () => backend.getExecution(crew.metadata.name, execution.id),
       deps.eventStream,
     );
+  });
+
+  router.get("/executions", auth, async (req, res) => {
+    const crew = await crewFor(req);
+    const principal = principalOf(req);
+    const visible = (await backend.listExecutions(crew.metadata.name)).filter((e) => mayRead(principal, e));
+    res.json({ executions: visible.slice(0, EXECUTIONS_LISTED).map((e) => executionSummary(e, crew)) });
   });
 
   router.post("/stop/:id", auth, async (req, res) => {

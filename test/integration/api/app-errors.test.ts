@@ -16,6 +16,7 @@ beforeAll(async () => {
     listCrews: async () => [],
     createExecution: async () => ({ kind: "started", id: "00000000-0000-4000-8000-000000000000" }),
     getExecution: async () => undefined,
+    listExecutions: async () => [],
     stopExecution: async () => undefined,
   };
   const tokens = new MemoryTokenStore();

@@ -1,0 +1,43 @@
+import { randomBytes } from "node:crypto";
+import type { Router } from "express";
+import type { Logger } from "../core/logger.ts";
+import { consoleRouter } from "./router.ts";
+import { ConsoleSessions, type ConsoleIdentity } from "./session.ts";
+
+export interface ConsoleConfig {
+  /** KUBECREW_CONSOLE_SESSION_SECRET; without it a random one, so sessions last as long as the process. */
+  sessionSecret?: string;
+  sessionTtlSeconds?: number;
+  localUser?: ConsoleIdentity;
+  adminKey?: string;
+}
+
+/** The web console for createApp's `console`: its router (mounted at /console) and its sessions. */
+export function createConsole(config: ConsoleConfig, log: Logger): { router: Router; sessions: ConsoleSessions } {
+  if (!config.sessionSecret && !config.localUser) {
+    log.warn(
+      "KUBECREW_CONSOLE_SESSION_SECRET is not set: console sessions are signed with a random key and end when " +
+        "this process does (and are not valid on other replicas)",
+    );
+  }
+  const sessions = new ConsoleSessions({
+    secret: config.sessionSecret ?? randomBytes(32).toString("base64url"),
+    ttlSeconds: config.sessionTtlSeconds ?? 8 * 3600,
+  });
+  const router = consoleRouter({
+    sessions,
+    log,
+    ...(config.localUser ? { localUser: config.localUser } : {}),
+    ...(config.adminKey ? { adminKey: config.adminKey } : {}),
+  });
+  return { router, sessions };
+}
+
+/** `kubecrew dev`'s user: signed in without a provider, an org admin of every crew. */
+export const LOCAL_USER: ConsoleIdentity = {
+  kind: "org",
+  crews: "*",
+  subject: "local",
+  admin: true,
+  name: "local user",
+};

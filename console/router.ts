@@ -1,0 +1,85 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import express, { Router, type Response } from "express";
+import type { Logger } from "../core/logger.ts";
+import { securityHeaders } from "./security-headers.ts";
+import type { ConsoleIdentity, ConsoleSession, ConsoleSessions } from "./session.ts";
+import { vendorModules } from "./vendor.ts";
+
+export const STATIC_DIR = fileURLToPath(new URL("./static/", import.meta.url));
+
+export interface ConsoleOptions {
+  sessions: ConsoleSessions;
+  /** `kubecrew dev`: the local user, signed in without a provider. */
+  localUser?: ConsoleIdentity;
+  /** KUBECREW_ADMIN_KEY: signs in an org admin, for the first setup. */
+  adminKey?: string;
+  log: Logger;
+}
+
+const fail = (res: Response, status: number, error: string, message: string) =>
+  res.status(status).json({ error, message });
+
+const digest = (text: string) => createHash("sha256").update(text).digest();
+
+/** What the page learns about its session: who is signed in, the CSRF token to send back, how else to sign in. */
+function sessionBody(session: ConsoleSession | undefined, options: ConsoleOptions) {
+  const signIn = { admin_key: Boolean(options.adminKey) };
+  if (!session) return { signed_in: false, sign_in: signIn };
+  const { kind, subject, admin, name, csrf } = session;
+  return { signed_in: true, user: { kind, subject, admin, name: name ?? subject }, csrf, sign_in: signIn };
+}
+
+/**
+ * The web console, mounted at /console/: the page and its modules, and the session routes. The page itself calls
+ * the crew API (crews, kickoff, status, events, stop) with the session cookie, like any other client.
+ */
+export function consoleRouter(options: ConsoleOptions): Router {
+  const { sessions } = options;
+  const vendor = vendorModules();
+  const router = Router();
+  router.use(securityHeaders);
+
+  router.get("/", (req, res, next) => {
+    // Relative module and style URLs need the trailing slash.
+    if (!req.originalUrl.split("?")[0]!.endsWith("/")) return res.redirect(301, "/console/");
+    next();
+  });
+
+  router.get("/session", (req, res) => {
+    let session = sessions.read(req);
+    if (!session && options.localUser) session = sessions.signIn(req, res, options.localUser);
+    res.set("Cache-Control", "no-store").json(sessionBody(session, options));
+  });
+
+  router.post("/sign-in", express.json({ limit: "4kb" }), (req, res) => {
+    // JSON only: a cross-site form cannot send it without a CORS preflight, so nobody is signed in from elsewhere.
+    if (!req.is("application/json")) return fail(res, 415, "Unsupported Media Type", "Send application/json");
+    const key = (req.body as { admin_key?: unknown } | undefined)?.admin_key;
+    if (!options.adminKey) return fail(res, 404, "Not Found", "Sign-in with the admin key is not configured");
+    if (typeof key !== "string" || !timingSafeEqual(digest(key), digest(options.adminKey))) {
+      options.log.warn({ ip: req.ip }, "Console sign-in with a wrong admin key");
+      return fail(res, 401, "Unauthorized", "Wrong admin key");
+    }
+    const session = sessions.signIn(req, res, { kind: "org", crews: "*", subject: "admin", admin: true });
+    res.set("Cache-Control", "no-store").json(sessionBody(session, options));
+  });
+
+  router.post("/sign-out", (req, res) => {
+    if (sessions.read(req) && !sessions.csrfValid(req)) {
+      return fail(res, 403, "Forbidden", "Missing or invalid CSRF token: send the session's X-CSRF-Token header");
+    }
+    sessions.signOut(req, res);
+    res.status(204).end();
+  });
+
+  router.get("/vendor/:file", (req, res) => {
+    const module = vendor.get(req.params.file);
+    if (!module) return fail(res, 404, "Not Found", `No module ${req.params.file}`);
+    res.type("text/javascript").send(module.source);
+  });
+
+  router.use(express.static(STATIC_DIR, { index: "index.html", fallthrough: true, redirect: false }));
+  router.use((req, res) => fail(res, 404, "Not Found", `No console page at ${req.originalUrl.split("?")[0]}`));
+  return router;
+}
