@@ -5,6 +5,9 @@ import { googleCalendarActions } from "./google/google-calendar.ts";
 import { googleDocsActions } from "./google/google-docs.ts";
 import { googleDriveActions } from "./google/google-drive.ts";
 import { googleSheetsActions } from "./google/google-sheets.ts";
+import { microsoftCalendarActions } from "./microsoft/microsoft-calendar.ts";
+import { microsoftExcelActions, microsoftOnedriveActions, microsoftWordActions } from "./microsoft/microsoft-files.ts";
+import { microsoftOutlookActions } from "./microsoft/microsoft-outlook.ts";
 
 type ActionsOf<A extends AppName> = { [K in AppActionName<A>]: AppActionDefinition };
 
@@ -18,6 +21,11 @@ export const appActions: { [A in AppName]?: ActionsOf<A> } = {
   google_drive: googleDriveActions,
   google_sheets: googleSheetsActions,
   google_docs: googleDocsActions,
+  microsoft_outlook: microsoftOutlookActions,
+  microsoft_calendar: microsoftCalendarActions,
+  microsoft_onedrive: microsoftOnedriveActions,
+  microsoft_excel: microsoftExcelActions,
+  microsoft_word: microsoftWordActions,
 };
 
 export function appActionDefinition({ app, action }: AppAction): AppActionDefinition | undefined {

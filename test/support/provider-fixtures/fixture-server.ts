@@ -25,6 +25,8 @@ export interface FixtureAnswer {
   status?: number;
   json?: unknown;
   text?: string;
+  /** Raw bytes (e.g. a .docx). */
+  bytes?: Buffer;
   contentType?: string;
 }
 
@@ -81,7 +83,9 @@ export async function startProviderFixture(operations: Operation[], errorBody: E
 
   const send = (res: ServerResponse, answer: FixtureAnswer) => {
     const status = answer.status ?? 200;
-    if (answer.json !== undefined) {
+    if (answer.bytes !== undefined) {
+      res.writeHead(status, { "content-type": answer.contentType ?? "application/octet-stream" }).end(answer.bytes);
+    } else if (answer.json !== undefined) {
       res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(answer.json));
     } else {
       res
