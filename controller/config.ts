@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { z } from "zod";
 import { logLevel, parseConfig } from "../core/config.ts";
+import { appsEnv, appsSettingsFrom, type AppsSettings } from "../core/execution-apps.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 
@@ -38,6 +39,7 @@ export const controllerEnv = z.object({
   KUBECREW_WEBHOOK_TIMEOUT_SECONDS: seconds(10),
   KUBECREW_WATCH_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(300),
   KUBECREW_SHUTDOWN_TIMEOUT_SECONDS: seconds(20),
+  ...appsEnv,
   ...outboundEnvSchema(clusterPolicy),
 });
 
@@ -72,10 +74,13 @@ export interface ControllerConfig {
   shutdownTimeoutMs: number;
   /** Where webhooks may be delivered. */
   outbound: OutboundPolicy;
+  /** Connected apps, when KUBECREW_APPS_URL is set. */
+  apps?: AppsSettings;
 }
 
 export function controllerConfigFromEnv(env: Record<string, string | undefined>): ControllerConfig {
   const c = parseConfig(controllerEnv, env);
+  const apps = appsSettingsFrom(c);
   return {
     logLevel: c.LOG_LEVEL,
     ...(c.KUBECONFIG ? { kubeconfigPath: c.KUBECONFIG } : {}),
@@ -106,5 +111,6 @@ export function controllerConfigFromEnv(env: Record<string, string | undefined>)
     watchTimeoutSeconds: c.KUBECREW_WATCH_TIMEOUT_SECONDS,
     shutdownTimeoutMs: c.KUBECREW_SHUTDOWN_TIMEOUT_SECONDS * 1000,
     outbound: outboundPolicyFrom(c),
+    ...(apps ? { apps } : {}),
   };
 }

@@ -2,6 +2,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 import type { Logger } from "../core/logger.ts";
 import { KubeClient, type WriteVerb } from "../kube/client.ts";
+import { AppCredentials } from "./app-credentials.ts";
 import { createCaches, informersOf } from "./caches.ts";
 import type { ControllerConfig } from "./config.ts";
 import { CrewReconciler } from "./crew-reconciler.ts";
@@ -109,6 +110,9 @@ export async function startController(config: ControllerConfig, deps: Controller
     log,
     events,
     webhooks,
+    ...(config.apps
+      ? { appCredentials: new AppCredentials({ client, settings: config.apps, fetch: outbound.fetch, log }) }
+      : {}),
   });
   const crews = new CrewReconciler({ client, crews: caches.crews, now });
   queueOnChange(caches, queues);

@@ -21,6 +21,8 @@ import {
   resourcePath,
 } from "../kube/resources.ts";
 import { contextConfigMapName, taskJobName } from "../kube/task-names.ts";
+import { appsSecretName } from "../kube/apps-secret.ts";
+import type { AppCredentials } from "./app-credentials.ts";
 import { applyStatus, createIfAbsent, deleteIfPresent } from "./apply.ts";
 import type { Caches } from "./caches.ts";
 import type { EventRecorder } from "./events.ts";
@@ -43,6 +45,8 @@ export interface ExecutionReconcilerOptions {
   log: Logger;
   events: Pick<EventRecorder, "record">;
   webhooks: Pick<WebhookDispatcher, "enqueue">;
+  /** Connected apps: the credential Secret of executions whose crew declares apps (absent: not configured). */
+  appCredentials?: AppCredentials;
 }
 
 /**
@@ -84,6 +88,8 @@ export class ExecutionReconciler {
     let requeueAfterMs =
       decision.requeueAfterSeconds !== undefined ? Math.ceil(decision.requeueAfterSeconds * 1000) : undefined;
     if (isFinished(status?.phase)) {
+      const spec = status?.crewSpec;
+      if (spec) await this.o.appCredentials?.retire(ref, spec, status?.startTime, input.now);
       const childrenLeft = !this.cleanedUp.has(ref.uid) && this.o.caches.jobs.byIndex(key).length > 0;
       const dueInMs = cleanupDueInMs({ status, ttlSeconds: this.o.finishedTtlSeconds, childrenLeft, now: input.now });
       requeueAfterMs = dueInMs || undefined;
@@ -202,9 +208,22 @@ export class ExecutionReconciler {
           ...action.assignment,
           execution: { ...action.assignment.execution, namespace: ref.namespace, uid: ref.uid },
         };
+        const spec = input.execution.status?.crewSpec ?? input.crew!;
+        const credentials = this.o.appCredentials;
+        // The execution's one credential Secret comes with its first task (its start is the credential's clock).
+        if (credentials && action.index === 0) {
+          const started = input.execution.status?.startTime;
+          await credentials.ensure(
+            ref,
+            spec,
+            input.execution.spec.requestedBy,
+            started ? new Date(started) : input.now,
+          );
+        }
         const inputs = taskInputs(ref, assignment);
         for (const cm of inputs.configMaps) await createIfAbsent(client, resourcePath(CONFIG_MAPS, ref.namespace), cm);
-        const job = taskJob(ref, assignment, runner, this.o.jobSettings, inputs.contextMounts);
+        const apps = credentials ? { url: credentials.url, secretName: appsSecretName(ref.name) } : undefined;
+        const job = taskJob(ref, assignment, runner, this.o.jobSettings, inputs.contextMounts, apps);
         const created = await createIfAbsent(client, resourcePath(JOBS, ref.namespace), job);
         if (created) {
           this.o.caches.jobs.upsert(created as JobObject);

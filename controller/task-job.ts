@@ -1,6 +1,7 @@
 import type { RunnerSettings } from "../core/crew.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
 import { secretEnvName } from "../core/tools.ts";
+import { APPS_CREDENTIAL_DIR, APPS_CREDENTIAL_PATH } from "../kube/apps-secret.ts";
 import type { KubeObject, OwnerReference } from "../kube/client.ts";
 import { CONFIG_MAPS, CREW_EXECUTIONS, JOBS } from "../kube/resources.ts";
 import {
@@ -149,6 +150,12 @@ function mcpHeaderSecretEnv(assignment: TaskAssignment) {
   return [...refs].map(([name, ref]) => ({ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }));
 }
 
+/** Connected apps for a task whose agent has `apps`: the MCP endpoint, and the execution's credential Secret. */
+export interface TaskApps {
+  url: string;
+  secretName: string;
+}
+
 /** The Job that runs one task: one pod at a time, retried by the Job controller, hardened. */
 export function taskJob(
   execution: ExecutionRef,
@@ -156,13 +163,22 @@ export function taskJob(
   runner: RunnerSettings,
   settings: TaskJobSettings,
   contextMounts: TaskMount[] = [],
+  apps?: TaskApps,
 ): KubeObject {
   const name = taskJobName(execution.name, assignment.task.index);
   const labels = taskLabels(execution, assignment);
   const keyRef = assignment.agent.llm?.apiKeySecretRef;
+  // The credential reaches the runner as a read-only file of the mounted Secret: the pod's account cannot read Secrets.
+  const withApps = apps && assignment.agent.apps.length > 0 ? apps : undefined;
   const env = [
     ...(keyRef ? [{ name: LLM_API_KEY_ENV, valueFrom: { secretKeyRef: { name: keyRef.name, key: keyRef.key } } }] : []),
     ...mcpHeaderSecretEnv(assignment),
+    ...(withApps
+      ? [
+          { name: "KUBECREW_APPS_URL", value: withApps.url },
+          { name: "KUBECREW_APPS_CREDENTIAL_FILE", value: APPS_CREDENTIAL_PATH },
+        ]
+      : []),
     { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
     ...(settings.extraEnv ?? []),
   ];
@@ -217,6 +233,7 @@ export function taskJob(
                 { name: "assignment", mountPath: ASSIGNMENT_DIR, readOnly: true },
                 { name: "tmp", mountPath: "/tmp" },
                 ...contextMounts.map((m) => ({ name: m.volume, mountPath: m.mountPath, readOnly: true })),
+                ...(withApps ? [{ name: "apps-credential", mountPath: APPS_CREDENTIAL_DIR, readOnly: true }] : []),
               ],
             },
           ],
@@ -224,6 +241,9 @@ export function taskJob(
             { name: "assignment", configMap: { name } },
             { name: "tmp", emptyDir: { sizeLimit: "256Mi" } },
             ...contextMounts.map((m) => ({ name: m.volume, configMap: { name: m.configMap } })),
+            ...(withApps
+              ? [{ name: "apps-credential", secret: { secretName: withApps.secretName, defaultMode: 0o440 } }]
+              : []),
           ],
         },
       },

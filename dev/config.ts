@@ -4,6 +4,7 @@ import { z } from "zod";
 import { authConfigFrom, authEnv, type AuthConfig } from "../api/auth/config.ts";
 import { logLevel, type LogLevel } from "../core/config.ts";
 import { llmProvider, type LlmProvider } from "../core/crew.ts";
+import { appsEnv, appsSettingsFrom, integrationsUrlFrom, type AppsSettings } from "../core/execution-apps.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { localPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 
@@ -32,6 +33,7 @@ export const devEnv = z.object({
   REDIS_URL: z.string().optional(),
   ...authEnv.shape,
   ...outboundEnvSchema(localPolicy),
+  ...appsEnv,
 });
 
 export interface DevConfig {
@@ -53,6 +55,10 @@ export interface DevConfig {
   auth: AuthConfig;
   /** Where webhooks may point (loopback allowed). */
   outbound: OutboundPolicy;
+  /** Connected apps: credentials minted in process for crews that declare apps (KUBECREW_APPS_URL set). */
+  apps?: AppsSettings;
+  /** The integrations service (connections, revocation): its base URL and internal API key, when both are set. */
+  integrations?: { url: string; internalApiKey: string };
 }
 
 /** The environment to DevConfig, parsed once at start-up (parseConfig). */
@@ -74,6 +80,16 @@ export const devConfigSchema = devEnv.transform((e): DevConfig => ({
   ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
   auth: authConfigFrom(e),
   outbound: outboundPolicyFrom(e),
+  ...appsConfigFrom(e),
 }));
+
+function appsConfigFrom(e: z.infer<typeof devEnv>): Pick<DevConfig, "apps" | "integrations"> {
+  const apps = appsSettingsFrom(e);
+  const url = integrationsUrlFrom(e);
+  return {
+    ...(apps ? { apps } : {}),
+    ...(url && e.OAUTH_INTERNAL_API_KEY ? { integrations: { url, internalApiKey: e.OAUTH_INTERNAL_API_KEY } } : {}),
+  };
+}
 
 export { repoRoot };

@@ -3,11 +3,12 @@ import { join } from "node:path";
 import type { Crew } from "../core/crew.ts";
 import { decide } from "../core/decide.ts";
 import type { Action } from "../core/decision.ts";
-import type { ExecutionSpec, ExecutionStatus } from "../core/execution.ts";
+import { isFinished, type ExecutionSpec, type ExecutionStatus } from "../core/execution.ts";
 import { judgeRecorded, type RecordedKickoff } from "../core/idempotency.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ObservedTask } from "../core/observed-task.ts";
 import type { ExecutionBackend, ExecutionView, KickoffOutcome, NewExecution } from "../api/execution-backend.ts";
+import type { LocalAppCredentials } from "./app-credentials.ts";
 import { TaskProcess } from "./task-process.ts";
 import { TaskSlots } from "./task-slots.ts";
 import { deliverWebhook } from "./webhook.ts";
@@ -38,6 +39,8 @@ export interface LocalExecutionsOptions {
   log: Logger;
   /** The outbound client's fetch: webhooks go only where the outbound URL policy allows. */
   webhookFetch: typeof fetch;
+  /** Connected apps (KUBECREW_APPS_URL and KUBECREW_APPS_SIGNING_KEY set): credentials minted in process. */
+  appCredentials?: LocalAppCredentials;
   now?: () => Date;
 }
 
@@ -179,6 +182,7 @@ export class LocalExecutions implements ExecutionBackend {
   }
 
   private async reconcileOnce(execution: LocalExecution): Promise<void> {
+    const now = this.now();
     const observed: Record<string, ObservedTask> = {};
     for (const [name, task] of execution.tasks) observed[name] = task.observe();
     const decision = decide({
@@ -190,9 +194,13 @@ export class LocalExecutions implements ExecutionBackend {
       crew: this.crews.get(execution.crew)?.spec,
       observed,
       deliveredWebhooks: execution.webhooksSent,
-      now: this.now(),
+      now,
     });
-    for (const action of decision.actions) await this.carryOut(execution, action);
+    for (const action of decision.actions) await this.carryOut(execution, action, now);
+    const spec = execution.status?.crewSpec;
+    if (spec && isFinished(execution.status?.phase)) {
+      await this.options.appCredentials?.retire({ id: execution.id, spec, startTime: execution.status?.startTime });
+    }
     clearTimeout(execution.timer);
     if (decision.requeueAfterSeconds !== undefined) {
       execution.timer = setTimeout(() => this.reconcile(execution.id), decision.requeueAfterSeconds * 1000);
@@ -200,7 +208,7 @@ export class LocalExecutions implements ExecutionBackend {
     }
   }
 
-  private async carryOut(execution: LocalExecution, action: Action): Promise<void> {
+  private async carryOut(execution: LocalExecution, action: Action, now: Date): Promise<void> {
     const { log } = this.options;
     switch (action.type) {
       case "setStatus":
@@ -209,12 +217,26 @@ export class LocalExecutions implements ExecutionBackend {
       case "startTask": {
         if (execution.tasks.has(action.taskName)) return;
         const spec = execution.status?.crewSpec ?? this.crews.get(execution.crew)?.spec;
+        const started = execution.status?.startTime;
+        const appsEnv =
+          spec && this.options.appCredentials
+            ? await this.options.appCredentials.envFor(
+                {
+                  id: execution.id,
+                  spec,
+                  requestedBy: execution.spec.requestedBy,
+                  startTime: started ? new Date(started) : now,
+                },
+                action.assignment.agent,
+              )
+            : {};
+        if (execution.tasks.has(action.taskName)) return;
         const task = new TaskProcess({
           assignment: action.assignment,
           retries: spec?.runner.retries ?? 0,
           workDir: join(this.options.workRoot, execution.id, String(action.index)),
           runnerCommand: this.options.runnerCommand,
-          env: this.options.runnerEnv,
+          env: { ...this.options.runnerEnv, ...appsEnv },
           log,
           slots: this.slots,
           onChange: () => this.reconcile(execution.id),

@@ -18,6 +18,7 @@ import { runnerPolicyFromEnv } from "../core/outbound/config.ts";
 import { createOutboundClient, type Resolver } from "../core/outbound/outbound-fetch.ts";
 import { loadCrews } from "./crew-catalog.ts";
 import { repoRoot, type DevConfig } from "./config.ts";
+import { LocalAppCredentials } from "./app-credentials.ts";
 import { LocalExecutions } from "./local-executions.ts";
 
 export interface RunningDev {
@@ -102,6 +103,11 @@ export async function startDev(
     maxTasks: config.maxTasks,
     log,
     webhookFetch: outbound.fetch,
+    ...(config.apps
+      ? {
+          appCredentials: new LocalAppCredentials({ settings: config.apps, workRoot, fetch: outbound.fetch, log }),
+        }
+      : {}),
   });
   // The web console signs the local user in without a provider.
   const webConsole = createConsole(

@@ -39,6 +39,7 @@ export async function runAssignedTask(
       fetch: outbound.fetch,
       retry: config.retry,
       attempt: config.attempt,
+      ...(config.apps ? { apps: config.apps } : {}),
       signal: options.signal,
       logger,
       ...(reporter ? { onStep: (_step, sofar) => reporter.push(sofar) } : {}),

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { logLevel, parseConfig } from "../core/config.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { runnerPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
+import { APPS_CREDENTIAL_PATH } from "../kube/apps-secret.ts";
+import type { AppsSettings } from "./apps-source.ts";
 import type { Env } from "./llm.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.ts";
 
@@ -16,6 +18,11 @@ const runnerEnv = z.object({
   KUBECREW_LLM_MAX_RETRY_AFTER_SECONDS: count(DEFAULT_RETRY_POLICY.maxRetryAfterMs / 1000),
   KUBECREW_LLM_TIMEOUT_SECONDS: count(DEFAULT_RETRY_POLICY.attemptTimeoutMs / 1000).pipe(z.number().min(1)),
   KUBECREW_TASK_ATTEMPT: z.coerce.number().int().min(1).default(1),
+  /** The connected apps' MCP endpoint and the execution's credential (set by the controller or kubecrew dev). */
+  KUBECREW_APPS_URL: z.string().url().optional(),
+  KUBECREW_APPS_CREDENTIAL_FILE: z.string().min(1).default(APPS_CREDENTIAL_PATH),
+  /** Set by the local test node: container paths (the credential's mount) live under this directory. */
+  KUBECREW_CONTAINER_ROOT: z.string().default(""),
   // A task pod's loopback is the pod itself (a sidecar model server, say): allowed, unlike the cluster components'.
   ...outboundEnvSchema(runnerPolicy),
 });
@@ -26,6 +33,8 @@ export interface RunnerConfig {
   attempt: number;
   /** Where LLM providers may be called. */
   outbound: OutboundPolicy;
+  /** Connected apps, when the controller (or kubecrew dev) set them up for this task. */
+  apps?: AppsSettings;
   /** A snapshot of the environment, for API key lookup. */
   env: Env;
 }
@@ -44,6 +53,14 @@ export function runnerConfigFromEnv(env: Env): RunnerConfig {
     },
     attempt: c.KUBECREW_TASK_ATTEMPT,
     outbound: outboundPolicyFrom(c),
+    ...(c.KUBECREW_APPS_URL
+      ? {
+          apps: {
+            url: c.KUBECREW_APPS_URL,
+            credentialFile: `${c.KUBECREW_CONTAINER_ROOT}${c.KUBECREW_APPS_CREDENTIAL_FILE}`,
+          },
+        }
+      : {}),
     env: { ...env },
   };
 }

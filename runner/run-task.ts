@@ -15,6 +15,7 @@ import { buildTaskPrompt } from "./prompt.ts";
 import { DEFAULT_RETRY_POLICY, describeLlmError, LlmCallError, type RetryPolicy } from "./retry.ts";
 import { retryingModel } from "./retrying-model.ts";
 import { openTaskToolset, type TaskToolset, type ToolCallRecord } from "./task-toolset.ts";
+import type { AppsSettings } from "./apps-source.ts";
 import { StepRecorder, type StepSummary } from "./step-recorder.ts";
 import type { TaskStep } from "../core/task-step.ts";
 
@@ -34,6 +35,8 @@ export interface RunTaskDeps {
   random?: () => number;
   /** Builds the model for an LlmConfig; the real providers by default. */
   languageModel?: (llm: LlmConfig, env: Env, fetch: Fetch) => LanguageModelV3;
+  /** The connected apps' MCP endpoint and credential file (agents with `apps`). */
+  apps?: AppsSettings;
   /** Told about every tool call as it ends. */
   onToolCall?: (call: ToolCallRecord) => void;
   /** Told about every step (LLM turn or tool call) as it ends, with the task's steps so far. */
@@ -94,6 +97,7 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
         env: deps.env,
         signal: deps.signal,
         logger: log,
+        ...(deps.apps ? { apps: deps.apps } : {}),
         onToolCall: (call) => {
           recorder.toolCall(call);
           deps.onToolCall?.(call);

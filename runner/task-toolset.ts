@@ -2,6 +2,7 @@ import { dynamicTool, jsonSchema, tool, type ToolSet } from "ai";
 import type { Fetch } from "../core/outbound/outbound-fetch.ts";
 import type { Logger } from "../core/logger.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
+import { appsMcpServer, type AppsSettings } from "./apps-source.ts";
 import { HTTP_REQUEST_DESCRIPTION, HTTP_REQUEST_TOOL, httpRequest, httpRequestInput } from "./http-request-tool.ts";
 import type { Env } from "./llm.ts";
 import { McpSession } from "./mcp-session.ts";
@@ -35,6 +36,8 @@ export interface ToolsetDeps {
   logger: Logger;
   onToolCall?: (call: ToolCallRecord) => void;
   now?: () => number;
+  /** The connected apps' MCP endpoint and credential file, for an agent with `apps`. */
+  apps?: AppsSettings;
 }
 
 /** Tool names as every provider accepts them (OpenAI: [A-Za-z0-9_-]{1,64}). */
@@ -49,14 +52,16 @@ function errorText(error: unknown): string {
 }
 
 /**
- * The tools of one task: its MCP servers' tools (one session per server, opened in parallel) and the agent's
- * built-ins, narrowed by the task's `tools`. Every tool is wrapped the same way: the input is bounded, a failure is
+ * The tools of one task: its MCP servers' tools (one session per server, opened in parallel; the agent's connected
+ * apps are one more, see apps-source.ts) and the agent's built-ins, narrowed by the task's `tools`. Every tool is wrapped the same way: the input is bounded, a failure is
  * returned to the model as the tool's result (the loop goes on), the output is cut for the model with a marker.
  * When a server cannot be used the sessions already opened are closed and the error (naming the server) is thrown.
  */
 export async function openTaskToolset(assignment: TaskAssignment, deps: ToolsetDeps): Promise<TaskToolset> {
   const now = deps.now ?? (() => performance.now());
-  const opened = await Promise.allSettled(assignment.tools.mcpServers.map((server) => McpSession.open(server, deps)));
+  const apps = await appsMcpServer(assignment.agent, deps.apps);
+  const servers = [...assignment.tools.mcpServers, ...(apps ? [apps] : [])];
+  const opened = await Promise.allSettled(servers.map((server) => McpSession.open(server, deps)));
   const sessions = opened.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
   const close = async () => {
     await Promise.all(sessions.map((s) => s.close()));
