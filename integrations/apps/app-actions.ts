@@ -8,6 +8,7 @@ import { googleSheetsActions } from "./google/google-sheets.ts";
 import { microsoftCalendarActions } from "./microsoft/microsoft-calendar.ts";
 import { microsoftExcelActions, microsoftOnedriveActions, microsoftWordActions } from "./microsoft/microsoft-files.ts";
 import { microsoftOutlookActions } from "./microsoft/microsoft-outlook.ts";
+import { notionActions } from "./notion/notion.ts";
 
 type ActionsOf<A extends AppName> = { [K in AppActionName<A>]: AppActionDefinition };
 
@@ -26,6 +27,7 @@ export const appActions: { [A in AppName]?: ActionsOf<A> } = {
   microsoft_onedrive: microsoftOnedriveActions,
   microsoft_excel: microsoftExcelActions,
   microsoft_word: microsoftWordActions,
+  notion: notionActions,
 };
 
 export function appActionDefinition({ app, action }: AppAction): AppActionDefinition | undefined {

@@ -167,6 +167,14 @@ export async function startOidcProvider(options: {
     }
   });
 
+  // Notion's authorization requests carry no scope (it grants per page); oidc-provider issues tokens only for an
+  // OpenID request, so the stand-in reads a scopeless request as `openid`.
+  provider.use(async (ctx, next) => {
+    if (ctx.path === "/auth" && ctx.method === "GET" && !ctx.query["scope"])
+      ctx.query = { ...ctx.query, scope: "openid" };
+    await next();
+  });
+
   provider.use(async (ctx, next) => {
     await next();
     const body = ctx.body as Record<string, unknown> | undefined;

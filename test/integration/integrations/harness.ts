@@ -18,6 +18,7 @@ export const clients = {
   google: { client_id: "google-client", client_secret: "google-secret-value-123" },
   microsoft: { client_id: "microsoft-client", client_secret: "microsoft-secret-value-123" },
   hubspot: { client_id: "hubspot-client", client_secret: "hubspot-secret-value-123" },
+  notion: { client_id: "notion-client", client_secret: "notion-secret-value-123" },
 };
 
 /** Public base URLs the provider accepts redirects to: the direct service URL and the proxied `/oauthsvc` one. */
@@ -44,6 +45,8 @@ export function startProvider(publicBases: string[]): Promise<OidcTestProvider> 
     { ...clients.google, redirect_uris: redirects("google") },
     { ...clients.microsoft, redirect_uris: redirects("microsoft") },
     { ...clients.hubspot, redirect_uris: redirects("hubspot") },
+    // Notion authenticates its token requests with HTTP Basic (configured by the suites that connect Notion).
+    { ...clients.notion, redirect_uris: redirects("notion"), token_endpoint_auth_method: "client_secret_basic" },
   ];
   const scopes = providerRegistry.flatMap((provider) => [
     ...provider.baseScopes,
@@ -113,7 +116,8 @@ export interface ProviderAndService {
 export async function startProviderAndService(options: {
   redisUrl: string;
   prefix: string;
-  extra?: Record<string, string>;
+  /** More variables; a function gets the test provider's issuer URL (for the providers it is not already set for). */
+  extra?: Record<string, string> | ((issuer: string) => Record<string, string>);
   logger?: Logger;
 }): Promise<ProviderAndService> {
   const bases = await planBases();
@@ -124,7 +128,9 @@ export async function startProviderAndService(options: {
     redisUrl: options.redisUrl,
     port: bases.directPort,
     prefix: options.prefix,
-    ...(options.extra ? { extra: options.extra } : {}),
+    ...(options.extra
+      ? { extra: typeof options.extra === "function" ? options.extra(provider.issuer) : options.extra }
+      : {}),
   });
   const service = await startIntegrations(env, options.logger).catch(async (err: unknown) => {
     await provider.stop();

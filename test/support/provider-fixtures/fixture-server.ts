@@ -37,6 +37,8 @@ export interface Operation {
   /** `/gmail/v1/users/{userId}/messages/send`; `{name}` matches one segment (percent-decoded), `{+name}` the rest. */
   path: string;
   requiredQuery?: string[];
+  /** Headers the API requires (lower case), e.g. Notion's `notion-version`. */
+  requiredHeaders?: string[];
   /** Dotted paths into the JSON body that the operation requires, e.g. `message.raw`. */
   requiredBody?: string[];
   answer(request: FixtureRequest): FixtureAnswer | Promise<FixtureAnswer>;
@@ -139,6 +141,7 @@ export async function startProviderFixture(operations: Operation[], errorBody: E
         });
       const missing = [
         ...(op.requiredQuery ?? []).filter((q) => !url.searchParams.has(q)).map((q) => `query ${q}`),
+        ...(op.requiredHeaders ?? []).filter((h) => req.headers[h] === undefined).map((h) => `header ${h}`),
         ...(op.requiredBody ?? []).filter((p) => lookup(body, p) === undefined).map((p) => `body ${p}`),
       ];
       if (missing.length > 0) {
