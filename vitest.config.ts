@@ -38,6 +38,8 @@ export default defineConfig({
           include: ["test/browser/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // One chromium and one kubecrew dev at a time: the machines running npm test have 2 cores.
+          fileParallelism: false,
         },
       },
       {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { logLevel, type LogLevel } from "../core/config.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
+import { consoleEnv, consoleSettingsFrom, type ConsoleSettings } from "../console/config.ts";
 import { authConfigFrom, authEnv, type AuthConfig } from "./auth/config.ts";
 
 /** `kubecrew api` (cluster mode): the environment it reads. */
@@ -22,8 +23,7 @@ export const apiEnv = authEnv.extend({
     .string()
     .min(1, "is required: bearer tokens live in Redis")
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL"),
-  /** Signs the web console's session cookies; every replica needs the same one. */
-  KUBECREW_CONSOLE_SESSION_SECRET: z.string().min(32, "at least 32 characters").optional(),
+  ...consoleEnv.shape,
   LOG_LEVEL: logLevel,
   ...outboundEnvSchema(clusterPolicy),
 });
@@ -40,7 +40,7 @@ export interface ApiConfig {
   logLevel: LogLevel;
   auth: AuthConfig;
   /** The web console at /console/. */
-  console: { sessionSecret?: string };
+  console: ConsoleSettings;
   /** Where webhooks may point. */
   outbound: OutboundPolicy;
 }
@@ -56,6 +56,6 @@ export const apiConfigSchema = apiEnv.transform((e): ApiConfig => ({
   redisUrl: e.REDIS_URL,
   logLevel: e.LOG_LEVEL,
   auth: authConfigFrom(e),
-  console: e.KUBECREW_CONSOLE_SESSION_SECRET ? { sessionSecret: e.KUBECREW_CONSOLE_SESSION_SECRET } : {},
+  console: consoleSettingsFrom(e),
   outbound: outboundPolicyFrom(e),
 }));

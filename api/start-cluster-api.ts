@@ -18,11 +18,11 @@ export async function startClusterApi(
 ): Promise<RunningServer> {
   const backend = await createKubernetesBackend({ kubeConfig, namespace: config.namespace, log });
   const redis = connectRedis(config.redisUrl, { log, commandTimeoutMs: config.auth.redisCommandTimeoutMs });
-  const auth = createRedisAuth({ redis, config: config.auth, log });
   const webConsole = createConsole(
     { ...config.console, ...(config.auth.adminKey ? { adminKey: config.auth.adminKey } : {}) },
     log,
   );
+  const auth = createRedisAuth({ redis, config: config.auth, log, sessions: webConsole.sessions });
   const server = await startApi({
     backend,
     console: webConsole,

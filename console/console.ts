@@ -1,13 +1,12 @@
 import { randomBytes } from "node:crypto";
 import type { Router } from "express";
 import type { Logger } from "../core/logger.ts";
+import type { ConsoleSettings } from "./config.ts";
 import { consoleRouter } from "./router.ts";
 import { ConsoleSessions, type ConsoleIdentity } from "./session.ts";
 
-export interface ConsoleConfig {
-  /** KUBECREW_CONSOLE_SESSION_SECRET; without it a random one, so sessions last as long as the process. */
-  sessionSecret?: string;
-  sessionTtlSeconds?: number;
+export interface ConsoleConfig extends ConsoleSettings {
+  /** `kubecrew dev`: the local user, signed in without a provider. */
   localUser?: ConsoleIdentity;
   adminKey?: string;
 }
@@ -21,8 +20,9 @@ export function createConsole(config: ConsoleConfig, log: Logger): { router: Rou
     );
   }
   const sessions = new ConsoleSessions({
+    // Without KUBECREW_CONSOLE_SESSION_SECRET a random key: sessions last as long as the process.
     secret: config.sessionSecret ?? randomBytes(32).toString("base64url"),
-    ttlSeconds: config.sessionTtlSeconds ?? 8 * 3600,
+    ttlSeconds: config.sessionTtlSeconds,
   });
   const router = consoleRouter({
     sessions,

@@ -89,6 +89,11 @@ export class ConsoleSessions {
     return session ? { kind: session.kind, crews: session.crews, subject: session.subject } : undefined;
   }
 
+  /** Whether the request's session is an org admin's (the admin API accepts it). */
+  isAdmin(req: Request): boolean {
+    return this.read(req)?.admin === true;
+  }
+
   /** Whether X-CSRF-Token is the session's token (constant-time). */
   csrfValid(req: Request): boolean {
     const session = this.read(req);

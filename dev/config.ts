@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { authConfigFrom, authEnv, type AuthConfig } from "../api/auth/config.ts";
+import { consoleEnv, consoleSettingsFrom, type ConsoleSettings } from "../console/config.ts";
 import { logLevel, type LogLevel } from "../core/config.ts";
 import { llmProvider, type LlmProvider } from "../core/crew.ts";
 import { appsEnv, appsSettingsFrom, integrationsUrlFrom, type AppsSettings } from "../core/execution-apps.ts";
@@ -32,6 +33,7 @@ export const devEnv = z.object({
   /** Tokens, clients and rate limits in Redis when set; in memory otherwise. */
   REDIS_URL: z.string().optional(),
   ...authEnv.shape,
+  ...consoleEnv.shape,
   ...outboundEnvSchema(localPolicy),
   ...appsEnv,
 });
@@ -53,6 +55,8 @@ export interface DevConfig {
   /** Tokens, clients and rate limits in Redis when set; in memory otherwise. */
   redisUrl?: string;
   auth: AuthConfig;
+  /** The web console at /console/. */
+  console: ConsoleSettings;
   /** Where webhooks may point (loopback allowed). */
   outbound: OutboundPolicy;
   /** Connected apps: credentials minted in process for crews that declare apps (KUBECREW_APPS_URL set). */
@@ -79,6 +83,7 @@ export const devConfigSchema = devEnv.transform((e): DevConfig => ({
   logLevel: e.LOG_LEVEL,
   ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
   auth: authConfigFrom(e),
+  console: consoleSettingsFrom(e),
   outbound: outboundPolicyFrom(e),
   ...appsConfigFrom(e),
 }));

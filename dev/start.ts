@@ -60,6 +60,15 @@ export async function startDev(
   const crews = (await loadCrews(config.crewsDir)).map((c) => (c.spec.llm ? c : { ...c, spec: { ...c.spec, llm } }));
   const defaultCrew = config.defaultCrew ?? crews[0]?.metadata.name;
 
+  // The web console signs the local user in without a provider.
+  const webConsole = createConsole(
+    {
+      ...config.console,
+      localUser: LOCAL_USER,
+      ...(config.auth.adminKey ? { adminKey: config.auth.adminKey } : {}),
+    },
+    log,
+  );
   let auth: { tokens: TokenStore; routers: Router[]; paths: ExtraPaths };
   let orgToken: string | undefined;
   let userToken: string | undefined;
@@ -68,7 +77,7 @@ export async function startDev(
     auth = { tokens: options.tokens, routers: [], paths: {} }; // the caller's store (tests): crew routes only
   } else if (config.redisUrl) {
     redis = connectRedis(config.redisUrl, { log, commandTimeoutMs: config.auth.redisCommandTimeoutMs });
-    auth = createRedisAuth({ redis, config: config.auth, log });
+    auth = createRedisAuth({ redis, config: config.auth, log, sessions: webConsole.sessions });
     // Start answering either way: while Redis is away requests get 503, and the client reconnects by itself.
     await redisReady(redis, 5000).catch(() =>
       log.warn("Redis is not reachable yet; token checks answer 503 until it is"),
@@ -83,7 +92,7 @@ export async function startDev(
     userToken = config.userToken ?? newToken("user");
     memory.add(orgToken, { kind: "org", crews: "*", subject: "dev-org" });
     memory.add(userToken, { kind: "user", crews: "*", subject: "dev-user" });
-    auth = createMemoryAuth({ store: memory, config: config.auth, log });
+    auth = createMemoryAuth({ store: memory, config: config.auth, log, sessions: webConsole.sessions });
   }
 
   const outboundPolicy = config.outbound;
@@ -109,11 +118,6 @@ export async function startDev(
         }
       : {}),
   });
-  // The web console signs the local user in without a provider.
-  const webConsole = createConsole(
-    { localUser: LOCAL_USER, ...(config.auth.adminKey ? { adminKey: config.auth.adminKey } : {}) },
-    log,
-  );
   const api = await startApi({
     backend: executions,
     console: webConsole,

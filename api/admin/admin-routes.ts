@@ -1,5 +1,6 @@
 import express, { Router, type RequestHandler } from "express";
 import type { Logger } from "../../core/logger.ts";
+import type { SessionAuth } from "../auth/session-auth.ts";
 import { TokenStoreUnavailable, type ManagedTokenStore } from "../auth/token-store.ts";
 import { ApiError, serviceUnavailable } from "../errors.ts";
 import { parseOr400 } from "../validation.ts";
@@ -10,7 +11,10 @@ import { refuseWrongMethods } from "../wrong-methods.ts";
 
 export interface AdminRoutesDeps {
   store: ManagedTokenStore;
-  adminKey: string;
+  /** Callers sending it in X-Admin-Key are admitted. */
+  adminKey?: string;
+  /** The web console's sessions: an org admin's session is admitted too. */
+  sessions?: SessionAuth;
   log: Logger;
 }
 
@@ -35,7 +39,11 @@ function storeRoute(handler: RequestHandler): RequestHandler {
 export function adminRoutes(deps: AdminRoutesDeps): Router {
   const { store, log } = deps;
   const router = Router();
-  router.use("/admin", requireAdminKey(deps.adminKey), express.json({ limit: "16kb", verify: refuseDeepJson }));
+  router.use(
+    "/admin",
+    requireAdminKey(deps.adminKey, deps.sessions),
+    express.json({ limit: "16kb", verify: refuseDeepJson }),
+  );
 
   router.get(
     "/admin/tokens",

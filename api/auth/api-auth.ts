@@ -8,6 +8,7 @@ import { tokenEndpointPaths } from "../oauth/openapi-paths.ts";
 import { tokenEndpoint } from "../oauth/token-endpoint.ts";
 import { TokenRateLimiter } from "../oauth/token-rate-limiter.ts";
 import type { AuthConfig } from "./config.ts";
+import type { SessionAuth } from "./session-auth.ts";
 import { MemoryTokenStore } from "./memory-token-store.ts";
 import { RedisTokenStore } from "./redis-token-store.ts";
 import type { ManagedTokenStore } from "./token-store.ts";
@@ -20,7 +21,13 @@ export interface ApiAuth {
   paths: ExtraPaths;
 }
 
-function assemble(store: ManagedTokenStore, limiter: TokenRateLimiter, config: AuthConfig, log: Logger): ApiAuth {
+function assemble(
+  store: ManagedTokenStore,
+  limiter: TokenRateLimiter,
+  config: AuthConfig,
+  log: Logger,
+  sessions: SessionAuth | undefined,
+): ApiAuth {
   const routers = [
     tokenEndpoint({
       store,
@@ -31,10 +38,18 @@ function assemble(store: ManagedTokenStore, limiter: TokenRateLimiter, config: A
     }),
   ];
   let paths = tokenEndpointPaths();
-  if (config.adminKey) {
-    routers.push(adminRoutes({ store, adminKey: config.adminKey, log }));
-    paths = { ...paths, ...adminPaths() };
+  if (config.adminKey || sessions) {
+    // X-Admin-Key when configured; an org admin's console session in any case.
+    routers.push(
+      adminRoutes({
+        store,
+        ...(config.adminKey ? { adminKey: config.adminKey } : {}),
+        ...(sessions ? { sessions } : {}),
+        log,
+      }),
+    );
   }
+  if (config.adminKey) paths = { ...paths, ...adminPaths() };
   return { tokens: store, routers, paths };
 }
 
@@ -42,15 +57,26 @@ function assemble(store: ManagedTokenStore, limiter: TokenRateLimiter, config: A
  * Tokens, clients and rate-limit counters in Redis: what `kubecrew api` (and `kubecrew dev` with REDIS_URL) serve.
  * Give it a client from connectRedis, which fails fast while Redis is down and reconnects by itself.
  */
-export function createRedisAuth(options: { redis: Redis; config: AuthConfig; log: Logger }): ApiAuth {
+export function createRedisAuth(options: {
+  redis: Redis;
+  config: AuthConfig;
+  log: Logger;
+  sessions?: SessionAuth;
+}): ApiAuth {
   const { redis, config, log } = options;
   const prefix = config.redisKeyPrefix;
   const store = new RedisTokenStore(redis, { prefix });
-  return assemble(store, TokenRateLimiter.redis(redis, config.rateLimits, prefix), config, log);
+  return assemble(store, TokenRateLimiter.redis(redis, config.rateLimits, prefix), config, log, options.sessions);
 }
 
 /** The same in this process's memory: the embedded default without Redis. */
-export function createMemoryAuth(options: { store?: MemoryTokenStore; config: AuthConfig; log: Logger }): ApiAuth {
+export function createMemoryAuth(options: {
+  store?: MemoryTokenStore;
+  config: AuthConfig;
+  log: Logger;
+  sessions?: SessionAuth;
+}): ApiAuth {
   const store = options.store ?? new MemoryTokenStore();
-  return assemble(store, TokenRateLimiter.memory(options.config.rateLimits), options.config, options.log);
+  const limiter = TokenRateLimiter.memory(options.config.rateLimits);
+  return assemble(store, limiter, options.config, options.log, options.sessions);
 }

@@ -9,6 +9,8 @@ import type { Principal } from "./principal.ts";
 export interface SessionAuth {
   /** The signed-in principal of a valid, unexpired session cookie; undefined otherwise. */
   principal(req: Request): Principal | undefined;
+  /** Whether the session is an org admin's: the admin API (`/admin/…`) accepts it as it accepts X-Admin-Key. */
+  isAdmin(req: Request): boolean;
   /** Whether the request carries the CSRF token of its session (checked on every method but GET, HEAD, OPTIONS). */
   csrfValid(req: Request): boolean;
 }

@@ -59,7 +59,7 @@ function App() {
   if (problem) page = html`<p role="alert" class="error">${problem}</p>`;
   else if (!session) page = html`<p class="loading">Loading…</p>`;
   else if (!session.signed_in) page = html`<${SignIn} session=${session} onSignedIn=${load} />`;
-  else if (route.page === "crew") page = html`<${CrewPage} ...${route} />`;
+  else if (route.page === "crew") page = html`<${CrewPage} ...${route} admin=${session.user.admin} />`;
   else page = html`<${CrewsPage} />`;
 
   return html`<${Header} session=${session} onSignOut=${signOut} />

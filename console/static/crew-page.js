@@ -4,13 +4,16 @@ import { ExecutionView } from "./execution-view.js";
 import { ExecutionsTab } from "./executions-tab.js";
 import { html, useEffect, useState } from "./html.js";
 import { RunTab } from "./run-tab.js";
+import { StatusTab } from "./status-tab.js";
 
 const tabs = [
   { id: "run", label: "Run" },
   { id: "executions", label: "Executions" },
+  // Tokens and service accounts: org admins only (the admin API refuses everyone else).
+  { id: "status", label: "Status", admin: true },
 ];
 
-export function CrewPage({ crew: name, tab, execution }) {
+export function CrewPage({ crew: name, tab, execution, admin }) {
   const [crew, setCrew] = useState(undefined);
   const [problem, setProblem] = useState("");
   useEffect(() => {
@@ -28,17 +31,20 @@ export function CrewPage({ crew: name, tab, execution }) {
   let content;
   if (tab === "executions" && execution) content = html`<${ExecutionView} crew=${crew} id=${execution} />`;
   else if (tab === "executions") content = html`<${ExecutionsTab} crew=${crew} />`;
+  else if (tab === "status" && admin) content = html`<${StatusTab} crew=${crew} />`;
   else content = html`<${RunTab} crew=${crew} />`;
   return html`<section>
     <h1>${crew.name}</h1>
     ${crew.description && html`<p>${crew.description}</p>`}
     <nav class="tabs" aria-label="Crew">
-      ${tabs.map(
-        (t) =>
-          html`<a href=${`#${crewPath(crew.name)}/${t.id}`} aria-current=${t.id === tab ? "page" : undefined}
-            >${t.label}</a
-          >`,
-      )}
+      ${tabs
+        .filter((t) => admin || !t.admin)
+        .map(
+          (t) =>
+            html`<a href=${`#${crewPath(crew.name)}/${t.id}`} aria-current=${t.id === tab ? "page" : undefined}
+              >${t.label}</a
+            >`,
+        )}
     </nav>
     ${content}
   </section>`;

@@ -17,7 +17,7 @@ export function launchChromium(): Promise<Browser> {
  */
 export async function tabThroughControls(page: Page): Promise<{ controls: string[]; unreached: string[] }> {
   const controls = await page.evaluate(() => {
-    const all = [...document.querySelectorAll("a[href], button:not([disabled]), input, summary")];
+    const all = [...document.querySelectorAll("a[href], button:not([disabled]), input, select, summary")];
     return all.map((el, i) => {
       el.dataset.kbd = String(i);
       return `${el.tagName.toLowerCase()} "${(el.textContent || el.getAttribute("aria-label") || el.id).trim()}"`;
