@@ -13,8 +13,12 @@
 #      callback reaching the integrations service; the token endpoint (admin client → POST /oauth/token → GET /inputs);
 #      the task pods' securityContext as the kubelet ran them
 #   6. runs the e2e suite (test/e2e) in installed-system mode through the Gateway
-#   7. moves the integrations service to its own hostname (helm upgrade) and checks it there
-#   8. deletes the cluster — also when a step fails (KEEP_CLUSTER=1 keeps it for a look around)
+#   7. runs the commands the chart's NOTES printed for that install, as printed (the Gateway URL with its port)
+#   8. moves the integrations service to its own hostname (helm upgrade) and checks it there
+#   9. reinstalls without the Gateway and runs the NOTES commands of that install as printed (port-forward, token,
+#      kickoff, status, kubectl get ce) on a free local port (api.localPort)
+#  10. deletes the cluster — also when a step fails or the run is interrupted (KEEP_CLUSTER=1 keeps it for a look
+#      around; a cluster left by a killed run is deleted by the next run, or by `hack/kind-e2e.sh down`)
 #
 #   hack/kind-e2e.sh up     only 1 and 2: leaves the cluster running and prints its kubeconfig's path (for
 #                           `npm run bench:controller-throughput -- --kind`); `hack/kind-e2e.sh down` deletes it
@@ -22,7 +26,7 @@
 # Needs root on a Debian-like machine the first time (hack/docker.sh installs and starts Docker), Go (kind, Traefik and
 # the Kubernetes binaries are built from their modules into ~/.cache/kubecrew) and `npm ci` done.
 # Settings: KIND_CLUSTER (kubecrew-e2e), KIND_HTTP_PORT (a free port), IMAGE (kubecrew:e2e), NAMESPACE (kubecrew),
-# KEEP_CLUSTER.
+# KEEP_CLUSTER. Waits are sized for a busy 2-core machine (other test runs beside it), not an idle one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$PWD"
@@ -43,7 +47,8 @@ die() {
 }
 
 [ -x "$NODE" ] || die "run npm ci first (the e2e suite runs on the pinned Node 24)"
-KIND_HTTP_PORT="${KIND_HTTP_PORT:-$("$NODE" -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')}"
+free_port() { "$NODE" -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'; }
+KIND_HTTP_PORT="${KIND_HTTP_PORT:-$(free_port)}"
 BASE_URL="http://localhost:$KIND_HTTP_PORT"
 
 if [ "$MODE" = down ]; then
@@ -66,7 +71,12 @@ HELM="$TOOLS/helm"
 TRAEFIK_VERSION="$(bash hack/tools.sh versions | awk '$1 == "traefik" {print $2}')"
 NODE_IMAGE="$(bash hack/kind-node.sh)"
 log "node image $NODE_IMAGE"
+previous_image="$(docker image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)"
 bash hack/build-image.sh "$IMAGE" >/dev/null
+# A rebuilt $IMAGE leaves the one it replaced untagged (about 400 MB a run): remove it unless a container uses it.
+if [ -n "$previous_image" ] && [ "$previous_image" != "$(docker image inspect --format '{{.Id}}' "$IMAGE")" ]; then
+  docker rmi "$previous_image" >/dev/null 2>&1 || true
+fi
 
 # image_from <tag> <base> <file> <dockerfile lines>: a small image, built only when missing.
 image_from() {
@@ -132,9 +142,19 @@ nodes:
         listenAddress: 127.0.0.1
         protocol: TCP
 EOF
-log "creating kind cluster $KIND_CLUSTER"
-"$KIND" create cluster --name "$KIND_CLUSTER" --image "$NODE_IMAGE" --config "$WORK/kind.yaml" --kubeconfig "$KUBECONFIG" \
-  --wait 120s
+# kind gives a new node 30 s (not configurable) to log that systemd is up; on a loaded machine that can pass, and kind
+# then deletes the node and fails. That, and only that kind of failure before the cluster exists, is tried again.
+for attempt in 1 2 3; do
+  log "creating kind cluster $KIND_CLUSTER (attempt $attempt of at most 3)"
+  if "$KIND" create cluster --name "$KIND_CLUSTER" --image "$NODE_IMAGE" --config "$WORK/kind.yaml" \
+    --kubeconfig "$KUBECONFIG" --wait 300s 2>&1 | tee "$WORK/create.txt" >&2 && [ "${PIPESTATUS[0]}" = 0 ]; then
+    break
+  fi
+  "$KIND" delete cluster --name "$KIND_CLUSTER" >/dev/null 2>&1 || true
+  if [ $attempt = 3 ] || ! grep -q 'could not find a log line that matches' "$WORK/create.txt"; then
+    die "kind create cluster failed (see above)"
+  fi
+done
 for image in "$IMAGE" "$TRAEFIK_IMAGE" "$REDIS_IMAGE"; do
   "$KIND" load docker-image "$image" --name "$KIND_CLUSTER" >/dev/null
 done
@@ -147,10 +167,10 @@ fi
 
 # --- 3. Gateway API and Traefik -----------------------------------------------------------------------------------
 "$KUBECTL" apply --server-side -f "$GATEWAY_API_CRDS" >/dev/null
-"$KUBECTL" wait --for=condition=Established crd --all --timeout 60s >/dev/null
+"$KUBECTL" wait --for=condition=Established crd --all --timeout 180s >/dev/null
 sed "s|TRAEFIK_IMAGE|$TRAEFIK_IMAGE|" hack/kind-e2e/traefik.yaml | "$KUBECTL" apply -f - >/dev/null
-"$KUBECTL" -n traefik rollout status deployment/traefik --timeout 120s >/dev/null
-"$KUBECTL" -n traefik wait --for=condition=Programmed gateway/e2e --timeout 60s >/dev/null
+"$KUBECTL" -n traefik rollout status deployment/traefik --timeout 300s >/dev/null
+"$KUBECTL" -n traefik wait --for=condition=Programmed gateway/e2e --timeout 180s >/dev/null
 log "Traefik $TRAEFIK_VERSION serves Gateway traefik/e2e"
 
 # --- 4. the chart -------------------------------------------------------------------------------------------------
@@ -178,15 +198,15 @@ gateway:
   hostnames:
     - localhost
   scheme: http
-integrations:
-  publicUrl: $BASE_URL/oauthsvc
+  # The Gateway's port 80 is published on this port of the host: the NOTES and the integrations' public URL say so.
+  port: $KIND_HTTP_PORT
 EOF
 log "installing the chart into namespace $NAMESPACE"
 "$HELM" install "$RELEASE" charts/kubecrew --namespace "$NAMESPACE" --create-namespace --values "$WORK/values.yaml" \
-  --wait --timeout 5m >"$WORK/install.txt"
-"$KUBECTL" -n "$NAMESPACE" wait --for=condition=Ready crew/research --timeout 60s >/dev/null
+  --wait --timeout 8m >"$WORK/install.txt"
+"$KUBECTL" -n "$NAMESPACE" wait --for=condition=Ready crew/research --timeout 180s >/dev/null
 "$KUBECTL" -n "$NAMESPACE" wait --for=jsonpath='{.status.parents[0].conditions[?(@.type=="Accepted")].status}'=True \
-  httproute/$RELEASE-api httproute/$RELEASE-integrations --timeout 60s >/dev/null
+  httproute/$RELEASE-api httproute/$RELEASE-integrations --timeout 180s >/dev/null
 log "chart installed"
 
 # --- 5. through the Gateway ---------------------------------------------------------------------------------------
@@ -194,17 +214,17 @@ log "chart installed"
 expect() {
   local what="$1" status="$2" pattern="$3" code
   shift 3
-  code="$(curl -s -o "$WORK/body" -w '%{http_code}' --max-time 30 "$@")" || true
+  code="$(curl -s -o "$WORK/body" -w '%{http_code}' --max-time 60 "$@")" || true
   if [ "$code" != "$status" ] || ! grep -Eq "$pattern" "$WORK/body"; then
     die "$what: expected $status matching /$pattern/, got $code: $(head -c 300 "$WORK/body")"
   fi
   log "ok: $what ($code)"
 }
-# until_ok <curl args...>: waits up to 60 s for three 200s in a row (Traefik picks up new endpoints a moment after
+# until_ok <curl args...>: waits up to 3 min for three 200s in a row (Traefik picks up new endpoints a moment after
 # pods are ready, and drops those of terminating pods a moment after they go).
 until_ok() {
   local _ streak=0
-  for _ in $(seq 1 120); do
+  for _ in $(seq 1 360); do
     if [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@")" = 200 ]; then
       streak=$((streak + 1))
       [ $streak -ge 3 ] && return 0
@@ -261,13 +281,72 @@ if [ -n "$jobs_sc" ]; then
   log "ok: the task Jobs left by the suite run non-root, read-only, without capabilities, RuntimeDefault seccomp"
 fi
 
-# --- 7. integrations on their own hostname ------------------------------------------------------------------------
+# --- 7. the NOTES commands of the Gateway install ----------------------------------------------------------------
+# run_notes <helm install output> <what step 2 must print>: the command lines of NOTES steps 1-4, run as printed in
+# one shell. The one placeholder, <kickoff_id>, takes the id the printed kickoff answered; the status command is
+# repeated until the run is over, and the API is given time to answer after step 2 (a port-forward starts in the
+# background), as a user would. Expects a completed run and the `kubectl get crewexecutions` table.
+run_notes() {
+  local install="$1" reach="$2" name
+  name="$(basename "$install" .txt)"
+  # The command lines of steps 1-4: those starting with kubectl, export or curl, with their continuation lines.
+  awk '/^1\. Wait/ {on = 1} /^Integrations:/ {on = 0} on && (cont || /^  (kubectl|export|curl) /) {print; cont = /\\$/}' \
+    "$install" >"$WORK/$name.sh"
+  if ! grep -Fq -- "$reach" "$WORK/$name.sh" || ! grep -q '/kickoff"' "$WORK/$name.sh" ||
+    ! grep -q '<kickoff_id>' "$WORK/$name.sh"; then
+    die "the NOTES no longer print '$reach', kickoff and status: $(cat "$install")"
+  fi
+  sed 's/^/  notes: /' "$WORK/$name.sh" >&2
+  {
+    echo 'set -euo pipefail'
+    echo 'trap '"'"'kill $(jobs -p) 2>/dev/null || true'"'"' EXIT'
+    echo 'status_of() { sed -n '"'"'s/^{"status":"\([^"]*\)".*/\1/p'"'"'; }'
+    local in_kickoff="" line
+    while IFS= read -r line; do
+      case "$line" in
+        *'/kickoff"'*)
+          in_kickoff=1
+          printf 'KICKOFF_ANSWER=$(%s\n' "$line"
+          ;;
+        *'<kickoff_id>'*)
+          printf 'for _ in $(seq 1 600); do STATUS=$(%s); case "$(status_of <<<"$STATUS")" in "" | pending | running) sleep 0.5 ;; *) break ;; esac; done\n' \
+            "${line//<kickoff_id>/\$KICKOFF_ID}"
+          echo 'echo "status: $STATUS"'
+          ;;
+        *'export KUBECREW_URL='*)
+          printf '%s\n' "$line"
+          echo 'for _ in $(seq 1 120); do curl -s -o /dev/null --max-time 5 "$KUBECREW_URL/healthz" && break; sleep 0.5; done'
+          ;;
+        *)
+          printf '%s\n' "$line"
+          if [ -n "$in_kickoff" ] && [[ "$line" != *\\ ]]; then
+            in_kickoff=""
+            echo ')'
+            echo 'echo "kickoff: $KICKOFF_ANSWER"'
+            echo 'KICKOFF_ID=$(sed -n '"'"'s/.*"kickoff_id":"\([^"]*\)".*/\1/p'"'"' <<<"$KICKOFF_ANSWER")'
+          fi
+          ;;
+      esac
+    done <"$WORK/$name.sh"
+  } >"$WORK/$name-run.sh"
+  PATH="$TOOLS:$PATH" bash "$WORK/$name-run.sh" >"$WORK/$name-out.txt" 2>&1 ||
+    die "the NOTES commands failed: $(tail -n 20 "$WORK/$name-out.txt")"
+  grep -v '^Handling connection for' "$WORK/$name-out.txt" | sed 's/^/  notes: /' >&2
+  grep -q '^status: {"status":"completed"' "$WORK/$name-out.txt" || die "the NOTES kickoff did not complete"
+  grep -Eq '^NAME ' "$WORK/$name-out.txt" || die "kubectl get crewexecutions printed no table"
+}
+log "running the commands the NOTES of the Gateway install printed"
+run_notes "$WORK/install.txt" "  export KUBECREW_URL=$BASE_URL"
+log "ok: the NOTES commands of the Gateway install work as printed (its URL with the port, token, kickoff, status, kubectl get ce)"
+
+# --- 8. integrations on their own hostname ------------------------------------------------------------------------
 log "moving the integrations service to its own hostname"
 "$HELM" upgrade "$RELEASE" charts/kubecrew --namespace "$NAMESPACE" --values "$WORK/values.yaml" \
-  --set 'gateway.integrations.hostnames[0]=oauth.localhost' \
-  --set integrations.publicUrl="http://oauth.localhost:$KIND_HTTP_PORT" --wait --timeout 5m >/dev/null
+  --set 'gateway.integrations.hostnames[0]=oauth.localhost' --wait --timeout 8m >"$WORK/upgrade.txt"
+grep -Fq "integrations service at http://oauth.localhost:$KIND_HTTP_PORT." "$WORK/upgrade.txt" ||
+  die "the NOTES do not name the integrations' own hostname with the Gateway's port: $(grep -A1 '^Integrations' "$WORK/upgrade.txt")"
 # The rolled-out integrations pod replaces the old one: wait until the old one is gone.
-for _ in $(seq 1 120); do
+for _ in $(seq 1 360); do
   [ "$("$KUBECTL" -n "$NAMESPACE" get pods -l app.kubernetes.io/component=integrations --no-headers 2>/dev/null | wc -l)" = 1 ] && break
   sleep 0.5
 done
@@ -276,63 +355,19 @@ expect "integrations at / of their own hostname" 200 '"status":"ok"' -H 'Host: o
 expect "/oauthsvc on the API hostname now reaches the API, which explains the missing route" 502 \
   "Integrations route not configured" "$BASE_URL/oauthsvc/v1/auth/google/callback"
 
-# --- 8. the NOTES commands as `helm install` prints them ---------------------------------------------------------
+# --- 9. the NOTES commands of a plain install ----------------------------------------------------------------------
 # A new user's install: no Gateway, so the NOTES reach the API through `kubectl port-forward`. Only what this offline
-# machine needs is set (the loaded images, no storage provisioner). The command lines of NOTES steps 1-4 run as
-# printed, in one shell; the one placeholder, <kickoff_id>, takes the id the printed kickoff answered, and the status
-# command is repeated until the run is over, as a user would.
-log "reinstalling without the Gateway and running the NOTES commands as printed"
-"$HELM" uninstall "$RELEASE" --namespace "$NAMESPACE" --wait --timeout 2m >/dev/null
+# machine needs is set (the loaded images, no storage provisioner), and api.localPort: a free port for the printed
+# port-forward, so that a test or server already on 8080 does not break the run.
+NOTES_PORT="$(free_port)"
+log "reinstalling without the Gateway and running the NOTES commands as printed (api.localPort=$NOTES_PORT)"
+"$HELM" uninstall "$RELEASE" --namespace "$NAMESPACE" --wait --timeout 5m >/dev/null
 "$HELM" install "$RELEASE" charts/kubecrew --namespace "$NAMESPACE" --create-namespace \
   --set image.repository="${IMAGE%:*}",image.tag="${IMAGE##*:}",image.pullPolicy=Never \
   --set controller.runner.imagePullPolicy=Never,redis.persistence.enabled=false \
   --set redis.image.repository="${REDIS_IMAGE%:*}",redis.image.tag="${REDIS_IMAGE##*:}",redis.image.pullPolicy=Never \
-  >"$WORK/notes-install.txt"
-# The command lines of steps 1-4: those starting with kubectl, export or curl, with their continuation lines.
-awk '/^1\. Wait/ {on = 1} /^Integrations:/ {on = 0} on && (cont || /^  (kubectl|export|curl) /) {print; cont = /\\$/}' \
-  "$WORK/notes-install.txt" >"$WORK/notes.sh"
-if ! grep -q 'port-forward' "$WORK/notes.sh" || ! grep -q '/kickoff"' "$WORK/notes.sh" ||
-  ! grep -q '<kickoff_id>' "$WORK/notes.sh"; then
-  die "the NOTES no longer print port-forward, kickoff and status: $(cat "$WORK/notes-install.txt")"
-fi
-sed 's/^/  notes: /' "$WORK/notes.sh" >&2
-{
-  echo 'set -euo pipefail'
-  echo 'trap '"'"'kill $(jobs -p) 2>/dev/null || true'"'"' EXIT'
-  echo 'status_of() { sed -n '"'"'s/^{"status":"\([^"]*\)".*/\1/p'"'"'; }'
-  in_kickoff=""
-  while IFS= read -r line; do
-    case "$line" in
-      *'/kickoff"'*)
-        in_kickoff=1
-        printf 'KICKOFF_ANSWER=$(%s\n' "$line"
-        ;;
-      *'<kickoff_id>'*)
-        printf 'for _ in $(seq 1 240); do STATUS=$(%s); case "$(status_of <<<"$STATUS")" in "" | pending | running) sleep 0.5 ;; *) break ;; esac; done\n' \
-          "${line//<kickoff_id>/\$KICKOFF_ID}"
-        echo 'echo "status: $STATUS"'
-        ;;
-      *'port-forward'*)
-        printf '%s\n' "$line"
-        echo 'for _ in $(seq 1 60); do curl -s -o /dev/null http://localhost:8080/healthz && break; sleep 0.5; done'
-        ;;
-      *)
-        printf '%s\n' "$line"
-        if [ -n "$in_kickoff" ] && [[ "$line" != *\\ ]]; then
-          in_kickoff=""
-          echo ')'
-          echo 'echo "kickoff: $KICKOFF_ANSWER"'
-          echo 'KICKOFF_ID=$(sed -n '"'"'s/.*"kickoff_id":"\([^"]*\)".*/\1/p'"'"' <<<"$KICKOFF_ANSWER")'
-        fi
-        ;;
-    esac
-  done <"$WORK/notes.sh"
-} >"$WORK/notes-run.sh"
-PATH="$TOOLS:$PATH" bash "$WORK/notes-run.sh" >"$WORK/notes-out.txt" 2>&1 ||
-  die "the NOTES commands failed: $(tail -n 20 "$WORK/notes-out.txt")"
-grep -v '^Handling connection for' "$WORK/notes-out.txt" | sed 's/^/  notes: /' >&2
-grep -q '^status: {"status":"completed"' "$WORK/notes-out.txt" || die "the NOTES kickoff did not complete"
-grep -Eq '^NAME ' "$WORK/notes-out.txt" || die "kubectl get crewexecutions printed no table"
+  --set api.localPort="$NOTES_PORT" >"$WORK/notes-install.txt"
+run_notes "$WORK/notes-install.txt" "port-forward service/$RELEASE-api $NOTES_PORT:80 &"
 log "ok: the NOTES commands of a plain install work as printed (port-forward, token, kickoff, status, kubectl get ce)"
 
 log "all checks passed"

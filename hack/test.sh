@@ -3,6 +3,10 @@
 #  - redis-server and nginx from Debian's packages (integration suites), chromium (the console's browser test)
 #  - node_modules from the lockfile (npm ci), which brings the pinned Node 24
 #  - the Kubernetes test binaries, built once into a cache outside the clone (hack/tools.sh)
+#  - tsc, eslint, prettier, the vitest projects, then the kind e2e (hack/kind-e2e.sh, `npm run test:kind`): the
+#    installed system in real containers. It needs Docker (hack/docker.sh installs and starts it, as root); where
+#    Docker cannot run, that is one line and the run fails: the kind e2e is never skipped without a word.
+#    `npm test -- <vitest args>` runs that vitest selection only, and says that the kind e2e did not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,9 +38,30 @@ prettier --check . --log-level warn
 report="$(mktemp -d)/vitest.json"
 status=0
 vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
-# One plain closing line, whatever the reporter printed above it.
-node -e '
+# One plain line per part, whatever the reporters printed above them.
+summary="$(node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
   console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (r.numPendingTests ? `, ${r.numPendingTests} skipped` : ""));
-' "$report" || true
+' "$report" || echo "no vitest report")"
+echo "vitest: $summary"
+
+kind_start=$SECONDS
+if [ $# -gt 0 ]; then
+  kind="NOT RUN: npm test was given a vitest selection ($*); npm run test:kind runs it"
+elif ! docker_error="$(bash hack/docker.sh ensure 2>&1)"; then
+  kind="FAILED: cannot run here, Docker is not usable: ${docker_error##*$'\n'} (see README, Tests)"
+  status=1
+else
+  [ -z "$docker_error" ] || echo "$docker_error"
+  kind_status=0
+  bash hack/kind-e2e.sh || kind_status=$?
+  if [ $kind_status -eq 0 ]; then
+    kind="passed in $((SECONDS - kind_start)) s"
+  else
+    kind="FAILED (exit $kind_status) after $((SECONDS - kind_start)) s: see the kind-e2e lines above"
+    status=1
+  fi
+fi
+echo "vitest: $summary"
+echo "kind e2e: $kind"
 exit "$status"

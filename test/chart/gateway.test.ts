@@ -177,4 +177,34 @@ describe("Gateway API values", () => {
     expect(notes).not.toContain("port-forward service/kubecrew-api");
     expect(notes).toContain("integrations service at https://crews.example.com/oauthsvc.");
   });
+
+  it("put gateway.port in the NOTES' URLs and the integrations' public URL (a Gateway on a port of its own)", () => {
+    const notesOf = (values: object) => {
+      const args = Object.entries(values).flatMap(([key, value]) => ["--set", `${key}=${String(value)}`]);
+      const result = helm(["install", "kubecrew", chartDir, "--dry-run=client", "--namespace", "crews", ...args]);
+      expect(result.status).toBe(0);
+      return result.stdout.slice(result.stdout.indexOf("NOTES:"));
+    };
+    const shared = {
+      "gateway.enabled": true,
+      "gateway.parentRefs[0].name": "public",
+      "gateway.hostnames[0]": "localhost",
+      "gateway.scheme": "http",
+      "gateway.port": 31080,
+    };
+    const notes = notesOf(shared);
+    expect(notes).toContain("export KUBECREW_URL=http://localhost:31080\n");
+    expect(notes).toContain("integrations service at http://localhost:31080/oauthsvc.");
+    const integrations = find(
+      render({
+        values: { gateway: { enabled: true, parentRefs, hostnames: ["localhost"], scheme: "http", port: 31080 } },
+      }),
+      "Deployment",
+      "kubecrew-integrations",
+    );
+    expect(envValue(container(integrations), "OAUTH_PUBLIC_URL")).toBe("http://localhost:31080/oauthsvc");
+
+    const own = notesOf({ ...shared, "gateway.integrations.hostnames[0]": "oauth.localhost" });
+    expect(own).toContain("integrations service at http://oauth.localhost:31080.");
+  });
 });

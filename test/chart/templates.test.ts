@@ -355,6 +355,20 @@ describe("the default install", () => {
     expect(ofKind(without, "Crew")).toEqual([]);
     expect(envOf(container(find(without, "Deployment", "kubecrew-api"))).has("KUBECREW_DEFAULT_CREW")).toBe(false);
   });
+
+  it("prints a port-forward to local port 8080 in the NOTES, or to api.localPort, and the URL that goes with it", () => {
+    const notesOf = (...args: string[]) => {
+      const result = helm(["install", "kubecrew", chartDir, "--dry-run=client", "--namespace", "crews", ...args]);
+      expect(result.status).toBe(0);
+      return result.stdout.slice(result.stdout.indexOf("NOTES:"));
+    };
+    const byDefaultNotes = notesOf();
+    expect(byDefaultNotes).toContain("kubectl -n crews port-forward service/kubecrew-api 8080:80 &\n");
+    expect(byDefaultNotes).toContain("export KUBECREW_URL=http://localhost:8080\n");
+    const moved = notesOf("--set", "api.localPort=18080");
+    expect(moved).toContain("kubectl -n crews port-forward service/kubecrew-api 18080:80 &\n");
+    expect(moved).toContain("export KUBECREW_URL=http://localhost:18080\n");
+  });
 });
 
 describe("RBAC", () => {

@@ -109,15 +109,21 @@ Kubernetes into the URL ($(REDIS_PASSWORD) refers to the variable defined just b
 {{- if .Values.ingress.tls.enabled }}https{{ else }}http{{ end }}
 {{- end }}
 
-{{/* OAUTH_PUBLIC_URL: explicit, from the Ingress, or the port-forward address. */}}
+{{/* scheme://host[:port] of a hostname the Gateway serves ("root", "host"): gateway.port only when set. */}}
+{{- define "kubecrew.gatewayOrigin" -}}
+{{- $g := .root.Values.gateway }}
+{{- printf "%s://%s" $g.scheme .host }}{{ if $g.port }}:{{ int $g.port }}{{ end }}
+{{- end }}
+
+{{/* OAUTH_PUBLIC_URL: explicit, from the Gateway or the Ingress, or the port-forward address. */}}
 {{- define "kubecrew.integrationsPublicUrl" -}}
 {{- if .Values.integrations.publicUrl }}
 {{- .Values.integrations.publicUrl | trimSuffix "/" }}
 {{- else if and .Values.gateway.enabled .Values.gateway.integrations.enabled (or .Values.gateway.integrations.hostnames .Values.gateway.hostnames) }}
 {{- if .Values.gateway.integrations.hostnames }}
-{{- printf "%s://%s" .Values.gateway.scheme (first .Values.gateway.integrations.hostnames) }}
+{{- include "kubecrew.gatewayOrigin" (dict "root" . "host" (first .Values.gateway.integrations.hostnames)) }}
 {{- else }}
-{{- printf "%s://%s%s" .Values.gateway.scheme (first .Values.gateway.hostnames) (.Values.gateway.integrations.path | trimSuffix "/") }}
+{{- include "kubecrew.gatewayOrigin" (dict "root" . "host" (first .Values.gateway.hostnames)) }}{{ .Values.gateway.integrations.path | trimSuffix "/" }}
 {{- end }}
 {{- else if and .Values.ingress.enabled .Values.ingress.integrations.enabled }}
 {{- if .Values.ingress.integrations.host }}
@@ -138,11 +144,11 @@ Kubernetes into the URL ($(REDIS_PASSWORD) refers to the variable defined just b
 {{/* The URL users reach the API at, for NOTES. */}}
 {{- define "kubecrew.apiUrl" -}}
 {{- if and .Values.gateway.enabled .Values.gateway.hostnames }}
-{{- printf "%s://%s" .Values.gateway.scheme (first .Values.gateway.hostnames) }}
+{{- include "kubecrew.gatewayOrigin" (dict "root" . "host" (first .Values.gateway.hostnames)) }}
 {{- else if .Values.ingress.enabled }}
 {{- printf "%s://%s" (include "kubecrew.ingressScheme" .) .Values.ingress.host }}
 {{- else }}
-{{- printf "http://localhost:%d" (int .Values.api.port) }}
+{{- printf "http://localhost:%d" (int .Values.api.localPort) }}
 {{- end }}
 {{- end }}
 
