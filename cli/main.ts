@@ -1,5 +1,19 @@
 #!/usr/bin/env node
+import { constants } from "node:os";
 import { Command } from "commander";
+
+/**
+ * In a container the CLI is PID 1, and the kernel drops every signal PID 1 has no handler for. A SIGTERM that came
+ * while a command was still starting (loading its modules, connecting), before it installs its own handler, was lost:
+ * the pod ran on until SIGKILL at the end of its grace period, and a stopped task's runner went on working meanwhile.
+ * So from the start SIGTERM and SIGINT end the process at once (exit 128 + the signal's number, as a shell reports a
+ * process killed by it), unless a command handles the signal itself by then.
+ */
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.on(signal, () => {
+    if (process.listenerCount(signal) === 1) process.exit(128 + constants.signals[signal]);
+  });
+}
 
 /**
  * The one `kubecrew` CLI; each component registers its own subcommand. Only the module of the subcommand being run
