@@ -8,7 +8,8 @@
 #                                               (imported once; prints its name)
 #
 # Cache: ${KUBECREW_CACHE:-~/.cache/kubecrew}/debian/<suite>-<name>.tar, keyed by the name and the package list (a
-# different list for the same name rebuilds). Needs root and debootstrap (installed from Debian's packages if missing).
+# different list for the same name rebuilds). KUBECREW_IMAGE_PREFIX (default kubecrew) prefixes the image names of
+# hack/ (with KUBECREW_CACHE, a cold build beside the cached one, as the README's cold timing did). Needs root and debootstrap (installed from Debian's packages if missing).
 set -euo pipefail
 
 SUITE=bookworm
@@ -34,7 +35,7 @@ tar="$CACHE/$SUITE-$name.tar"
 if [ -n "$as_image" ]; then
   tar="$(bash "$0" "$name" "$@")"
   # The tag names the package list's hash too: a changed list imports anew.
-  image="kubecrew-debian:$SUITE-$name-$(sha256sum <"$tar.packages" | cut -c1-8)"
+  image="${KUBECREW_IMAGE_PREFIX:-kubecrew}-debian:$SUITE-$name-$(sha256sum <"$tar.packages" | cut -c1-8)"
   docker image inspect "$image" >/dev/null 2>&1 ||
     docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' "$tar" "$image" >/dev/null
   echo "$image"

@@ -26,7 +26,8 @@
 # Needs root on a Debian-like machine the first time (hack/docker.sh installs and starts Docker), Go (kind, Traefik and
 # the Kubernetes binaries are built from their modules into ~/.cache/kubecrew) and `npm ci` done.
 # Settings: KIND_CLUSTER (kubecrew-e2e), KIND_HTTP_PORT (a free port), IMAGE (kubecrew:e2e), NAMESPACE (kubecrew),
-# KEEP_CLUSTER. Waits are sized for a busy 2-core machine (other test runs beside it), not an idle one.
+# KEEP_CLUSTER, KUBECREW_CACHE and KUBECREW_IMAGE_PREFIX (where the builds are cached, see hack/debian-rootfs.sh).
+# Waits are sized for a busy 2-core machine (other test runs beside it), not an idle one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$PWD"
@@ -88,12 +89,12 @@ image_from() {
   bash hack/docker.sh build --quiet --tag "$tag" "$dir" >/dev/null
   rm -rf "$dir"
 }
-TRAEFIK_IMAGE="kubecrew-e2e/traefik:$TRAEFIK_VERSION"
+TRAEFIK_IMAGE="${KUBECREW_IMAGE_PREFIX:-kubecrew}-e2e/traefik:$TRAEFIK_VERSION"
 image_from "$TRAEFIK_IMAGE" "$(bash hack/debian-rootfs.sh --image minbase)" "$TOOLS/traefik" \
   'COPY traefik /usr/local/bin/traefik
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/traefik"]'
-REDIS_IMAGE="kubecrew-e2e/redis:bookworm"
+REDIS_IMAGE="${KUBECREW_IMAGE_PREFIX:-kubecrew}-e2e/redis:bookworm"
 image_from "$REDIS_IMAGE" "$(bash hack/debian-rootfs.sh --image redis redis-server redis-tools)" "" 'USER 999:999'
 GATEWAY_API_CRDS="$(cd hack/k8s/traefik && go mod download -json sigs.k8s.io/gateway-api | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')/config/crd/standard"
 [ -d "$GATEWAY_API_CRDS" ] || die "no Gateway API CRDs at $GATEWAY_API_CRDS"

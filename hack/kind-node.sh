@@ -42,7 +42,7 @@ inputs="$(
   bash hack/tools.sh versions
   printf '%s\n' "${NODE_PACKAGES[@]}" "${PROXY_PACKAGES[@]}"
 )"
-image="kubecrew-kind-node:$KUBERNETES_VERSION-$(sha256sum <<<"$inputs" | cut -c1-12)"
+image="${KUBECREW_IMAGE_PREFIX:-kubecrew}-kind-node:$KUBERNETES_VERSION-$(sha256sum <<<"$inputs" | cut -c1-12)"
 if docker image inspect "$image" >/dev/null 2>&1; then
   echo "$image"
   exit 0

@@ -18,7 +18,7 @@ die() {
 
 [ -x node_modules/node/bin/node ] || die "run npm ci first (the pinned Node 24 comes from node_modules)"
 node_version="$(node_modules/node/bin/node -p process.versions.node)"
-image="kubecrew-node-base:$node_version-npm$NPM_VERSION-bookworm"
+image="${KUBECREW_IMAGE_PREFIX:-kubecrew}-node-base:$node_version-npm$NPM_VERSION-bookworm"
 if docker image inspect "$image" >/dev/null 2>&1; then
   echo "$image"
   exit 0
