@@ -8,8 +8,9 @@
 #                                               (imported once; prints its name)
 #
 # Cache: ${KUBECREW_CACHE:-~/.cache/kubecrew}/debian/<suite>-<name>.tar, keyed by the name and the package list (a
-# different list for the same name rebuilds). KUBECREW_IMAGE_PREFIX (default kubecrew) prefixes the image names of
-# hack/ (with KUBECREW_CACHE, a cold build beside the cached one, as the README's cold timing did). Needs root and debootstrap (installed from Debian's packages if missing).
+# different list for the same name rebuilds). Needs root and debootstrap (installed from Debian's packages if missing).
+# KUBECREW_IMAGE_PREFIX (default kubecrew) prefixes the names of the images hack/ builds: with KUBECREW_CACHE, a cold
+# build beside the cached one (how the README's cold times were measured).
 set -euo pipefail
 
 SUITE=bookworm
@@ -42,19 +43,30 @@ if [ -n "$as_image" ]; then
   exit 0
 fi
 
-if [ -f "$tar" ] && [ "$(cat "$tar.packages" 2>/dev/null)" = "$packages" ]; then
+built() { [ -f "$tar" ] && [ "$(cat "$tar.packages" 2>/dev/null)" = "$packages" ]; }
+if built; then
   echo "$tar"
   exit 0
 fi
 
 [ "$(id -u)" = 0 ] || die "building a Debian root filesystem needs root (debootstrap)"
-if ! command -v debootstrap >/dev/null; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null ||
-    die "cannot install debootstrap"
-fi
 mkdir -p "$CACHE"
+# Several root filesystems may be made at once (hack/kind-node.sh): one apt-get at a time.
+if ! command -v debootstrap >/dev/null; then
+  (
+    flock 8
+    command -v debootstrap >/dev/null || {
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+    }
+  ) 8>"$CACHE/.install.lock" || die "cannot install debootstrap"
+fi
 exec 9>"$CACHE/.$name.lock"
 flock 9
+# Another run may have built it while this one waited for the lock.
+if built; then
+  echo "$tar"
+  exit 0
+fi
 root="$(mktemp -d "$CACHE/.$name.XXXXXX")"
 trap 'rm -rf "$root"' EXIT
 start=$SECONDS

@@ -64,14 +64,18 @@ if ! command -v redis-server >/dev/null; then
   [ "$(id -u)" = 0 ] || die "redis-server is missing (install Debian's redis-server)"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
 fi
+# The Redis image's root filesystem is made in the background while the node image and its Go binaries are built (the
+# foreground call below waits for it on the script's lock).
+REDIS_PACKAGES=(redis-server redis-tools)
+bash hack/debian-rootfs.sh redis "${REDIS_PACKAGES[@]}" >/dev/null &
+NODE_IMAGE="$(bash hack/kind-node.sh)" # builds the Go binaries too (hack/tools.sh ensure-node)
+log "node image $NODE_IMAGE"
 bash hack/tools.sh ensure-node
 TOOLS="$(bash hack/tools.sh path)"
 KIND="$TOOLS/kind"
 KUBECTL="$TOOLS/kubectl"
 HELM="$TOOLS/helm"
 TRAEFIK_VERSION="$(bash hack/tools.sh versions | awk '$1 == "traefik" {print $2}')"
-NODE_IMAGE="$(bash hack/kind-node.sh)"
-log "node image $NODE_IMAGE"
 previous_image="$(docker image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)"
 bash hack/build-image.sh "$IMAGE" >/dev/null
 # A rebuilt $IMAGE leaves the one it replaced untagged (about 400 MB a run): remove it unless a container uses it.
@@ -95,7 +99,7 @@ image_from "$TRAEFIK_IMAGE" "$(bash hack/debian-rootfs.sh --image minbase)" "$TO
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/traefik"]'
 REDIS_IMAGE="${KUBECREW_IMAGE_PREFIX:-kubecrew}-e2e/redis:bookworm"
-image_from "$REDIS_IMAGE" "$(bash hack/debian-rootfs.sh --image redis redis-server redis-tools)" "" 'USER 999:999'
+image_from "$REDIS_IMAGE" "$(bash hack/debian-rootfs.sh --image redis "${REDIS_PACKAGES[@]}")" "" 'USER 999:999'
 GATEWAY_API_CRDS="$(cd hack/k8s/traefik && go mod download -json sigs.k8s.io/gateway-api | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')/config/crd/standard"
 [ -d "$GATEWAY_API_CRDS" ] || die "no Gateway API CRDs at $GATEWAY_API_CRDS"
 log "images ready"
@@ -156,9 +160,7 @@ for attempt in 1 2 3; do
     die "kind create cluster failed (see above)"
   fi
 done
-for image in "$IMAGE" "$TRAEFIK_IMAGE" "$REDIS_IMAGE"; do
-  "$KIND" load docker-image "$image" --name "$KIND_CLUSTER" >/dev/null
-done
+"$KIND" load docker-image "$IMAGE" "$TRAEFIK_IMAGE" "$REDIS_IMAGE" --name "$KIND_CLUSTER" >/dev/null
 log "cluster up, images loaded"
 if [ "$MODE" = up ]; then
   trap - EXIT

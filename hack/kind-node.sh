@@ -3,7 +3,8 @@
 # pulled (kind's own node images cannot be, here). `kind create cluster --image <it>` runs a single-node cluster.
 #
 #   hack/kind-node.sh       prints the image's name (kubecrew-kind-node:v1.36.3-<hash of the inputs>); builds what is
-#                           missing: a warm run (same inputs, image present) builds nothing and takes about a second
+#                           missing, the Go binaries of hack/tools.sh ensure-node included: a warm run (same inputs,
+#                           image present) builds nothing and takes about a second
 #
 # What goes in (hack/kind-node/ holds the node's own files, see its Dockerfile):
 #   - the base: Debian bookworm with systemd, containerd 1.6, runc and the CNI plugins (hack/debian-rootfs.sh)
@@ -32,8 +33,6 @@ die() {
 }
 
 bash hack/docker.sh ensure
-nice -n 10 bash hack/tools.sh ensure-node
-BIN="$(bash hack/tools.sh path)"
 
 # The image's name carries a hash of everything that goes in, so a change to any input builds a new one.
 inputs="$(
@@ -44,6 +43,7 @@ inputs="$(
 )"
 image="${KUBECREW_IMAGE_PREFIX:-kubecrew}-kind-node:$KUBERNETES_VERSION-$(sha256sum <<<"$inputs" | cut -c1-12)"
 if docker image inspect "$image" >/dev/null 2>&1; then
+  nice -n 10 bash hack/tools.sh ensure-node
   echo "$image"
   exit 0
 fi
@@ -51,10 +51,18 @@ fi
 start=$SECONDS
 log "building $image"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-minbase="$(bash hack/debian-rootfs.sh --image minbase)"
-proxybase="$(bash hack/debian-rootfs.sh --image iptables "${PROXY_PACKAGES[@]}")"
-nodebase="$(bash hack/debian-rootfs.sh --image kind-node "${NODE_PACKAGES[@]}")"
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+# The Debian root filesystems (debootstrap: mostly downloading and unpacking packages) are made while Go compiles the
+# binaries (hack/tools.sh ensure-node: CPU), instead of one after the other: on a cold machine that hides them.
+bash hack/debian-rootfs.sh --image minbase >"$work/minbase" &
+bash hack/debian-rootfs.sh --image iptables "${PROXY_PACKAGES[@]}" >"$work/proxybase" &
+bash hack/debian-rootfs.sh --image kind-node "${NODE_PACKAGES[@]}" >"$work/nodebase" &
+nice -n 10 bash hack/tools.sh ensure-node
+for job in $(jobs -p); do wait "$job" || die "a Debian root filesystem could not be made (see above)"; done
+BIN="$(bash hack/tools.sh path)"
+minbase="$(cat "$work/minbase")"
+proxybase="$(cat "$work/proxybase")"
+nodebase="$(cat "$work/nodebase")"
 
 # pause: static, as Kubernetes builds it.
 mkdir -p "$work/pause"
