@@ -57,6 +57,8 @@ describe("task Job and ConfigMap", () => {
     const pod = job.spec.template.spec;
     expect(pod.restartPolicy).toBe("Never");
     expect(pod.serviceAccountName).toBe("crew-runner");
+    // The runner is not PID 1 (pause is), so a SIGTERM before Node handles it still ends the task.
+    expect(pod.shareProcessNamespace).toBe(true);
     expect(pod.securityContext).toMatchObject({
       runAsNonRoot: true,
       runAsUser: 65532,

@@ -203,6 +203,9 @@ export function taskJob(
           serviceAccountName: runner.serviceAccountName ?? settings.defaultServiceAccount,
           automountServiceAccountToken: true,
           enableServiceLinks: false,
+          // The pod's pause process is PID 1, not the runner: the kernel drops a signal PID 1 has no handler for, so
+          // a task stopped while Node was still starting (before it handles SIGTERM) ran on until SIGKILL, 30 s later.
+          shareProcessNamespace: true,
           securityContext: {
             runAsNonRoot: true,
             runAsUser: RUNNER_UID,
