@@ -56,7 +56,15 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
   const signIn = createSignIn({ config, signIns, connections, clients, logger, now });
   const accessTokens = createAccessTokens({ config, redis, keys, connections, clients, logger, now });
   const revocations = createAppCredentialRevocations(redis, keys, now);
-  const toolCalls = createAppToolCalls({ config, connections, accessTokens, signIn, fetch: outbound.fetch, logger });
+  const toolCalls = createAppToolCalls({
+    config,
+    connections,
+    accessTokens,
+    signIn,
+    fetch: outbound.fetch,
+    dispatcher: outbound.dispatcher,
+    logger,
+  });
 
   const app = express();
   app.disable("x-powered-by");

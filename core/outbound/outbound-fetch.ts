@@ -16,6 +16,8 @@ export interface OutboundClient {
   fetch: Fetch;
   /** The policy's verdict on a URL without DNS (scheme, IP literals, localhost): undefined when it may be called. */
   refuse(url: string | URL): OutboundRefusedError | undefined;
+  /** The checked undici dispatcher itself, for SDKs that take a dispatcher instead of a fetch (jsforce). */
+  dispatcher: Agent;
   close(): Promise<void>;
 }
 
@@ -82,6 +84,7 @@ export function createOutboundClient(policy: OutboundPolicy, options: OutboundOp
   return {
     fetch: checkedFetch as Fetch,
     refuse: (url) => refuseUrl(url, policy),
+    dispatcher,
     close: () => dispatcher.close(),
   };
 }

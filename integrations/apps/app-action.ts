@@ -1,3 +1,4 @@
+import type { Agent } from "undici";
 import type { z } from "zod";
 import type { Fetch } from "../../core/outbound/outbound-fetch.ts";
 import type { ProviderApiRoots } from "./apps-settings.ts";
@@ -7,6 +8,8 @@ export interface ActionContext {
   accessToken: string;
   /** The outbound client's fetch: every provider call goes through the one URL policy. */
   fetch: Fetch;
+  /** The same checked connections as a dispatcher, for SDKs that take one instead of a fetch. */
+  dispatcher: Agent;
   apiRoots: ProviderApiRoots;
   signal?: AbortSignal;
 }

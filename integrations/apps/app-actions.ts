@@ -9,6 +9,7 @@ import { microsoftCalendarActions } from "./microsoft/microsoft-calendar.ts";
 import { microsoftExcelActions, microsoftOnedriveActions, microsoftWordActions } from "./microsoft/microsoft-files.ts";
 import { microsoftOutlookActions } from "./microsoft/microsoft-outlook.ts";
 import { notionActions } from "./notion/notion.ts";
+import { salesforceActions } from "./salesforce/salesforce.ts";
 
 type ActionsOf<A extends AppName> = { [K in AppActionName<A>]: AppActionDefinition };
 
@@ -27,6 +28,7 @@ export const appActions: { [A in AppName]?: ActionsOf<A> } = {
   microsoft_onedrive: microsoftOnedriveActions,
   microsoft_excel: microsoftExcelActions,
   microsoft_word: microsoftWordActions,
+  salesforce: salesforceActions,
   notion: notionActions,
 };
 

@@ -2,6 +2,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { AppCredentialClaims } from "../../core/app-credential.ts";
 import { appCatalogue, appToolName, type AppAction } from "../../core/apps.ts";
 import type { Logger } from "../../core/logger.ts";
+import type { Agent } from "undici";
 import type { Fetch } from "../../core/outbound/outbound-fetch.ts";
 import { OutboundRefusedError } from "../../core/outbound/policy.ts";
 import type { AccessTokens } from "../access-tokens.ts";
@@ -18,6 +19,7 @@ export interface AppToolCallDeps {
   accessTokens: AccessTokens;
   signIn: SignIn;
   fetch: Fetch;
+  dispatcher: Agent;
   logger: Logger;
 }
 
@@ -100,7 +102,13 @@ export function createAppToolCalls(deps: AppToolCallDeps) {
     }
     try {
       const result = await definition.run(
-        { accessToken, fetch: deps.fetch, apiRoots: config.apps.apiRoots, ...(signal ? { signal } : {}) },
+        {
+          accessToken,
+          fetch: deps.fetch,
+          dispatcher: deps.dispatcher,
+          apiRoots: config.apps.apiRoots,
+          ...(signal ? { signal } : {}),
+        },
         input,
       );
       log.info({ user, outcome: "ok" }, "App tool call");

@@ -19,6 +19,7 @@ export const clients = {
   microsoft: { client_id: "microsoft-client", client_secret: "microsoft-secret-value-123" },
   hubspot: { client_id: "hubspot-client", client_secret: "hubspot-secret-value-123" },
   notion: { client_id: "notion-client", client_secret: "notion-secret-value-123" },
+  salesforce: { client_id: "salesforce-client", client_secret: "salesforce-secret-value-123" },
 };
 
 /** Public base URLs the provider accepts redirects to: the direct service URL and the proxied `/oauthsvc` one. */
@@ -47,6 +48,7 @@ export function startProvider(publicBases: string[]): Promise<OidcTestProvider> 
     { ...clients.hubspot, redirect_uris: redirects("hubspot") },
     // Notion authenticates its token requests with HTTP Basic (configured by the suites that connect Notion).
     { ...clients.notion, redirect_uris: redirects("notion"), token_endpoint_auth_method: "client_secret_basic" },
+    { ...clients.salesforce, redirect_uris: redirects("salesforce") },
   ];
   const scopes = providerRegistry.flatMap((provider) => [
     ...provider.baseScopes,
