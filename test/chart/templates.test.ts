@@ -217,6 +217,7 @@ describe("the default install", () => {
     expect(Object.keys(data).sort()).toEqual(
       [
         "admin-key",
+        "apps-signing-key",
         "oauth-cookie-secret",
         "oauth-db-encryption-key",
         "oauth-internal-api-key",
@@ -225,7 +226,13 @@ describe("the default install", () => {
       ].sort(),
     );
     expect(data["oauth-db-encryption-key"]).toMatch(/^[0-9a-f]{64}$/);
-    for (const key of ["admin-key", "oauth-cookie-secret", "oauth-internal-api-key", "webhook-signing-key"]) {
+    for (const key of [
+      "admin-key",
+      "apps-signing-key",
+      "oauth-cookie-secret",
+      "oauth-internal-api-key",
+      "webhook-signing-key",
+    ]) {
       expect(data[key]!.length, key).toBeGreaterThanOrEqual(32);
     }
     // Without a cluster to look the Secret up in, every render draws new values.
@@ -248,7 +255,7 @@ describe("the default install", () => {
         }
       }
     }
-    expect(references).toBe(9);
+    expect(references).toBe(13);
   });
 
   it("gives each component the environment its config module reads", () => {
@@ -258,6 +265,9 @@ describe("the default install", () => {
     expect(envOf(api).get("KUBECREW_ADMIN_KEY")?.valueFrom?.secretKeyRef?.key).toBe("admin-key");
     expect(envValue(api, "KUBECREW_DEFAULT_CREW")).toBe("research");
     expect(envValue(api, "KUBECREW_TRUST_PROXY")).toBe("0");
+    // /connections reaches the integrations service inside the cluster with the internal key.
+    expect(envValue(api, "KUBECREW_INTEGRATIONS_URL")).toBe("http://kubecrew-integrations.crews.svc:80");
+    expect(envOf(api).get("OAUTH_INTERNAL_API_KEY")?.valueFrom?.secretKeyRef?.key).toBe("oauth-internal-api-key");
     // The password is expanded by Kubernetes from the variable defined just before.
     const apiEnv = [...envOf(api).keys()];
     expect(apiEnv.indexOf("REDIS_PASSWORD")).toBeLessThan(apiEnv.indexOf("REDIS_URL"));
@@ -269,6 +279,12 @@ describe("the default install", () => {
     expect(envValue(controller, "KUBECREW_RUNNER_SERVICE_ACCOUNT")).toBe("kubecrew-runner");
     expect(envValue(controller, "KUBECREW_HEALTH_PORT")).toBe("8081");
     expect(envValue(controller, "KUBECREW_LEADER_ELECT")).toBe("true");
+    // Connected apps: the integrations service's MCP endpoint in the cluster, the credential key, the revoking key.
+    expect(envValue(controller, "KUBECREW_APPS_URL")).toBe("http://kubecrew-integrations.crews.svc:80/v1/mcp");
+    expect(envOf(controller).get("KUBECREW_APPS_SIGNING_KEY")?.valueFrom?.secretKeyRef?.key).toBe("apps-signing-key");
+    expect(envOf(controller).get("OAUTH_INTERNAL_API_KEY")?.valueFrom?.secretKeyRef?.key).toBe(
+      "oauth-internal-api-key",
+    );
 
     const integrations = container(find(byDefault, "Deployment", "kubecrew-integrations"));
     expect(envValue(integrations, "PORT")).toBe("8787");
@@ -277,6 +293,7 @@ describe("the default install", () => {
       ["OAUTH_COOKIE_SECRET", "oauth-cookie-secret"],
       ["OAUTH_DB_ENCRYPTION_KEY", "oauth-db-encryption-key"],
       ["OAUTH_INTERNAL_API_KEY", "oauth-internal-api-key"],
+      ["KUBECREW_APPS_SIGNING_KEY", "apps-signing-key"],
     ]) {
       expect(envOf(integrations).get(name!)?.valueFrom?.secretKeyRef?.key).toBe(key);
     }
@@ -401,10 +418,11 @@ describe("RBAC", () => {
     ]);
   });
 
-  it("the controller runs Jobs, writes crew and execution status, holds only its own Lease and may only get Secrets", () => {
+  it("the controller runs Jobs, writes crew and execution status, holds only its own Lease and may get, create and delete Secrets (never list or watch)", () => {
     const rules = rulesOf(byDefault, "kubecrew-controller");
     const verbsOn = (resource: string) => rules.filter((r) => r.resources?.includes(resource)).flatMap((r) => r.verbs);
-    expect(verbsOn("secrets")).toEqual(["get"]);
+    // get: a crew's webhook-signing Secret; create and delete: each execution's app-credential Secret.
+    expect(verbsOn("secrets")).toEqual(["get", "create", "delete"]);
     expect(verbsOn("jobs")).toEqual(["get", "list", "watch", "create", "delete", "deletecollection"]);
     expect(verbsOn("configmaps")).toEqual(["get", "create", "delete", "deletecollection"]);
     expect(verbsOn("crewexecutions/status")).toEqual(["get", "patch", "update"]);

@@ -187,6 +187,7 @@ describe("helm install with the chart's Redis, then upgrade, uninstall and reins
     expect(Object.keys(secret).sort()).toEqual(
       [
         "admin-key",
+        "apps-signing-key",
         "oauth-cookie-secret",
         "oauth-db-encryption-key",
         "oauth-internal-api-key",
@@ -313,12 +314,15 @@ describe("the installed chart on the local node", () => {
     expect(resourceRules).toEqual(["crewtaskresults.kubecrew.io [] [] [create patch]"]);
   });
 
-  it("the controller runs Jobs and gets (never lists) Secrets; the integrations service has no API access", () => {
+  it("the controller runs Jobs, gets, creates and deletes (never lists) Secrets; the integrations service has no API access", () => {
     expect(can("controller", "create", "jobs.batch")).toBe("yes");
     expect(can("controller", "delete", "configmaps")).toBe("yes");
     expect(can("controller", "patch", "crewexecutions.kubecrew.io/status")).toBe("yes");
     expect(can("controller", "patch", "crews.kubecrew.io/status")).toBe("yes");
     expect(can("controller", "get", "secrets")).toBe("yes");
+    // Each execution's app-credential Secret: created with its first task, deleted when it finishes.
+    expect(can("controller", "create", "secrets")).toBe("yes");
+    expect(can("controller", "delete", "secrets")).toBe("yes");
     expect(can("controller", "list", "secrets")).toBe("no");
     expect(can("controller", "watch", "secrets")).toBe("no");
     expect(can("controller", "create", "pods")).toBe("no");

@@ -67,6 +67,11 @@ app.kubernetes.io/part-of: kubecrew
 {{- default (include "kubecrew.fullname" .) .Values.secrets.existingSecret }}
 {{- end }}
 
+{{/* The integrations service inside the cluster (its Service), for the controller and the API. */}}
+{{- define "kubecrew.integrationsInternalUrl" -}}
+{{- printf "http://%s.%s.svc:%d" (include "kubecrew.componentName" (dict "root" . "component" "integrations")) .Release.Namespace (int .Values.integrations.service.port) }}
+{{- end }}
+
 {{- define "kubecrew.redisHost" -}}
 {{- printf "%s.%s.svc" (include "kubecrew.componentName" (dict "root" . "component" "redis")) .Release.Namespace }}
 {{- end }}
