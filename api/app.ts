@@ -4,6 +4,9 @@ import type { Logger } from "../core/logger.ts";
 import { runnerPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 import type { SessionAuth } from "./auth/session-auth.ts";
 import type { TokenStore } from "./auth/token-store.ts";
+import type { IntegrationsClient } from "./connections/integrations-client.ts";
+import { connectionsPaths } from "./connections/openapi-paths.ts";
+import { connectionsRoutes } from "./connections/routes.ts";
 import { errorHandler, notFoundHandler } from "./error-handler.ts";
 import type { ExecutionBackend } from "./execution-backend.ts";
 import { openApiDocument, type ExtraPaths } from "./openapi.ts";
@@ -36,6 +39,8 @@ export interface ApiDeps {
   extraPaths?: ExtraPaths;
   /** Ingress trust for req.ip (the rate limiter keys on it): a hop count, or false. */
   trustProxy?: number | boolean;
+  /** The integrations service's internal API, for `/connections`; absent: those routes say it is not configured. */
+  integrations?: IntegrationsClient;
   /** Whether the API can serve (its token store reachable): `/readyz` answers 503 while it is not. */
   ready?: () => Promise<boolean> | boolean;
 }
@@ -46,7 +51,7 @@ export function createApp(deps: ApiDeps): Express {
   app.set("etag", false);
   app.set("trust proxy", deps.trustProxy ?? false);
 
-  const document = JSON.stringify(openApiDocument(deps.extraPaths));
+  const document = JSON.stringify(openApiDocument({ ...connectionsPaths, ...deps.extraPaths }));
   const service = Router();
   service.get("/openapi.json", (_req, res) => {
     res.type("application/json").send(document);
@@ -66,6 +71,7 @@ export function createApp(deps: ApiDeps): Express {
   if (deps.console) app.use("/console", deps.console.router);
   app.use(express.json({ limit: deps.bodyLimitBytes, verify: refuseDeepJson }));
   app.use(integrationsFallback());
+  app.use(connectionsRoutes({ tokens: deps.tokens, integrations: deps.integrations }));
 
   const sessions = deps.console ? { sessions: deps.console.sessions } : {};
   app.use(crewListRoutes({ backend: deps.backend, tokens: deps.tokens, ...sessions }));

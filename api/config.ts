@@ -4,6 +4,7 @@ import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.t
 import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 import { consoleEnv, consoleSettingsFrom, type ConsoleSettings } from "../console/config.ts";
 import { authConfigFrom, authEnv, type AuthConfig } from "./auth/config.ts";
+import type { IntegrationsSettings } from "./connections/integrations-client.ts";
 
 /** `kubecrew api` (cluster mode): the environment it reads. */
 export const apiEnv = authEnv.extend({
@@ -25,6 +26,9 @@ export const apiEnv = authEnv.extend({
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL"),
   ...consoleEnv.shape,
   LOG_LEVEL: logLevel,
+  /** The integrations service's internal API, for /connections (both needed). */
+  KUBECREW_INTEGRATIONS_URL: z.string().url().optional(),
+  OAUTH_INTERNAL_API_KEY: z.string().min(1).optional(),
   ...outboundEnvSchema(clusterPolicy),
 });
 
@@ -43,6 +47,8 @@ export interface ApiConfig {
   console: ConsoleSettings;
   /** Where webhooks may point. */
   outbound: OutboundPolicy;
+  /** The integrations service's internal API (for /connections), when configured. */
+  integrations?: IntegrationsSettings;
 }
 
 /** The environment to ApiConfig, parsed once at start-up (parseConfig). */
@@ -58,4 +64,7 @@ export const apiConfigSchema = apiEnv.transform((e): ApiConfig => ({
   auth: authConfigFrom(e),
   console: consoleSettingsFrom(e),
   outbound: outboundPolicyFrom(e),
+  ...(e.KUBECREW_INTEGRATIONS_URL && e.OAUTH_INTERNAL_API_KEY
+    ? { integrations: { url: e.KUBECREW_INTEGRATIONS_URL, internalApiKey: e.OAUTH_INTERNAL_API_KEY } }
+    : {}),
 }));

@@ -1,7 +1,9 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "../core/logger.ts";
 import { createConsole } from "../console/console.ts";
+import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 import { createRedisAuth } from "./auth/api-auth.ts";
+import { IntegrationsClient } from "./connections/integrations-client.ts";
 import { connectRedis, redisAnswers } from "../core/redis-client.ts";
 import type { ApiConfig } from "./config.ts";
 import { createKubernetesBackend } from "./kubernetes-backend.ts";
@@ -23,8 +25,13 @@ export async function startClusterApi(
     log,
   );
   const auth = createRedisAuth({ redis, config: config.auth, log, sessions: webConsole.sessions });
+  // /connections calls the integrations service inside the cluster: the API's outbound policy applies.
+  const outbound = config.integrations ? createOutboundClient(config.outbound) : undefined;
   const server = await startApi({
     backend,
+    ...(config.integrations && outbound
+      ? { integrations: new IntegrationsClient(config.integrations, outbound.fetch) }
+      : {}),
     console: webConsole,
     tokens: auth.tokens,
     extraRouters: auth.routers,
@@ -42,6 +49,7 @@ export async function startClusterApi(
     url: server.url,
     async stop() {
       await server.stop();
+      await outbound?.close();
       await backend.stop();
       redis.disconnect();
     },

@@ -10,6 +10,7 @@ import { newToken } from "../api/auth/token-format.ts";
 import type { TokenStore } from "../api/auth/token-store.ts";
 import type { ExtraPaths } from "../api/openapi.ts";
 import { startApi } from "../api/server.ts";
+import { IntegrationsClient } from "../api/connections/integrations-client.ts";
 import { createConsole, LOCAL_USER } from "../console/console.ts";
 import type { Crew, LlmConfig } from "../core/crew.ts";
 import type { ExecutionSpec } from "../core/execution.ts";
@@ -120,6 +121,7 @@ export async function startDev(
   });
   const api = await startApi({
     backend: executions,
+    ...(config.integrations ? { integrations: new IntegrationsClient(config.integrations, outbound.fetch) } : {}),
     console: webConsole,
     tokens: auth.tokens,
     extraRouters: auth.routers,

@@ -1,6 +1,6 @@
 /**
  * Arguments for a tool, made up from its JSON schema the way the `call-tools` test model (and the LLM fixture) does:
- * required properties only; strings "x", numbers and integers their minimum (or 0), booleans false, enums and consts
+ * required properties only; strings "x" (or a valid value of their `format`: email, uri, date-time, date), numbers and integers their minimum (or 0), booleans false, enums and consts
  * their first value, arrays empty, objects filled the same way. Deterministic, so tests can predict every call.
  */
 export type JsonSchema = {
@@ -15,6 +15,16 @@ export type JsonSchema = {
   oneOf?: JsonSchema[];
   minItems?: number;
   items?: JsonSchema;
+  format?: string;
+};
+
+/** A string that passes the schema's `format` check, as a validating server (the apps' schemas) insists on. */
+const FORMATTED: Record<string, string> = {
+  email: "x@example.com",
+  uri: "https://example.com/x",
+  url: "https://example.com/x",
+  "date-time": "2026-01-01T00:00:00Z",
+  date: "2026-01-01",
 };
 
 const MAX_DEPTH = 8;
@@ -28,7 +38,7 @@ export function valueFromSchema(schema: JsonSchema | undefined, depth = 0): unkn
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
   switch (type) {
     case "string":
-      return "x";
+      return (schema.format && FORMATTED[schema.format]) ?? "x";
     case "number":
     case "integer":
       return schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 0);
