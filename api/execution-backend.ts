@@ -46,4 +46,9 @@ export interface ExecutionBackend {
   listExecutions(crew: string): Promise<ExecutionView[]>;
   /** Asks the execution to stop; the caller has checked that it exists and is not finished. */
   stopExecution(crew: string, id: string): Promise<void>;
+  /**
+   * Calls `listener` whenever execution `id` or one of its results changes, until the answer is called; the event
+   * stream then reads it again at once instead of polling. A backend without it is polled.
+   */
+  onExecutionChange?(id: string, listener: () => void): () => void;
 }

@@ -27,6 +27,7 @@ import {
   resourcePath,
 } from "../kube/resources.ts";
 import type { ExecutionBackend, ExecutionView, KickoffOutcome, NewExecution } from "./execution-backend.ts";
+import { ExecutionChanges } from "./execution-changes.ts";
 
 /**
  * The API's backend in cluster mode: Crews, CrewExecutions and CrewTaskResults of one namespace held in informer
@@ -67,6 +68,22 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     labelSelector: LABEL_EXECUTION,
     indexKeys: byExecution,
   });
+  // Event streams are told of each change the informers see, instead of polling the caches.
+  const changes = new ExecutionChanges();
+  // How often each execution's results changed: a view is built again only when they (or the execution) did.
+  const resultVersions = new Map<string, number>();
+  executions.on((event, object) => {
+    const id = object.metadata?.name;
+    if (!id) return;
+    if (event === "delete") resultVersions.delete(id);
+    changes.notify(id);
+  });
+  results.on((_event, object) => {
+    for (const id of byExecution(object)) {
+      resultVersions.set(id, (resultVersions.get(id) ?? 0) + 1);
+      changes.notify(id);
+    }
+  });
   await Promise.all([crews.start(), executions.start(), results.start()]);
   const misses = new Map<string, number>();
   const negativeCacheMs = options.negativeCacheMs ?? 1000;
@@ -81,6 +98,29 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     return parsed.success ? parsed.data : undefined;
   };
 
+  // Informer objects are replaced, never changed, on update: each version is parsed once however many readers
+  // (event streams, /status polls) look at it.
+  const parsedResults = new WeakMap<KubeObject, TaskResultSpec | null>();
+  const parsedResult = (item: KubeObject): TaskResultSpec | undefined => {
+    let parsed = parsedResults.get(item);
+    if (parsed === undefined) {
+      const result = taskResultSpec.safeParse(item.spec);
+      parsed = result.success ? result.data : null;
+      parsedResults.set(item, parsed);
+    }
+    return parsed ?? undefined;
+  };
+  const parsedExecutions = new WeakMap<KubeObject, CrewExecution | null>();
+  const parsedExecution = (raw: KubeObject): CrewExecution | undefined => {
+    let parsed = parsedExecutions.get(raw);
+    if (parsed === undefined) {
+      const result = crewExecution.safeParse(raw);
+      parsed = result.success ? result.data : null;
+      parsedExecutions.set(raw, parsed);
+    }
+    return parsed ?? undefined;
+  };
+
   const resultsOf = async (id: string, fromServer: boolean): Promise<Record<string, TaskResultSpec[]>> => {
     let items = results.byIndex(id);
     if (fromServer) {
@@ -92,8 +132,8 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     }
     const byTask: Record<string, TaskResultSpec[]> = {};
     for (const item of items) {
-      const parsed = taskResultSpec.safeParse(item.spec);
-      if (parsed.success) (byTask[parsed.data.taskName] ??= []).push(parsed.data);
+      const parsed = parsedResult(item);
+      if (parsed) (byTask[parsed.taskName] ??= []).push(parsed);
     }
     return byTask;
   };
@@ -107,6 +147,18 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     ...(execution.status ? { status: execution.status } : {}),
     results: await resultsOf(execution.metadata.name, fromServer),
   });
+  // The same view object while neither the execution object nor its results changed: every event stream and status
+  // poll of one execution shares it (and what is derived from it, keyed by it).
+  // The promise is kept, not its value: readers woken by one change together share the one view being built.
+  const views = new WeakMap<CrewExecution, { version: number; view: Promise<ExecutionView> }>();
+  const cachedView = (execution: CrewExecution): Promise<ExecutionView> => {
+    const version = resultVersions.get(execution.metadata.name) ?? 0;
+    const cached = views.get(execution);
+    if (cached?.version === version) return cached.view;
+    const fresh = view(execution, false);
+    views.set(execution, { version, view: fresh });
+    return fresh;
+  };
 
   const createExecutionObject = async (id: string, execution: NewExecution) => {
     const key = execution.idempotency;
@@ -200,9 +252,9 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
           return undefined;
         }
       }
-      const parsed = crewExecution.safeParse(raw);
-      if (!parsed.success || parsed.data.spec.crewRef.name !== crewName) return undefined;
-      return view(parsed.data, fromServer);
+      const parsed = parsedExecution(raw);
+      if (!parsed || parsed.spec.crewRef.name !== crewName) return undefined;
+      return fromServer ? view(parsed, true) : cachedView(parsed);
     },
 
     async listExecutions(crewName) {
@@ -222,6 +274,8 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
       });
       executions.upsert(updated);
     },
+
+    onExecutionChange: (id, listener) => changes.subscribe(id, listener),
 
     readThroughs: () => readThroughs,
 

@@ -171,6 +171,7 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
       execution,
       () => backend.getExecution(crew.metadata.name, execution.id),
       deps.eventStream,
+      backend.onExecutionChange ? (onChange) => backend.onExecutionChange!(execution.id, onChange) : undefined,
     );
   });
 

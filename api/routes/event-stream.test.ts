@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import express from "express";
 import { describe, expect, it } from "vitest";
 import type { ExecutionView } from "../execution-backend.ts";
+import { ExecutionChanges } from "../execution-changes.ts";
 import { streamExecutionEvents } from "./event-stream.ts";
 
 const running: ExecutionView = {
@@ -46,6 +47,51 @@ describe("streamExecutionEvents", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(ended).toBe(true);
     expect(reloads).toBe(after);
+    server.close();
+  });
+
+  it("reads the execution again when told of a change, not on a timer, and unsubscribes when the stream ends", async () => {
+    const changes = new ExecutionChanges();
+    let current: ExecutionView = running;
+    let reloads = 0;
+    const app = express();
+    app.get("/events", async (req, res) => {
+      await streamExecutionEvents(
+        req,
+        res,
+        running,
+        async () => {
+          reloads++;
+          return current;
+        },
+        // No timer would fire within the test: only a change can bring the next events.
+        { pushedPollMs: 600_000, heartbeatMs: 600_000 },
+        (onChange) => changes.subscribe(running.id, onChange),
+      );
+    });
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/events`);
+    const reader = res.body!.getReader();
+    let text = "";
+    while (!text.includes("event: task_started")) text += new TextDecoder().decode((await reader.read()).value);
+    expect(changes.watched).toBe(1);
+    expect(reloads).toBe(0);
+    current = {
+      ...running,
+      status: {
+        phase: "Succeeded",
+        tasks: [{ name: "t", phase: "Succeeded", startTime: "2026-01-01T00:00:00Z" }],
+      },
+      results: { t: [{ taskName: "t", attempt: 1, output: "done", executionTime: 1 } as never] },
+    };
+    changes.notify(running.id);
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      text += new TextDecoder().decode(chunk.value);
+    }
+    expect(text).toContain("event: execution_completed");
+    expect(reloads).toBe(1);
+    expect(changes.watched).toBe(0);
     server.close();
   });
 });
