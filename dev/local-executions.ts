@@ -254,12 +254,15 @@ export class LocalExecutions implements ExecutionBackend {
         else log.info(line, action.message);
         return;
       }
-      case "webhook":
+      case "webhook": {
         if (execution.webhooksSent.has(action.hook) || execution.stepsSending.has(action.hook)) return;
+        // The same delivery id as a cluster's, with the run's id in place of the CrewExecution's uid.
+        const identity = { delivery: `${execution.id}/${action.hook}`, event: action.kind };
         if (action.kind === "step") {
           // decide() asks for a task's next step only once this one is recorded: one at a time, in order.
           execution.stepsSending.add(action.hook);
-          void deliverWebhook(action.url, action.payload, { log, fetch: this.options.webhookFetch }).finally(() => {
+          const deps = { log, fetch: this.options.webhookFetch };
+          void deliverWebhook(action.url, action.payload, deps, 3, identity).finally(() => {
             execution.stepsSending.delete(action.hook);
             execution.webhooksSent.add(action.hook);
             this.reconcile(execution.id);
@@ -267,8 +270,9 @@ export class LocalExecutions implements ExecutionBackend {
           return;
         }
         execution.webhooksSent.add(action.hook);
-        void deliverWebhook(action.url, action.payload, { log, fetch: this.options.webhookFetch });
+        void deliverWebhook(action.url, action.payload, { log, fetch: this.options.webhookFetch }, 3, identity);
         return;
+      }
     }
   }
 }

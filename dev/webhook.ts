@@ -11,13 +11,18 @@ export async function deliverWebhook(
   payload: JsonObject,
   deps: { log: Logger; fetch: typeof fetch },
   attempts = 3,
+  /** `X-Kubecrew-Delivery` (`<execution id>/<hook>`, the same on a retry) and `X-Kubecrew-Event`, as the controller. */
+  identity?: { delivery: string; event: string },
 ): Promise<boolean> {
   const { log } = deps;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
       const response = await deps.fetch(url, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: {
+          "content-type": "application/json",
+          ...(identity ? { "X-Kubecrew-Delivery": identity.delivery, "X-Kubecrew-Event": identity.event } : {}),
+        },
         body: JSON.stringify(payload),
         redirect: "manual",
         signal: AbortSignal.timeout(10_000),

@@ -29,7 +29,14 @@ let kb: FixtureMcpServer;
 let weather: Server;
 let weatherHost: string;
 /** Step webhooks the weather server received at /steps, in arrival order. */
-const stepPosts: { task_id: string; attempt: number; step: { index: number; kind: string; tool?: string } }[] = [];
+const stepPosts: {
+  kickoff_id: string;
+  task_id: string;
+  attempt: number;
+  step: { index: number; kind: string; tool?: string };
+  delivery?: string;
+  event?: string;
+}[] = [];
 
 function crew(name: string, llmYaml: string) {
   return `apiVersion: kubecrew.io/v1alpha1
@@ -69,7 +76,11 @@ beforeAll(async () => {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
-        stepPosts.push(JSON.parse(Buffer.concat(chunks).toString("utf8")) as (typeof stepPosts)[number]);
+        stepPosts.push({
+          ...(JSON.parse(Buffer.concat(chunks).toString("utf8")) as (typeof stepPosts)[number]),
+          delivery: req.headers["x-kubecrew-delivery"] as string,
+          event: req.headers["x-kubecrew-event"] as string,
+        });
         res.writeHead(204).end();
       });
       return;
@@ -179,6 +190,10 @@ describe("kubecrew dev with tools", () => {
       [0, 1, 2, 3, 4].map((i) => ["look", 1, i]),
     );
     expect(stepPosts.map((p) => p.step.kind)).toEqual(["llm", "tool", "tool", "tool", "llm"]);
+    // The delivery id receivers dedupe on, as a cluster's controller sends it (the run's id standing for its uid).
+    expect(stepPosts.map((p) => [p.delivery, p.event])).toEqual(
+      [0, 1, 2, 3, 4].map((i) => [`${stepPosts[0]!.kickoff_id}/step:look:1:${i}`, "step"]),
+    );
     expect(
       stepPosts
         .slice(1, 4)
