@@ -1,6 +1,7 @@
 import type { Agent } from "undici";
 import type { z } from "zod";
 import type { Fetch } from "../../core/outbound/outbound-fetch.ts";
+import type { OutboundPolicy } from "../../core/outbound/policy.ts";
 import type { ProviderApiRoots } from "./apps-settings.ts";
 
 /** What an action is given to call its provider: the user's fresh access token and the checked fetch. */
@@ -10,6 +11,8 @@ export interface ActionContext {
   fetch: Fetch;
   /** The same checked connections as a dispatcher, for SDKs that take one instead of a fetch. */
   dispatcher: Agent;
+  /** The policy itself, for SDKs that only take a Node agent (core/outbound/node-agent.ts). */
+  outboundPolicy: OutboundPolicy;
   apiRoots: ProviderApiRoots;
   signal?: AbortSignal;
 }

@@ -8,6 +8,7 @@ import { googleSheetsActions } from "./google/google-sheets.ts";
 import { microsoftCalendarActions } from "./microsoft/microsoft-calendar.ts";
 import { microsoftExcelActions, microsoftOnedriveActions, microsoftWordActions } from "./microsoft/microsoft-files.ts";
 import { microsoftOutlookActions } from "./microsoft/microsoft-outlook.ts";
+import { hubspotActions } from "./hubspot/hubspot.ts";
 import { notionActions } from "./notion/notion.ts";
 import { salesforceActions } from "./salesforce/salesforce.ts";
 
@@ -15,9 +16,9 @@ type ActionsOf<A extends AppName> = { [K in AppActionName<A>]: AppActionDefiniti
 
 /**
  * What each app's actions do, by the names of core/apps.ts: an app listed here has every one of its catalogue actions
- * (the type says so). An app not yet listed serves no tools.
+ * (the type says so).
  */
-export const appActions: { [A in AppName]?: ActionsOf<A> } = {
+export const appActions: { [A in AppName]: ActionsOf<A> } = {
   gmail: gmailActions,
   google_calendar: googleCalendarActions,
   google_drive: googleDriveActions,
@@ -29,6 +30,7 @@ export const appActions: { [A in AppName]?: ActionsOf<A> } = {
   microsoft_excel: microsoftExcelActions,
   microsoft_word: microsoftWordActions,
   salesforce: salesforceActions,
+  hubspot: hubspotActions,
   notion: notionActions,
 };
 

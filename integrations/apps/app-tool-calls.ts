@@ -106,6 +106,7 @@ export function createAppToolCalls(deps: AppToolCallDeps) {
           accessToken,
           fetch: deps.fetch,
           dispatcher: deps.dispatcher,
+          outboundPolicy: config.outbound,
           apiRoots: config.apps.apiRoots,
           ...(signal ? { signal } : {}),
         },
