@@ -42,6 +42,7 @@ export default tseslint.config(
           "window",
           "document",
           "location",
+          "URLSearchParams",
           "fetch",
           "EventSource",
           "addEventListener",

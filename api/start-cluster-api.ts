@@ -20,18 +20,17 @@ export async function startClusterApi(
 ): Promise<RunningServer> {
   const backend = await createKubernetesBackend({ kubeConfig, namespace: config.namespace, log });
   const redis = connectRedis(config.redisUrl, { log, commandTimeoutMs: config.auth.redisCommandTimeoutMs });
+  // The console's OpenID provider and /connections' integrations service are reached through the API's outbound
+  // URL policy, as every other call.
+  const outbound = createOutboundClient(config.outbound);
   const webConsole = createConsole(
-    { ...config.console, ...(config.auth.adminKey ? { adminKey: config.auth.adminKey } : {}) },
+    { ...config.console, ...(config.auth.adminKey ? { adminKey: config.auth.adminKey } : {}), fetch: outbound.fetch },
     log,
   );
   const auth = createRedisAuth({ redis, config: config.auth, log, sessions: webConsole.sessions });
-  // /connections calls the integrations service inside the cluster: the API's outbound policy applies.
-  const outbound = config.integrations ? createOutboundClient(config.outbound) : undefined;
   const server = await startApi({
     backend,
-    ...(config.integrations && outbound
-      ? { integrations: new IntegrationsClient(config.integrations, outbound.fetch) }
-      : {}),
+    ...(config.integrations ? { integrations: new IntegrationsClient(config.integrations, outbound.fetch) } : {}),
     console: webConsole,
     tokens: auth.tokens,
     extraRouters: auth.routers,
@@ -49,9 +48,9 @@ export async function startClusterApi(
     url: server.url,
     async stop() {
       await server.stop();
-      await outbound?.close();
       await backend.stop();
       redis.disconnect();
+      await outbound.close();
     },
   };
 }

@@ -1,4 +1,15 @@
 import { z } from "zod";
+import { ConfigError } from "../core/config.ts";
+
+const list = z
+  .string()
+  .optional()
+  .transform((value) =>
+    (value ?? "")
+      .split(",")
+      .map((item) => item.trim())
+      .filter(Boolean),
+  );
 
 /** The web console's settings, from the environment; merged into `kubecrew api`'s and `kubecrew dev`'s schemas. */
 export const consoleEnv = z.object({
@@ -10,16 +21,56 @@ export const consoleEnv = z.object({
     .int()
     .positive()
     .default(8 * 3600),
+  /** OpenID Connect sign-in: the provider's issuer URL (Google, Entra ID, Keycloak, Dex, …) and this client. */
+  KUBECREW_CONSOLE_OIDC_ISSUER: z.url().optional(),
+  KUBECREW_CONSOLE_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  KUBECREW_CONSOLE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  /** The ID token claim listing the user's groups. */
+  KUBECREW_CONSOLE_OIDC_GROUPS_CLAIM: z.string().min(1).default("groups"),
+  /** Comma-separated: members of these groups, and these email addresses, are org admins. */
+  KUBECREW_CONSOLE_ADMIN_GROUPS: list,
+  KUBECREW_CONSOLE_ADMIN_EMAILS: list,
+  /** The console's public origin (e.g. https://crews.example.com), for the OIDC redirect URI; the request's otherwise. */
+  KUBECREW_CONSOLE_PUBLIC_URL: z.url().optional(),
 });
+
+export interface OidcSettings {
+  issuer: URL;
+  clientId: string;
+  clientSecret: string;
+  groupsClaim: string;
+  adminGroups: string[];
+  adminEmails: string[];
+}
 
 export interface ConsoleSettings {
   sessionSecret?: string;
   sessionTtlSeconds: number;
+  oidc?: OidcSettings;
+  publicUrl?: string;
 }
 
 export function consoleSettingsFrom(e: z.infer<typeof consoleEnv>): ConsoleSettings {
+  const issuer = e.KUBECREW_CONSOLE_OIDC_ISSUER;
+  if (issuer && (!e.KUBECREW_CONSOLE_OIDC_CLIENT_ID || !e.KUBECREW_CONSOLE_OIDC_CLIENT_SECRET)) {
+    const missing = e.KUBECREW_CONSOLE_OIDC_CLIENT_ID ? "SECRET" : "ID";
+    throw new ConfigError(`KUBECREW_CONSOLE_OIDC_CLIENT_${missing}`, "is required with KUBECREW_CONSOLE_OIDC_ISSUER");
+  }
   return {
     ...(e.KUBECREW_CONSOLE_SESSION_SECRET ? { sessionSecret: e.KUBECREW_CONSOLE_SESSION_SECRET } : {}),
     sessionTtlSeconds: e.KUBECREW_CONSOLE_SESSION_TTL_SECONDS,
+    ...(issuer
+      ? {
+          oidc: {
+            issuer: new URL(issuer),
+            clientId: e.KUBECREW_CONSOLE_OIDC_CLIENT_ID!,
+            clientSecret: e.KUBECREW_CONSOLE_OIDC_CLIENT_SECRET!,
+            groupsClaim: e.KUBECREW_CONSOLE_OIDC_GROUPS_CLAIM,
+            adminGroups: e.KUBECREW_CONSOLE_ADMIN_GROUPS,
+            adminEmails: e.KUBECREW_CONSOLE_ADMIN_EMAILS.map((email) => email.toLowerCase()),
+          },
+        }
+      : {}),
+    ...(e.KUBECREW_CONSOLE_PUBLIC_URL ? { publicUrl: e.KUBECREW_CONSOLE_PUBLIC_URL.replace(/\/+$/, "") } : {}),
   };
 }

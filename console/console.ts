@@ -1,11 +1,15 @@
 import { randomBytes } from "node:crypto";
 import type { Router } from "express";
 import type { Logger } from "../core/logger.ts";
+import type { Fetch } from "../core/outbound/outbound-fetch.ts";
 import type { ConsoleSettings } from "./config.ts";
+import { OidcSignIn } from "./oidc-sign-in.ts";
 import { consoleRouter } from "./router.ts";
 import { ConsoleSessions, type ConsoleIdentity } from "./session.ts";
 
 export interface ConsoleConfig extends ConsoleSettings {
+  /** The outbound client's fetch: the OpenID provider is reached through the outbound URL policy. */
+  fetch: Fetch;
   /** `kubecrew dev`: the local user, signed in without a provider. */
   localUser?: ConsoleIdentity;
   adminKey?: string;
@@ -19,16 +23,23 @@ export function createConsole(config: ConsoleConfig, log: Logger): { router: Rou
         "this process does (and are not valid on other replicas)",
     );
   }
-  const sessions = new ConsoleSessions({
-    // Without KUBECREW_CONSOLE_SESSION_SECRET a random key: sessions last as long as the process.
-    secret: config.sessionSecret ?? randomBytes(32).toString("base64url"),
-    ttlSeconds: config.sessionTtlSeconds,
-  });
+  // Without KUBECREW_CONSOLE_SESSION_SECRET a random key: sessions last as long as the process.
+  const secret = config.sessionSecret ?? randomBytes(32).toString("base64url");
+  const sessions = new ConsoleSessions({ secret, ttlSeconds: config.sessionTtlSeconds });
+  const oidc =
+    config.oidc &&
+    new OidcSignIn({
+      settings: config.oidc,
+      fetch: config.fetch,
+      secret,
+      ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+    });
   const router = consoleRouter({
     sessions,
     log,
     ...(config.localUser ? { localUser: config.localUser } : {}),
     ...(config.adminKey ? { adminKey: config.adminKey } : {}),
+    ...(oidc ? { oidc } : {}),
   });
   return { router, sessions };
 }

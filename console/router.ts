@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import express, { Router, type Response } from "express";
 import type { Logger } from "../core/logger.ts";
+import type { OidcSignIn } from "./oidc-sign-in.ts";
 import { securityHeaders } from "./security-headers.ts";
 import type { ConsoleIdentity, ConsoleSession, ConsoleSessions } from "./session.ts";
 import { vendorModules } from "./vendor.ts";
@@ -14,6 +15,8 @@ export interface ConsoleOptions {
   localUser?: ConsoleIdentity;
   /** KUBECREW_ADMIN_KEY: signs in an org admin, for the first setup. */
   adminKey?: string;
+  /** OpenID Connect sign-in, when a provider is configured. */
+  oidc?: OidcSignIn;
   log: Logger;
 }
 
@@ -24,7 +27,7 @@ const digest = (text: string) => createHash("sha256").update(text).digest();
 
 /** What the page learns about its session: who is signed in, the CSRF token to send back, how else to sign in. */
 function sessionBody(session: ConsoleSession | undefined, options: ConsoleOptions) {
-  const signIn = { admin_key: Boolean(options.adminKey) };
+  const signIn = { admin_key: Boolean(options.adminKey), oidc: Boolean(options.oidc) };
   if (!session) return { signed_in: false, sign_in: signIn };
   const { kind, subject, admin, name, csrf } = session;
   return { signed_in: true, user: { kind, subject, admin, name: name ?? subject }, csrf, sign_in: signIn };
@@ -63,6 +66,28 @@ export function consoleRouter(options: ConsoleOptions): Router {
     }
     const session = sessions.signIn(req, res, { kind: "org", crews: "*", subject: "admin", admin: true });
     res.set("Cache-Control", "no-store").json(sessionBody(session, options));
+  });
+
+  router.get("/sign-in/oidc", async (req, res) => {
+    if (!options.oidc) return fail(res, 404, "Not Found", "OpenID Connect sign-in is not configured");
+    await options.oidc.start(req, res);
+  });
+
+  router.get("/auth/callback", async (req, res) => {
+    if (!options.oidc) return fail(res, 404, "Not Found", "OpenID Connect sign-in is not configured");
+    const back = (problem: string) => res.redirect(303, `/console/?sign_in_error=${encodeURIComponent(problem)}`);
+    if (typeof req.query.error === "string") return back(`The provider refused the sign-in: ${req.query.error}`);
+    let identity;
+    try {
+      identity = await options.oidc.finish(req, res);
+    } catch (err) {
+      options.log.warn({ err: (err as Error).message }, "Console OpenID Connect sign-in failed");
+      return back("The sign-in could not be completed; try again");
+    }
+    if (!identity) return back("The sign-in took too long or was started elsewhere; try again");
+    sessions.signIn(req, res, identity);
+    options.log.info({ subject: identity.subject, admin: identity.admin }, "Console sign-in");
+    res.redirect(303, "/console/");
   });
 
   router.post("/sign-out", (req, res) => {

@@ -61,12 +61,15 @@ export async function startDev(
   const crews = (await loadCrews(config.crewsDir)).map((c) => (c.spec.llm ? c : { ...c, spec: { ...c.spec, llm } }));
   const defaultCrew = config.defaultCrew ?? crews[0]?.metadata.name;
 
-  // The web console signs the local user in without a provider.
+  const outboundPolicy = config.outbound;
+  const outbound = createOutboundClient(outboundPolicy, options.resolver ? { resolver: options.resolver } : {});
+  // The web console signs the local user in without a provider, unless an OpenID provider is configured.
   const webConsole = createConsole(
     {
       ...config.console,
-      localUser: LOCAL_USER,
+      ...(config.console.oidc ? {} : { localUser: LOCAL_USER }),
       ...(config.auth.adminKey ? { adminKey: config.auth.adminKey } : {}),
+      fetch: outbound.fetch,
     },
     log,
   );
@@ -96,8 +99,6 @@ export async function startDev(
     auth = createMemoryAuth({ store: memory, config: config.auth, log, sessions: webConsole.sessions });
   }
 
-  const outboundPolicy = config.outbound;
-  const outbound = createOutboundClient(outboundPolicy, options.resolver ? { resolver: options.resolver } : {});
   const workRoot = mkdtempSync(join(tmpdir(), "kubecrew-dev-"));
   const runnerEnv = {
     // The compile cache cuts each runner process's start-up by about half.
