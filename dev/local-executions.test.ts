@@ -31,5 +31,5 @@ it("answers a keyed kickoff's run for 24 hours, then lets the key start a new on
   expect(next.kind).toBe("started");
   expect(next.id).not.toBe(first.id);
   expect(await kickoff("body-2")).toEqual({ kind: "replayed", id: next.id });
-  executions.close();
+  await executions.close();
 });

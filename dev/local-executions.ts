@@ -153,12 +153,18 @@ export class LocalExecutions implements ExecutionBackend {
   }
 
   /** Stops every task process; used on Ctrl-C. */
-  close(): void {
+  /** Stops every task and resolves once their processes have exited (so nothing writes into the work folder after). */
+  async close(): Promise<void> {
     this.closed = true;
+    const exits: Promise<void>[] = [];
     for (const execution of this.executions.values()) {
       clearTimeout(execution.timer);
-      for (const task of execution.tasks.values()) task.stop();
+      for (const task of execution.tasks.values()) {
+        task.stop();
+        exits.push(task.exited());
+      }
     }
+    await Promise.all(exits);
   }
 
   /** Level-based: observe everything, decide, act. Serialised per execution; a trigger during a pass runs another. */

@@ -147,7 +147,7 @@ export async function startDev(
     executionIds: () => executions.ids(),
     executionSpec: (id) => executions.specOf(id),
     async stop() {
-      executions.close();
+      await executions.close();
       await api.stop();
       await outbound.close();
       redis?.disconnect();

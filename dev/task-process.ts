@@ -93,6 +93,13 @@ export class TaskProcess {
     this.kill();
   }
 
+  /** Resolves once the running attempt's process (if any) has exited; a stopped one is SIGKILLed after 2 s. */
+  exited(): Promise<void> {
+    const child = this.child;
+    if (!child) return Promise.resolve();
+    return new Promise((resolve) => child.once("close", () => resolve()));
+  }
+
   private get assignmentPath() {
     return join(this.options.workDir, "assignment.json");
   }
