@@ -103,6 +103,7 @@ async function restart(identity: string): Promise<void> {
 describe.skipIf(installed)("step webhooks across controller SIGKILLs", () => {
   it("delivers every step; receivers deduplicating on X-Kubecrew-Delivery see each step exactly once", async () => {
     let killed: Promise<void> = Promise.resolve();
+    let postsAtLastRestart = Number.POSITIVE_INFINITY;
     onPost = async (n) => {
       if (n === 2) {
         // The second step POST: the controller is SIGKILLed before it gets the answer, so it cannot know it arrived.
@@ -110,7 +111,11 @@ describe.skipIf(installed)("step webhooks across controller SIGKILLs", () => {
         await killed;
       } else if (n === 5) {
         // The fifth: answered at once, then the controller is SIGKILLed, racing its record of the delivery.
-        killed = sleep(5).then(() => restart("hooks-a"));
+        killed = sleep(5)
+          .then(() => restart("hooks-a"))
+          .then(() => {
+            postsAtLastRestart = posts.length;
+          });
       }
     };
     const id = await kickoff(api, "chatty", { stepWebhookUrl: receiverUrl });
@@ -153,7 +158,12 @@ describe.skipIf(installed)("step webhooks across controller SIGKILLs", () => {
     const held = posts[1]!.delivery;
     expect(posts.filter((p) => p.delivery === held)).toHaveLength(2);
     expect(duplicates).toBeGreaterThanOrEqual(1);
-    expect(duplicates).toBeLessThanOrEqual(2);
+    // Only a step sent before the last restart can be sent again (how many depends on how the kills race the
+    // records on a loaded machine); once the last controller runs, each step is recorded and sent once.
+    const firstIndex = new Map<string, number>();
+    posts.forEach((p, i) => firstIndex.has(p.delivery) || firstIndex.set(p.delivery, i));
+    const resent = new Set(posts.filter((p, i) => firstIndex.get(p.delivery) !== i).map((p) => p.delivery));
+    for (const delivery of resent) expect(firstIndex.get(delivery)!).toBeLessThan(postsAtLastRestart);
     console.log(`step webhooks: ${posts.length} POSTs for ${expected.length} steps, ${duplicates} raw duplicates`);
   });
 });
