@@ -23,6 +23,24 @@ export interface AppToolCallDeps {
   logger: Logger;
 }
 
+/**
+ * Whether the outbound policy refused the call: the SDKs wrap what their fetch, dispatcher or agent threw (as a cause,
+ * or, for Graph, as the error's `code` name), so look through them.
+ */
+function refusedByPolicy(error: unknown): boolean {
+  for (
+    let e = error, depth = 0;
+    e && typeof e === "object" && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
+    const { name, code } = e as { name?: unknown; code?: unknown };
+    if (e instanceof OutboundRefusedError || name === "OutboundRefusedError" || code === "OutboundRefusedError")
+      return true;
+    if (code === "EOUTBOUND_REFUSED") return true;
+  }
+  return false;
+}
+
 const toolError = (text: string): CallToolResult => ({ isError: true, content: [{ type: "text", text }] });
 
 /**
@@ -126,10 +144,7 @@ export function createAppToolCalls(deps: AppToolCallDeps) {
           return toolError(await reconnect(`${name} answered 403 (${said}); grant the ${scopeName(action.app)} scope`));
         return toolError(`${name} answered ${error.status} to ${tool}: ${said}`);
       }
-      if (
-        error instanceof OutboundRefusedError ||
-        (error as { cause?: unknown }).cause instanceof OutboundRefusedError
-      ) {
+      if (refusedByPolicy(error)) {
         return toolError(`${name} could not be called: the outbound URL policy refuses its address`);
       }
       // Anything else (a network failure, an answer the SDK could not read): said plainly, without the SDK's details,
