@@ -36,6 +36,8 @@ export default defineConfig({
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],
+          // redis-server for the integrations service behind the Apps tab.
+          globalSetup: ["test/support/redis-global-setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // One chromium and one kubecrew dev at a time: the machines running npm test have 2 cores.

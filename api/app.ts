@@ -71,9 +71,9 @@ export function createApp(deps: ApiDeps): Express {
   if (deps.console) app.use("/console", deps.console.router);
   app.use(express.json({ limit: deps.bodyLimitBytes, verify: refuseDeepJson }));
   app.use(integrationsFallback());
-  app.use(connectionsRoutes({ tokens: deps.tokens, integrations: deps.integrations }));
-
   const sessions = deps.console ? { sessions: deps.console.sessions } : {};
+  app.use(connectionsRoutes({ tokens: deps.tokens, integrations: deps.integrations, ...sessions }));
+
   app.use(crewListRoutes({ backend: deps.backend, tokens: deps.tokens, ...sessions }));
   app.use(
     "/crews/:crew",

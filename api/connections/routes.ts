@@ -1,6 +1,7 @@
 import { Router, type Request } from "express";
 import { appCatalogue, appNames, isAppName, type AppName } from "../../core/apps.ts";
 import { bearerAuth, principalOf } from "../auth/bearer.ts";
+import type { SessionAuth } from "../auth/session-auth.ts";
 import type { TokenStore } from "../auth/token-store.ts";
 import { ApiError, badRequest, forbidden, serviceUnavailable } from "../errors.ts";
 import { parseOr400 } from "../validation.ts";
@@ -17,6 +18,8 @@ export interface ConnectionsDeps {
   tokens: TokenStore;
   /** The integrations service's internal API; undefined when this installation has none configured. */
   integrations: IntegrationsClient | undefined;
+  /** The web console's sessions: its signed-in user manages their own connections (the Apps tab). */
+  sessions?: SessionAuth;
 }
 
 const appNotFound = (app: string) =>
@@ -85,7 +88,7 @@ function view(app: AppName, connection: IntegrationsConnection | undefined): App
  */
 export function connectionsRoutes(deps: ConnectionsDeps): Router {
   const router = Router();
-  const auth = bearerAuth(deps.tokens);
+  const auth = bearerAuth(deps.tokens, deps.sessions);
   const integrations = () => {
     if (!deps.integrations) throw notConfigured();
     return deps.integrations;

@@ -1,5 +1,6 @@
 // One crew, with its tabs: Run (the kickoff form) and Executions (the list, or one execution live).
 import { api, crewPath } from "./api.js";
+import { AppsTab } from "./apps-tab.js";
 import { ExecutionView } from "./execution-view.js";
 import { ExecutionsTab } from "./executions-tab.js";
 import { html, useEffect, useState } from "./html.js";
@@ -11,6 +12,8 @@ const tabs = [
   { id: "executions", label: "Executions" },
   // Tokens and service accounts: org admins only (the admin API refuses everyone else).
   { id: "status", label: "Status", admin: true },
+  // The signed-in user's connected apps, which agents use when this user kicks off.
+  { id: "apps", label: "Apps" },
 ];
 
 export function CrewPage({ crew: name, tab, execution, admin }) {
@@ -32,6 +35,7 @@ export function CrewPage({ crew: name, tab, execution, admin }) {
   if (tab === "executions" && execution) content = html`<${ExecutionView} crew=${crew} id=${execution} />`;
   else if (tab === "executions") content = html`<${ExecutionsTab} crew=${crew} />`;
   else if (tab === "status" && admin) content = html`<${StatusTab} crew=${crew} />`;
+  else if (tab === "apps") content = html`<${AppsTab} />`;
   else content = html`<${RunTab} crew=${crew} />`;
   return html`<section>
     <h1>${crew.name}</h1>
