@@ -10,6 +10,8 @@ export interface ProviderAccount {
   email?: string;
   hostedDomain?: string;
   tenantId?: string;
+  /** Salesforce: the org's instance URL (the token response's `instance_url`), where its REST API lives. */
+  instanceUrl?: string;
 }
 
 export type ConnectionStatus = "active" | "reauthorization_required";
@@ -49,6 +51,7 @@ const storedSchema = z.object({
     email: z.string().optional(),
     hostedDomain: z.string().optional(),
     tenantId: z.string().optional(),
+    instanceUrl: z.string().optional(),
   }),
   status: z.enum(["active", "reauthorization_required"]),
   accessTokenExpiresAt: z.string().nullable(),

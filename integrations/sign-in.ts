@@ -27,6 +27,14 @@ export function redirectUri(publicUrl: URL, provider: string): string {
   return `${publicUrl.href.replace(/\/+$/, "")}/v1/auth/${encodeURIComponent(provider)}/callback`;
 }
 
+/** Salesforce answers the org's API origin as `instance_url`; kept only when it is an http(s) origin. */
+function instanceUrlOf(response: object): { instanceUrl?: string } {
+  const raw = (response as { instance_url?: unknown }).instance_url;
+  if (typeof raw !== "string" || !URL.canParse(raw)) return {};
+  const url = new URL(raw);
+  return url.protocol === "https:" || url.protocol === "http:" ? { instanceUrl: url.origin } : {};
+}
+
 export function configuredProduct(
   config: IntegrationsConfig,
   providerId: string,
@@ -181,6 +189,7 @@ export function createSignIn(deps: SignInDeps) {
         ...(typeof claims?.["email"] === "string" ? { email: claims["email"] } : {}),
         ...(typeof claims?.["hd"] === "string" ? { hostedDomain: claims["hd"] } : {}),
         ...(typeof claims?.["tid"] === "string" ? { tenantId: claims["tid"] } : {}),
+        ...instanceUrlOf(response),
       };
       const connection = await connections.saveSignIn({
         userId: pending.userId,

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { Fetch } from "../../core/outbound/outbound-fetch.ts";
 import type { OutboundPolicy } from "../../core/outbound/policy.ts";
 import type { ProviderApiRoots } from "./apps-settings.ts";
+import type { ProviderAccount } from "../connection-store.ts";
 
 /** What an action is given to call its provider: the user's fresh access token and the checked fetch. */
 export interface ActionContext {
@@ -14,6 +15,8 @@ export interface ActionContext {
   /** The policy itself, for SDKs that only take a Node agent (core/outbound/node-agent.ts). */
   outboundPolicy: OutboundPolicy;
   apiRoots: ProviderApiRoots;
+  /** The connection's account at the provider (e.g. Salesforce's instance URL). */
+  account: ProviderAccount;
   signal?: AbortSignal;
 }
 

@@ -126,6 +126,7 @@ export function createAppToolCalls(deps: AppToolCallDeps) {
           dispatcher: deps.dispatcher,
           outboundPolicy: config.outbound,
           apiRoots: config.apps.apiRoots,
+          account: connection.account,
           ...(signal ? { signal } : {}),
         },
         input,

@@ -16,7 +16,7 @@ export interface ProviderApiRoots {
   hubspot?: URL;
   /** NOTION_API_BASE_URL. */
   notion?: URL;
-  /** SALESFORCE_INSTANCE_URL: the org's instance (My Domain) URL the REST API lives at. */
+  /** SALESFORCE_INSTANCE_URL: overrides the instance URL each Salesforce connection got at sign-in (tests, one fixed org). */
   salesforce?: URL;
 }
 

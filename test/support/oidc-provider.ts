@@ -84,6 +84,8 @@ export interface OidcTestProvider {
   omitRefreshTokenOnRefresh: boolean;
   /** The user declines on the consent screen. */
   declineConsent: boolean;
+  /** Salesforce's `instance_url` (the org's API origin) to add to authorization-code token responses. */
+  instanceUrl?: string;
   /** Successful refresh_token grants so far, counted by the provider itself. */
   refreshCount(): number;
   /** Every token value the provider issued (access, refresh, ID tokens), to look for in storage. */
@@ -178,6 +180,13 @@ export async function startOidcProvider(options: {
   provider.use(async (ctx, next) => {
     await next();
     const body = ctx.body as Record<string, unknown> | undefined;
+    if (
+      ctx.path === "/token" &&
+      fixture.instanceUrl &&
+      ctx.oidc?.params?.["grant_type"] === "authorization_code" &&
+      body
+    )
+      body["instance_url"] = fixture.instanceUrl;
     if (
       ctx.path === "/token" &&
       fixture.omitRefreshTokenOnRefresh &&

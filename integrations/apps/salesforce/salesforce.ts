@@ -7,15 +7,17 @@ import { defineAction, ProviderApiError, type ActionContext } from "../app-actio
 const apiVersion = "62.0";
 
 /**
- * A jsforce Connection on the org's instance (SALESFORCE_INSTANCE_URL) with the user's access token. jsforce sends
+ * A jsforce Connection on the user's org (the instance URL Salesforce answered at sign-in; SALESFORCE_INSTANCE_URL
+ * overrides it, e.g. for tests) with the user's access token. jsforce sends
  * through one process-wide undici dispatcher: it is the outbound client's checked one (the one URL policy).
  */
 function salesforce(context: ActionContext): Connection {
-  const instanceUrl = context.apiRoots.salesforce;
+  const instanceUrl =
+    context.apiRoots.salesforce ?? (context.account.instanceUrl ? new URL(context.account.instanceUrl) : undefined);
   if (!instanceUrl) {
     throw new ProviderApiError(
       501,
-      "this service has no SALESFORCE_INSTANCE_URL (the org's My Domain URL), so it cannot call Salesforce's API",
+      "the connection has no instance URL (connect Salesforce again) and SALESFORCE_INSTANCE_URL is not set",
     );
   }
   setDispatcher(context.dispatcher);

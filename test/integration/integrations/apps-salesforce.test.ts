@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startSalesforceFixture, type SalesforceFixture } from "../../support/provider-fixtures/salesforce.ts";
 import { appsClient, appsSigningKey, connectApp, credential } from "./apps-harness.ts";
-import { capturingLogger, clients, startProviderAndService, uniquePrefix, type ProviderAndService } from "./harness.ts";
+import {
+  capturingLogger,
+  clients,
+  internal,
+  startProviderAndService,
+  uniquePrefix,
+  type ProviderAndService,
+} from "./harness.ts";
 
 describe("Salesforce served as MCP at /v1/mcp", () => {
   const redisUrl = inject("redisUrl");
@@ -17,7 +24,6 @@ describe("Salesforce served as MCP at /v1/mcp", () => {
       prefix: uniquePrefix("apps-salesforce"),
       extra: (issuer) => ({
         KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
-        SALESFORCE_INSTANCE_URL: org.url,
         SALESFORCE_CLIENT_ID: clients.salesforce.client_id,
         SALESFORCE_CLIENT_SECRET: clients.salesforce.client_secret,
         SALESFORCE_AUTHORIZATION_URL: `${issuer}/auth`,
@@ -33,8 +39,14 @@ describe("Salesforce served as MCP at /v1/mcp", () => {
     await org?.stop();
   });
 
-  it("creates, updates and queries alice's records with exactly the access token Salesforce issued her", async () => {
-    const { accessToken } = await connectApp(service, started.provider, "alice", "salesforce", "crm");
+  it("creates, updates and queries alice's records at her org with exactly the access token Salesforce issued her", async () => {
+    // Salesforce answers the org's API origin with the tokens: the connection keeps it and the actions call there.
+    started.provider.instanceUrl = org.url;
+    const { accessToken, connectionId } = await connectApp(service, started.provider, "alice", "salesforce", "crm");
+    started.provider.instanceUrl = undefined;
+    expect((await internal(service, "GET", `/v1/internal/connections/${connectionId}`)).body.account).toMatchObject({
+      instanceUrl: org.url,
+    });
     const client = await appsClient(service, await credential("alice", ["salesforce"]));
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
       "salesforce__query",
