@@ -10,7 +10,7 @@ import {
   startProviderAndService,
   type ProviderAndService,
 } from "../integration/integrations/harness.ts";
-import { launchChromium } from "../support/browser.ts";
+import { launchChromium, tabThroughControls } from "../support/browser.ts";
 import { consoleSessionCookie } from "../support/console-session.ts";
 import { startTestDev } from "../support/dev-server.ts";
 import { freePort } from "../support/ports.ts";
@@ -94,5 +94,9 @@ describe("the Apps tab", () => {
     await expect.poll(() => statusOf("gmail")).toBe("connected");
     await page.getByRole("button", { name: "Disconnect gmail" }).click();
     await expect.poll(() => statusOf("gmail")).toBe("not connected");
+    // Every Connect button is reachable from the keyboard.
+    const { controls, unreached } = await tabThroughControls(page);
+    expect(controls.filter((c) => c.startsWith('button "Connect'))).toHaveLength(13);
+    expect(unreached).toEqual([]);
   });
 });
