@@ -65,7 +65,8 @@ start_dockerd() {
   command -v dockerd >/dev/null || die "dockerd is not installed (the docker client alone cannot run containers)"
   log "starting dockerd (log: $DOCKERD_LOG)"
   # Its own session: dockerd outlives this script (and `npm test`) on purpose, as a system service would.
-  setsid dockerd >>"$DOCKERD_LOG" 2>&1 </dev/null &
+  # Without the callers' lock descriptors (8, 9): a lock held by dockerd would never be released.
+  setsid dockerd >>"$DOCKERD_LOG" 2>&1 </dev/null 8>&- 9>&- &
   local _
   for _ in $(seq 1 60); do
     docker info >/dev/null 2>&1 && return 0

@@ -59,6 +59,16 @@ fi
 
 # --- 1. what it runs on -------------------------------------------------------------------------------------------
 bash hack/docker.sh ensure
+# One kind e2e at a time on a machine: two would share the cluster name (each deletes what it takes for a leftover)
+# and the image tags. A second run waits here for the first to end. (Taken after Docker is up: a dockerd started
+# while the lock is held must not inherit it.)
+LOCK_DIR="${KUBECREW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubecrew}"
+mkdir -p "$LOCK_DIR"
+exec 8>"$LOCK_DIR/kind-e2e.lock"
+if ! flock -n 8; then
+  log "another kind e2e runs on this machine; waiting for it to end (lock $LOCK_DIR/kind-e2e.lock)"
+  flock -w 3600 8 || die "the other kind e2e did not end within an hour"
+fi
 # The e2e suite's files start a local redis-server in their setup even where their tests then skip (installed mode).
 if ! command -v redis-server >/dev/null; then
   [ "$(id -u)" = 0 ] || die "redis-server is missing (install Debian's redis-server)"
