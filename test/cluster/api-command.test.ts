@@ -91,6 +91,17 @@ describe("Redis SIGSTOPped under kubecrew api", () => {
       body: "grant_type=client_credentials",
     });
 
+  it("serves the web console at /console/ under its Content-Security-Policy, with nobody signed in", async () => {
+    const page = await fetch(`${url}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(await page.text()).toContain('<script type="module" src="app.js">');
+    const session = await fetch(`${url}/console/session`);
+    expect(await session.json()).toEqual({ signed_in: false, sign_in: { admin_key: false, oidc: false } });
+    expect(session.headers.get("set-cookie")).toBeNull();
+    expect((await fetch(`${url}/console/vendor/hooks.mjs`)).status).toBe(200);
+  });
+
   it("answers 503 with Retry-After within 2 s from the crew API and the token endpoint; SIGCONT recovers", async () => {
     expect((await status()).status).toBe(404); // authenticated: no such execution
     expect((await token()).status).toBe(200);
