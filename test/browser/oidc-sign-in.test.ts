@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { silentLogger } from "../../core/logger.ts";
 import { devConfigSchema, repoRoot } from "../../dev/config.ts";
 import { startDev, type RunningDev } from "../../dev/start.ts";
-import { launchChromium } from "../support/browser.ts";
+import { launchChromium, tabThroughControls } from "../support/browser.ts";
 import { startOidcProvider, type OidcTestProvider } from "../support/oidc-provider.ts";
 import { freePort } from "../support/ports.ts";
 
@@ -74,6 +74,7 @@ describe("signing in to the console through OpenID Connect", () => {
     // kubecrew dev with a provider configured signs nobody in by itself.
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, "sign-in.png"), fullPage: true });
+    expect((await tabThroughControls(page)).unreached).toEqual([]);
     await signIn();
     expect(await page.locator("header .who").textContent()).toContain("Ada Lovelace <ada@example.com> (org admin)");
     await page.goto(`${dev.url}/console/#/crews/research/run`);
