@@ -218,6 +218,7 @@ describe("the default install", () => {
       [
         "admin-key",
         "apps-signing-key",
+        "console-session-secret",
         "oauth-cookie-secret",
         "oauth-db-encryption-key",
         "oauth-internal-api-key",
@@ -229,6 +230,7 @@ describe("the default install", () => {
     for (const key of [
       "admin-key",
       "apps-signing-key",
+      "console-session-secret",
       "oauth-cookie-secret",
       "oauth-internal-api-key",
       "webhook-signing-key",
@@ -255,7 +257,49 @@ describe("the default install", () => {
         }
       }
     }
-    expect(references).toBe(13);
+    expect(references).toBe(14);
+  });
+
+  it("signs console sessions with one generated key for every API replica; OpenID Connect sign-in from values", () => {
+    const api = container(find(byDefault, "Deployment", "kubecrew-api"));
+    const session = envOf(api).get("KUBECREW_CONSOLE_SESSION_SECRET")?.valueFrom?.secretKeyRef;
+    expect(session).toMatchObject({ name: "kubecrew", key: "console-session-secret", optional: true });
+    expect(envOf(api).has("KUBECREW_CONSOLE_OIDC_ISSUER")).toBe(false);
+
+    const withOidc = container(
+      find(
+        render({
+          values: {
+            api: {
+              console: {
+                publicUrl: "https://crews.example.com",
+                oidc: { issuer: "https://dex.example.com", clientId: "kubecrew", clientSecret: { name: "dex-client" } },
+                adminGroups: ["platform", "sre"],
+                adminEmails: ["ada@example.com"],
+              },
+            },
+          },
+        }),
+        "Deployment",
+        "kubecrew-api",
+      ),
+    );
+    expect(envValue(withOidc, "KUBECREW_CONSOLE_OIDC_ISSUER")).toBe("https://dex.example.com");
+    expect(envValue(withOidc, "KUBECREW_CONSOLE_OIDC_CLIENT_ID")).toBe("kubecrew");
+    expect(envOf(withOidc).get("KUBECREW_CONSOLE_OIDC_CLIENT_SECRET")?.valueFrom?.secretKeyRef).toEqual({
+      name: "dex-client",
+      key: "client-secret",
+    });
+    expect(envValue(withOidc, "KUBECREW_CONSOLE_OIDC_GROUPS_CLAIM")).toBe("groups");
+    expect(envValue(withOidc, "KUBECREW_CONSOLE_ADMIN_GROUPS")).toBe("platform,sre");
+    expect(envValue(withOidc, "KUBECREW_CONSOLE_ADMIN_EMAILS")).toBe("ada@example.com");
+    expect(envValue(withOidc, "KUBECREW_CONSOLE_PUBLIC_URL")).toBe("https://crews.example.com");
+
+    const noSecret = template({
+      values: { api: { console: { oidc: { issuer: "https://dex.example.com", clientId: "k" } } } },
+    });
+    expect(noSecret.status).not.toBe(0);
+    expect(noSecret.stderr).toContain("api.console.oidc.clientSecret.name");
   });
 
   it("gives each component the environment its config module reads", () => {
