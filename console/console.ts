@@ -51,4 +51,5 @@ export const LOCAL_USER: ConsoleIdentity = {
   subject: "local",
   admin: true,
   name: "local user",
+  user: "local",
 };

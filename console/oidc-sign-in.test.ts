@@ -19,6 +19,8 @@ describe("who an ID token signs in", () => {
       subject: "ops@example.com",
       admin: true,
       name: "ops@example.com",
+      // A person: their own connected apps are theirs to see in the Apps tab.
+      user: "ops@example.com",
     });
     const member = identityFromClaims(
       { sub: "2", email: "x@example.com", groups: ["staff", "kubecrew-admins"] },

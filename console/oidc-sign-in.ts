@@ -31,7 +31,7 @@ export function identityFromClaims(claims: Record<string, unknown>, settings: Oi
   const subject = email || String(claims.sub);
   const name = typeof claims.name === "string" && claims.name ? `${claims.name} <${subject}>` : subject;
   return admin
-    ? { kind: "org", crews: "*", subject, admin: true, name }
+    ? { kind: "org", crews: "*", subject, admin: true, name, user: subject }
     : { kind: "user", crews: "*", subject, admin: false, name };
 }
 

@@ -15,6 +15,8 @@ export const consoleIdentity = z.object({
   admin: z.boolean(),
   /** What the console shows as the user's name (an email, or the subject). */
   name: z.string().optional(),
+  /** An org admin who is a person: their user, for their own connected apps (the admin key's session has none). */
+  user: z.string().min(1).optional(),
 });
 export type ConsoleIdentity = z.infer<typeof consoleIdentity>;
 
@@ -86,7 +88,9 @@ export class ConsoleSessions {
   /** The crew API's view of the session (SessionAuth). */
   principal(req: Request) {
     const session = this.read(req);
-    return session ? { kind: session.kind, crews: session.crews, subject: session.subject } : undefined;
+    if (!session) return undefined;
+    const { kind, crews, subject, user } = session;
+    return { kind, crews, subject, ...(kind === "org" && user ? { user } : {}) };
   }
 
   /** Whether the request's session is an org admin's (the admin API accepts it). */

@@ -6,6 +6,11 @@ export interface Principal {
   crews: string[] | "*";
   /** The user's subject for user tokens; the token's or client's id for org tokens. */
   subject: string;
+  /**
+   * For an org principal that is a person (an org admin signed in to the console): that person's user, whose
+   * connected apps `/connections` shows. Org tokens and service accounts have none.
+   */
+  user?: string;
 }
 
 export function mayUseCrew(principal: Principal, crew: string): boolean {

@@ -12,7 +12,10 @@ const app = z.object({
 const errors = {
   ...requestErrors,
   "401": json(errorBody, "Invalid or missing bearer token", { "WWW-Authenticate": z.literal("Bearer") }),
-  "403": json(errorBody, "Not a user token: connections belong to users"),
+  "403": json(
+    errorBody,
+    "Not a user: connections belong to users (user tokens, or an org admin's console session as that person)",
+  ),
   "503": json(errorBody, "The token store or the integrations service is down or not answering", {
     "Retry-After": z.string(),
   }),

@@ -32,13 +32,12 @@ const notConfigured = () =>
     "This installation has no integrations service configured (KUBECREW_INTEGRATIONS_URL and OAUTH_INTERNAL_API_KEY)",
   );
 
-/** The caller's user: connections belong to users, so only user tokens have them. */
+/** The caller's user: connections belong to users (user tokens, and org admins signed in to the console as themselves). */
 function userOf(req: Request): string {
   const principal = principalOf(req);
-  if (principal.kind !== "user") {
-    throw forbidden("Connections belong to users: call /connections with a user token");
-  }
-  return principal.subject;
+  if (principal.kind === "user") return principal.subject;
+  if (principal.user) return principal.user;
+  throw forbidden("Connections belong to users: call /connections with a user token");
 }
 
 function appOf(req: Request): AppName {

@@ -4,6 +4,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { repoRoot } from "../../dev/config.ts";
 import type { RunningDev } from "../../dev/start.ts";
+import type { ConsoleIdentity } from "../../console/session.ts";
 import { appsSigningKey } from "../integration/integrations/apps-harness.ts";
 import {
   internalApiKey,
@@ -55,10 +56,10 @@ afterAll(async () => {
   await integrations?.stop();
 });
 
-async function signedInAs(subject: string): Promise<void> {
+async function signedInAs(subject: string, identity?: ConsoleIdentity): Promise<void> {
   await context?.close();
   context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-  const { cookie } = consoleSessionCookie(SECRET, { kind: "user", crews: "*", subject, admin: false });
+  const { cookie } = consoleSessionCookie(SECRET, identity ?? { kind: "user", crews: "*", subject, admin: false });
   const [name, value] = cookie.split("=") as [string, string];
   await context.addCookies([{ name, value, url: dev.url }]);
   page = await context.newPage();
@@ -98,5 +99,20 @@ describe("the Apps tab", () => {
     const { controls, unreached } = await tabThroughControls(page);
     expect(controls.filter((c) => c.startsWith('button "Connect'))).toHaveLength(13);
     expect(unreached).toEqual([]);
+  });
+
+  it("shows an org admin signed in as a person their own apps; the admin key's session has none", async () => {
+    const admin = { kind: "org", crews: "*", subject: "dana@example.com", admin: true } as const;
+    await signedInAs("dana", { ...admin, user: "dana@example.com" });
+    await page.goto(`${dev.url}/console/#/crews/research/apps`);
+    await expect.poll(() => statusOf("gmail")).toBe("not connected");
+    const dana = await page.request.get(`${dev.url}/connections`);
+    expect(dana.status()).toBe(200);
+    expect(((await dana.json()) as { connections: unknown[] }).connections).toHaveLength(13);
+
+    await signedInAs("admin", { ...admin, subject: "admin" });
+    const keyHolder = await page.request.get(`${dev.url}/connections`);
+    expect(keyHolder.status()).toBe(403);
+    expect(await keyHolder.json()).toMatchObject({ error: "Forbidden" });
   });
 });
