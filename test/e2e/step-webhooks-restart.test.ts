@@ -110,8 +110,10 @@ describe.skipIf(installed)("step webhooks across controller SIGKILLs", () => {
         killed = restart("hooks-b");
         await killed;
       } else if (n === 5) {
-        // The fifth: answered at once, then the controller is SIGKILLed, racing its record of the delivery.
-        killed = sleep(5)
+        // The fifth: answered at once, then the controller is SIGKILLed, racing its record of the delivery. The new
+        // controller may send it before the first restart has seen it lead: kill that one, not its predecessor.
+        const first = killed;
+        killed = Promise.all([first, sleep(5)])
           .then(() => restart("hooks-a"))
           .then(() => {
             postsAtLastRestart = posts.length;
