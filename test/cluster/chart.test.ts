@@ -188,6 +188,7 @@ describe("helm install with the chart's Redis, then upgrade, uninstall and reins
       [
         "admin-key",
         "apps-signing-key",
+        "console-session-secret",
         "oauth-cookie-secret",
         "oauth-db-encryption-key",
         "oauth-internal-api-key",
