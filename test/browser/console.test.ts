@@ -162,6 +162,9 @@ describe("the web console on kubecrew dev", () => {
 
   it("refuses a state-changing request of the session without its CSRF token (403)", async () => {
     await page.goto(consoleUrl());
+    // Signed in by the page itself first (kubecrew dev signs in the local user on the first /console/session without
+    // a cookie): asking at the same time would make a second session whose token is not the stored cookie's.
+    await page.getByRole("heading", { name: "Crews" }).waitFor();
     const session = (await (await page.request.get(`${dev.url}/console/session`)).json()) as { csrf: string };
     const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join("; ");
     const kickoff = (headers: Record<string, string>) =>
