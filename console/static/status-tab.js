@@ -20,41 +20,62 @@ function ShownOnce({ label, fields, onDone }) {
   </div>`;
 }
 
-function Tokens({ crew }) {
-  const [tokens, setTokens] = useState([]);
-  const [form, setForm] = useState({ kind: "user", user: "", ttlDays: "" });
+/**
+ * One admin collection of a crew (`/admin/tokens`, `/admin/clients`): its records, creating one (the answer, with its
+ * secret, kept to be shown once) and revoking one; a failure becomes the panel's problem line.
+ */
+function useAdminRecords(path, key, crew) {
+  const [records, setRecords] = useState([]);
   const [created, setCreated] = useState(undefined);
   const [problem, setProblem] = useState("");
   const load = () =>
-    api("/admin/tokens")
-      .then((body) => setTokens(body.tokens.filter(forCrew(crew.name))))
+    api(path)
+      .then((body) => setRecords(body[key].filter(forCrew(crew.name))))
       .catch((err) => setProblem(err.message));
   useEffect(() => void load(), [crew.name]);
+  const attempt = async (request) => {
+    try {
+      await request();
+      await load();
+      return true;
+    } catch (err) {
+      setProblem(err.message);
+      return false;
+    }
+  };
+  return {
+    records,
+    created,
+    problem,
+    done: () => setCreated(undefined),
+    create: (body) => {
+      setProblem("");
+      return attempt(async () => setCreated(await api(path, { method: "POST", body })));
+    },
+    revoke: (id) => attempt(() => api(`${path}/${encodeURIComponent(id)}`, { method: "DELETE" })),
+  };
+}
+
+function Tokens({ crew }) {
+  const {
+    records: tokens,
+    created,
+    problem,
+    done,
+    create: post,
+    revoke,
+  } = useAdminRecords("/admin/tokens", "tokens", crew);
+  const [form, setForm] = useState({ kind: "user", user: "", ttlDays: "" });
 
   const create = async (event) => {
     event.preventDefault();
-    setProblem("");
     const body = {
       kind: form.kind,
       crews: [crew.name],
       ...(form.kind === "user" ? { user: form.user } : {}),
       ...(form.ttlDays ? { ttl_seconds: Math.round(Number(form.ttlDays) * 86400) } : {}),
     };
-    try {
-      setCreated(await api("/admin/tokens", { method: "POST", body }));
-      setForm({ ...form, user: "" });
-      await load();
-    } catch (err) {
-      setProblem(err.message);
-    }
-  };
-  const revoke = async (id) => {
-    try {
-      await api(`/admin/tokens/${encodeURIComponent(id)}`, { method: "DELETE" });
-      await load();
-    } catch (err) {
-      setProblem(err.message);
-    }
+    if (await post(body)) setForm({ ...form, user: "" });
   };
 
   return html`<section aria-labelledby="tokens-title" class="panel">
@@ -91,7 +112,7 @@ function Tokens({ crew }) {
       html`<${ShownOnce}
         label=${`New ${created.kind} token ${created.id}.`}
         fields=${[["Token", created.token]]}
-        onDone=${() => setCreated(undefined)}
+        onDone=${done}
       />`
     }
     ${problem && html`<p role="alert" class="error">${problem}</p>`}
@@ -133,35 +154,20 @@ function Tokens({ crew }) {
 }
 
 function Clients({ crew }) {
-  const [clients, setClients] = useState([]);
+  const {
+    records: clients,
+    created,
+    problem,
+    done,
+    create: post,
+    revoke,
+  } = useAdminRecords("/admin/clients", "clients", crew);
   const [form, setForm] = useState({ role: "org", name: "" });
-  const [created, setCreated] = useState(undefined);
-  const [problem, setProblem] = useState("");
-  const load = () =>
-    api("/admin/clients")
-      .then((body) => setClients(body.clients.filter(forCrew(crew.name))))
-      .catch((err) => setProblem(err.message));
-  useEffect(() => void load(), [crew.name]);
 
   const create = async (event) => {
     event.preventDefault();
-    setProblem("");
     const body = { role: form.role, crews: [crew.name], ...(form.name ? { name: form.name } : {}) };
-    try {
-      setCreated(await api("/admin/clients", { method: "POST", body }));
-      setForm({ ...form, name: "" });
-      await load();
-    } catch (err) {
-      setProblem(err.message);
-    }
-  };
-  const revoke = async (id) => {
-    try {
-      await api(`/admin/clients/${encodeURIComponent(id)}`, { method: "DELETE" });
-      await load();
-    } catch (err) {
-      setProblem(err.message);
-    }
+    if (await post(body)) setForm({ ...form, name: "" });
   };
 
   return html`<section aria-labelledby="clients-title" class="panel">
@@ -184,7 +190,7 @@ function Clients({ crew }) {
       created &&
       html`<${ShownOnce}
         label="New service account."
-        onDone=${() => setCreated(undefined)}
+        onDone=${done}
         fields=${[
           ["Client id", created.client_id],
           ["Client secret", created.client_secret],
