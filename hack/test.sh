@@ -42,6 +42,9 @@ vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" |
 summary="$(node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
   console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (r.numPendingTests ? `, ${r.numPendingTests} skipped` : ""));
+  // A file whose set-up or tear-down threw fails with its tests counted as skipped: name it and its error.
+  for (const f of r.testResults.filter((f) => f.status === "failed" && f.message))
+    console.log(`vitest: file failed: ${f.name}: ${f.message.split("\n")[0]}`);
 ' "$report" || echo "no vitest report")"
 echo "vitest: $summary"
 
