@@ -288,6 +288,12 @@ if in_api 'echo x >/app/written' 2>"$WORK/ro"; then die "the API container's roo
 grep -q 'Read-only file system' "$WORK/ro" || die "writing / failed otherwise than read-only: $(cat "$WORK/ro")"
 [ "$(in_api "sed -n 's/^CapEff:\t//p' /proc/self/status")" = 0000000000000000 ] || die "the API container has capabilities"
 log "ok: the API container runs as 65532 with a read-only root and no capabilities"
+# PID 1 of each component's pod is the pause process, not Node (a SIGTERM in Node's first moments is not dropped).
+for component in api controller integrations; do
+  pid1="$("$KUBECTL" -n "$NAMESPACE" exec deployment/$RELEASE-$component -- cat /proc/1/cmdline | tr '\0' ' ')"
+  case "$pid1" in /pause*) ;; *) die "PID 1 of the $component pod is '$pid1', not the pause process" ;; esac
+done
+log "ok: PID 1 of the api, controller and integrations pods is the pause process"
 jobs_sc="$("$KUBECTL" -n "$NAMESPACE" get jobs -o jsonpath='{range .items[*]}{.spec.template.spec.securityContext.runAsNonRoot} {.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem} {.spec.template.spec.containers[0].securityContext.capabilities.drop} {.spec.template.spec.containers[0].securityContext.seccompProfile.type}{"\n"}{end}' | sort -u)"
 if [ -n "$jobs_sc" ]; then
   [ "$jobs_sc" = 'true true ["ALL"] RuntimeDefault' ] || die "task Jobs' securityContext: $jobs_sc"

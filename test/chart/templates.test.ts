@@ -185,6 +185,18 @@ describe("the default install", () => {
     }
   });
 
+  it("runs kubecrew under the pod's pause process, so a SIGTERM while Node starts is not dropped", () => {
+    const shared = Object.fromEntries(
+      workloads(byDefault).map((w) => [w.metadata.name, (podTemplate(w).spec as V1PodSpec).shareProcessNamespace]),
+    );
+    expect(shared).toEqual({
+      "kubecrew-api": true,
+      "kubecrew-controller": true,
+      "kubecrew-integrations": true,
+      "kubecrew-redis": undefined, // redis-server handles SIGTERM from its first instruction
+    });
+  });
+
   it("mounts a service-account token only into the pods that call the Kubernetes API", () => {
     const automount = Object.fromEntries(
       workloads(byDefault).map((w) => [
