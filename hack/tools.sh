@@ -4,6 +4,7 @@
 #   hack/tools.sh ensure     build whatever is missing (idempotent; a second run does nothing)
 #   hack/tools.sh ensure-node  also what the kind e2e builds on: kubelet, kubeadm, kube-scheduler, kube-proxy, kind,
 #                              coredns and traefik (hack/kind-node.sh, hack/kind-e2e.sh)
+#   hack/tools.sh ensure-kwok  also kwok and kube-scheduler: simulated nodes for bench:controller-scale
 #   hack/tools.sh path       print the directory holding etcd, kube-apiserver, kube-controller-manager, kubectl, helm
 #   hack/tools.sh versions   print the pinned versions
 #
@@ -19,6 +20,8 @@ HELM_VERSION=v4.3.1
 KIND_VERSION=v0.33.0
 COREDNS_VERSION=v1.14.2 # what kubeadm v1.36.3 deploys (its constants.CoreDNSVersion)
 TRAEFIK_VERSION=v3.6.12 # the Gateway API implementation of the kind e2e
+# The scale bench (bench/controller-scale.ts): KWOK's controller simulates nodes and moves pods through stages.
+KWOK_VERSION=v0.8.0
 GO_MIN=1.26
 
 HACK="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,6 +29,7 @@ CACHE="${KUBECREW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubecrew}"
 BIN="$CACHE/k8s-$KUBERNETES_VERSION/bin"
 BINARIES=(etcd kube-apiserver kube-controller-manager kubectl helm)
 NODE_BINARIES=(kubelet kubeadm kube-scheduler kube-proxy kind coredns traefik)
+KWOK_BINARIES=(kube-scheduler kwok)
 KUBERNETES_COMMANDS=(kube-apiserver kube-controller-manager kubectl kubelet kubeadm kube-scheduler kube-proxy)
 
 log() { echo "tools: $*" >&2; }
@@ -47,6 +51,7 @@ want_version() {
     kind) echo "$KIND_VERSION" ;;
     coredns) echo "$COREDNS_VERSION" ;;
     traefik) echo "$TRAEFIK_VERSION" ;;
+    kwok) echo "$KWOK_VERSION" ;;
     *) echo "$KUBERNETES_VERSION" ;;
   esac
 }
@@ -129,6 +134,12 @@ build_traefik() {
   want_version traefik >"$(stamp traefik)"
 }
 
+build_kwok() {
+  log "building kwok $KWOK_VERSION"
+  go_build kwok "-s -w" sigs.k8s.io/kwok/cmd/kwok
+  want_version kwok >"$(stamp kwok)"
+}
+
 ensure() {
   if [ -n "${KUBECREW_TEST_ASSETS:-}" ]; then
     for b in "$@"; do
@@ -154,16 +165,18 @@ ensure() {
   case " ${todo[*]} " in *" kind "*) build_kind ;; esac
   case " ${todo[*]} " in *" coredns "*) build_coredns ;; esac
   case " ${todo[*]} " in *" traefik "*) build_traefik ;; esac
+  case " ${todo[*]} " in *" kwok "*) build_kwok ;; esac
   log "built ${todo[*]} into $BIN in $((SECONDS - start)) s"
 }
 
 case "${1:-}" in
   ensure) ensure "${BINARIES[@]}" ;;
   ensure-node) ensure "${BINARIES[@]}" "${NODE_BINARIES[@]}" ;;
+  ensure-kwok) ensure "${BINARIES[@]}" "${KWOK_BINARIES[@]}" ;;
   path) assets_dir ;;
   versions)
-    printf 'kubernetes %s\netcd %s\nhelm %s\nkind %s\ncoredns %s\ntraefik %s\n' "$KUBERNETES_VERSION" "$ETCD_VERSION" \
-      "$HELM_VERSION" "$KIND_VERSION" "$COREDNS_VERSION" "$TRAEFIK_VERSION"
+    printf 'kubernetes %s\netcd %s\nhelm %s\nkind %s\ncoredns %s\ntraefik %s\nkwok %s\n' "$KUBERNETES_VERSION" \
+      "$ETCD_VERSION" "$HELM_VERSION" "$KIND_VERSION" "$COREDNS_VERSION" "$TRAEFIK_VERSION" "$KWOK_VERSION"
     ;;
-  *) die "usage: hack/tools.sh ensure|ensure-node|path|versions" ;;
+  *) die "usage: hack/tools.sh ensure|ensure-node|ensure-kwok|path|versions" ;;
 esac
