@@ -24,6 +24,20 @@ export interface InformerOptions<T extends KubeObject> {
   stallTimeoutMs?: number;
   backoff?: { initialMs: number; maxMs: number };
   pageSize?: number;
+  /**
+   * What the cache keeps of each object (as client-go's SetTransform): applied to every listed, watched and upserted
+   * object before it is stored or handed to handlers, so fields nobody reads (managedFields, a Job's pod template)
+   * cost no memory. It must keep metadata.name, namespace and resourceVersion, and what `indexKeys` reads.
+   */
+  transform?: (object: T) => T;
+}
+
+/** Drops metadata.managedFields (server-side apply bookkeeping, often the largest part of an object): no reader of
+ * the caches uses it. */
+export function withoutManagedFields<T extends KubeObject>(object: T): T {
+  if (!object.metadata || !("managedFields" in object.metadata)) return object;
+  const { managedFields: _dropped, ...metadata } = object.metadata;
+  return { ...object, metadata };
 }
 
 /** The cache's key of an object, `<namespace>/<name>`; the controller's work queues hold the same keys. */
@@ -115,12 +129,17 @@ export class Informer<T extends KubeObject> {
    * Puts an object the caller just wrote (the apiserver's answer) into the cache, unless the cache already holds a
    * newer version: the next reconcile then sees its own write even before the watch delivers it.
    */
-  upsert(object: T): void {
+  upsert(written: T): void {
+    const object = this.transformed(written);
     const key = objectKey(object);
     const current = this.store.get(key);
     if (current && isOlder(object, current)) return;
     this.put(key, object);
     this.emit(current ? "update" : "add", object, current);
+  }
+
+  private transformed(object: T): T {
+    return this.opts.transform ? this.opts.transform(object) : object;
   }
 
   private put(key: string, object: T): void {
@@ -206,7 +225,7 @@ export class Informer<T extends KubeObject> {
         limit: String(this.opts.pageSize ?? 500),
         continue: continueToken,
       });
-      for (const item of page.items) seen.set(objectKey(item), item);
+      for (const item of page.items) seen.set(objectKey(item), this.transformed(item));
       continueToken = page.metadata.continue || undefined;
       resourceVersion = page.metadata.resourceVersion ?? "";
     } while (continueToken);
@@ -285,7 +304,7 @@ export class Informer<T extends KubeObject> {
 
   /** Applies one watch event to the cache; false when the watch must end and the cache be relisted. */
   private apply(event: WatchEvent<T>): boolean {
-    const object = event.object;
+    const object = event.type === "ERROR" || event.type === "BOOKMARK" ? event.object : this.transformed(event.object);
     if (event.type === "ERROR") {
       const status = object as unknown as { code?: number; message?: string };
       if (status.code !== 410) this.opts.log.warn({ path: this.opts.path, status }, "Watch error event");

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { silentLogger } from "../../core/logger.ts";
-import { Informer } from "../../kube/informer.ts";
+import { Informer, withoutManagedFields } from "../../kube/informer.ts";
 import { KubeClient, type KubeObject } from "../../kube/client.ts";
 import { createNamespace, deleteNamespace, waitFor } from "./support/fixture.ts";
 
@@ -181,6 +181,38 @@ describe("informer", () => {
     const gaps = watchRequests.slice(1).map((t, i) => t - watchRequests[i]!);
     expect(watchRequests.length).toBeGreaterThanOrEqual(5);
     expect(gaps[2]!).toBeGreaterThan(gaps[0]!); // 100 ms, 200 ms, 400 ms (±20 %)
+    await informer.stop();
+  });
+
+  it("keeps only what its transform leaves, for listed, watched and upserted objects alike", async () => {
+    const informer = new Informer<KubeObject>({
+      client: admin,
+      path: `/api/v1/namespaces/${namespace}/configmaps`,
+      log: silentLogger(),
+      transform: (o) => {
+        const trimmed = withoutManagedFields(o);
+        return { ...trimmed, data: { kept: String(Object.keys((o.data as object | undefined) ?? {}).length) } };
+      },
+    });
+    const handed: KubeObject[] = [];
+    informer.on((_event, o) => handed.push(o));
+    const listed = (await createConfigMap("transform-listed")) as KubeObject;
+    expect(listed.metadata?.managedFields).toBeDefined(); // what the apiserver answers carries them
+    await informer.start();
+    await createConfigMap("transform-watched");
+    await waitFor("watched object in the cache", async () => informer.get(namespace, "transform-watched"), 10_000, 50);
+    const upserted = await admin.mergePatch<KubeObject>(`/api/v1/namespaces/${namespace}/configmaps/transform-listed`, {
+      data: { c: "d" },
+    });
+    informer.upsert(upserted);
+    for (const name of ["transform-listed", "transform-watched"]) {
+      const cached = informer.get(namespace, name)!;
+      expect(cached.metadata?.managedFields).toBeUndefined();
+      expect(cached.metadata?.resourceVersion).toBeDefined();
+    }
+    expect(informer.get(namespace, "transform-listed")!.data).toEqual({ kept: "2" });
+    expect(handed.length).toBeGreaterThan(0);
+    expect(handed.every((o) => o.metadata?.managedFields === undefined)).toBe(true);
     await informer.stop();
   });
 });
