@@ -18,4 +18,19 @@ describe("lastWords", () => {
       ),
     ).toBe("Runner failed: boom");
   });
+
+  it("takes the error-level JSON line when the window starts with a cut line and the plain line fell out of it", () => {
+    // What a kind node's containerd left: stderr's plain line written before stdout's JSON lines, out of the 2 KiB.
+    const log = [
+      'el":30,"msg":"Task succeeded","executionTime":0.024}',
+      '{"level":50,"msg":"Cannot report the outcome: HTTP 403 forbidden","err":{"message":"HTTP 403 forbidden"}}',
+    ].join("\n");
+    expect(lastWords(log)).toBe("Cannot report the outcome: HTTP 403 forbidden");
+  });
+
+  it("takes a lone plain line at the start of the window over the info lines after it", () => {
+    expect(lastWords('Cannot read the assignment: ENOENT\n{"level":30,"msg":"bye"}\n')).toBe(
+      "Cannot read the assignment: ENOENT",
+    );
+  });
 });

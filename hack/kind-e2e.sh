@@ -268,8 +268,12 @@ expect "the issued token opens the crew's inputs" 200 '"topic"' -H "Authorizatio
 
 # --- 6. the e2e suite against the installed chart ----------------------------------------------------------------
 # Files that start their own controller process (api-command) run its task Jobs on the loaded image as well.
-log "running the e2e suite against $BASE_URL"
+# The host as the cluster's pods reach it (the kind network's IPv4 gateway): where the suite's webhook receivers listen.
+HOST_ADDRESS="$(docker network inspect kind --format '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '^[0-9][0-9.]*$')" ||
+  die "no IPv4 gateway on docker network kind"
+log "running the e2e suite against $BASE_URL (webhook receivers on $HOST_ADDRESS)"
 TEST_KUBECONFIG="$KUBECONFIG" \
+  E2E_HOST_ADDRESS="$HOST_ADDRESS" \
   E2E_API_URL="$BASE_URL" \
   E2E_INTEGRATIONS_URL="$BASE_URL/oauthsvc" \
   E2E_NAMESPACE="$NAMESPACE" \

@@ -47,7 +47,9 @@ export async function runAssignedTask(
     await reporter?.flushed();
   } catch (error) {
     const message = (error as Error).message;
-    logger.error({ err: error }, "Runner could not run the task");
+    // The log line's message is the plain error line too: a container runtime may order stderr before stdout, and the
+    // end of the log the controller reads (2 KiB) may then hold only this line.
+    logger.error({ err: error }, message);
     return { exitCode: 1, error: message };
   } finally {
     await outbound.close();
@@ -56,7 +58,7 @@ export async function runAssignedTask(
     await io.reportOutcome(outcome);
   } catch (error) {
     const message = `Cannot report the outcome: ${(error as Error).message}`;
-    logger.error({ err: error }, "Runner could not report the outcome");
+    logger.error({ err: error }, message);
     return { exitCode: 1, error: message, outcome };
   }
   return outcome.error === undefined ? { exitCode: 0, outcome } : { exitCode: 1, error: outcome.error, outcome };

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -11,6 +10,7 @@ import { silentLogger } from "../../../core/logger.ts";
 import { installedSystem, mintOrgToken } from "./installed.ts";
 import { kubectl } from "./kubectl.ts";
 import { clusterPolicy } from "../../../core/outbound/policy.ts";
+import { freePort } from "../../support/ports.ts";
 
 /** JSON from the API and from kubectl, which the tests assert on field by field. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -45,16 +45,7 @@ export async function waitFor<T>(
   }
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** The runner's service account, allowed to create CrewTaskResults and nothing else (what the chart installs). */
 export function runnerRbacYaml(namespace: string): string {

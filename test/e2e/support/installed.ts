@@ -8,6 +8,7 @@
  *   E2E_NAMESPACE                the release namespace
  *   E2E_RUNNER_SERVICE_ACCOUNT   the runner's service account there (default kubecrew-runner)
  *   E2E_INTEGRATIONS_URL         optional: the integrations service (e.g. <API host>/oauthsvc)
+ *   E2E_HOST_ADDRESS             optional: this machine's address as the cluster's pods reach it (webhook receivers)
  */
 import { z } from "zod";
 
@@ -20,6 +21,7 @@ const installedEnv = z.object({
     .url()
     .transform((url) => url.replace(/\/+$/, ""))
     .optional(),
+  E2E_HOST_ADDRESS: z.union([z.ipv4(), z.ipv6()]).optional(),
 });
 
 export interface InstalledSystem {
@@ -28,6 +30,7 @@ export interface InstalledSystem {
   namespace: string;
   runnerServiceAccount: string;
   integrationsUrl?: string;
+  hostAddress?: string;
 }
 
 function parseInstalled(env: NodeJS.ProcessEnv): InstalledSystem | undefined {
@@ -44,6 +47,7 @@ function parseInstalled(env: NodeJS.ProcessEnv): InstalledSystem | undefined {
     namespace: e.E2E_NAMESPACE,
     runnerServiceAccount: e.E2E_RUNNER_SERVICE_ACCOUNT,
     ...(e.E2E_INTEGRATIONS_URL ? { integrationsUrl: e.E2E_INTEGRATIONS_URL } : {}),
+    ...(e.E2E_HOST_ADDRESS ? { hostAddress: e.E2E_HOST_ADDRESS } : {}),
   };
 }
 
