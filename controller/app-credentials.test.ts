@@ -186,4 +186,18 @@ describe("the controller's app credentials (recording client)", () => {
     expect(revocations).toHaveLength(2);
     expect(kube.stored(secretPath)).toBeUndefined();
   });
+  it("deletes the Secret of an execution that finished after its credential expired, without revoking it", async () => {
+    // A controller that starts (or restarts) after the execution's deadline: the credential is refused anyway.
+    const status = {
+      phase: "Succeeded",
+      startTime: new Date(T0 - 3700_000).toISOString(),
+      completionTime: new Date(T0 - 1000).toISOString(),
+      crewSpec: crewSpec.parse(spec(["gmail"])),
+    };
+    given(executionObject(status), ["gmail"]);
+    kube.seed(r.resourcePath(r.SECRETS, NS), { apiVersion: "v1", kind: "Secret", metadata: { name: `${ID}-apps` } });
+    await reconciler.reconcile(KEY);
+    expect(revocations).toEqual([]);
+    expect(kube.stored(secretPath)).toBeUndefined();
+  });
 });

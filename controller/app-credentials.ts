@@ -63,8 +63,10 @@ export class AppCredentials {
 
   /**
    * A finished execution's credential: revoked (so a pod still running cannot use it), then its Secret deleted.
-   * Once per execution in this process; a restarted controller does it again for credentials not yet expired (both
-   * steps are idempotent). A failing revocation throws: the reconcile is retried with backoff.
+   * Whichever controller process sees the finish does it, a restarted one too: it revokes only a credential not yet
+   * expired (an expired one is refused anyway) and always deletes the Secret, so the Secret never waits for the
+   * execution's deletion; both steps are idempotent, done once per execution in a process. A failing revocation
+   * throws: the reconcile is retried with backoff.
    */
   async retire(ref: ExecutionRef, spec: CrewSpec, startTime: string | undefined, now: Date): Promise<void> {
     if (this.retired.has(ref.uid) || declaredApps(spec).length === 0 || !startTime) return;
