@@ -1,8 +1,19 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startGoogleFixture, type GoogleFixture } from "../support/provider-fixtures/google.ts";
+import { quoteToolResults, startLlmFixture, toolCalls, type LlmFixture } from "../support/llm-fixture.ts";
 import { startRedis, type RedisServer } from "../support/redis.ts";
 import { waitFor } from "../support/wait-for.ts";
+import {
+  appChains,
+  chainCrewName,
+  chainCrewYaml,
+  expectReceived,
+  prepareSignIn,
+  providerApisEnv,
+  startProviderApis,
+  toolOf,
+  type ProviderApis,
+} from "../integration/integrations/app-chains.ts";
 import { appsSigningKey, connectApp } from "../integration/integrations/apps-harness.ts";
 import {
   capturingLogger,
@@ -25,15 +36,18 @@ import {
 import { installed } from "./support/installed.ts";
 
 /**
- * Issue 14's chain on the local cluster with the real integrations service (redis-server, oidc-provider as Google,
- * the Gmail fixture): alice connects Gmail through the real sign-in flow; an org-token kickoff naming alice runs a
- * task pod whose agent declares gmail/send_email; the pod reaches /v1/mcp with the execution credential from its
- * mounted Secret; the Gmail fixture receives the message with exactly the access token the provider issued; after
- * the execution the credential is refused; no provider token in any CrewExecution, CrewTaskResult, Event or log.
+ * Issue 14's chain on the local cluster, once per provider family (app-chains.ts: Google, Microsoft, Salesforce,
+ * HubSpot, Notion), with the real integrations service (redis-server, oidc-provider as each provider, the providers'
+ * API fixtures): alice connects the app through the real sign-in flow; an org-token kickoff naming alice runs a task
+ * pod whose agent declares one action of it and whose model (the LLM fixture) calls it; the pod reaches /v1/mcp with
+ * the execution credential from its mounted Secret; the provider's API fixture receives the documented request with
+ * exactly the access token the provider issued; after the execution the credential is refused; no provider token in
+ * any CrewExecution, CrewTaskResult, Event or log.
  */
 const kubeconfig = inject("kubeconfig");
 let redis: RedisServer;
-let google: GoogleFixture;
+let apis: ProviderApis & { stop(): Promise<void> };
+let llm: LlmFixture;
 let integrations: ProviderAndService;
 const integrationsLogs = capturingLogger();
 let namespace: string;
@@ -41,31 +55,15 @@ let controller: ControllerProcess;
 let api: ClusterApi;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  google = await startGoogleFixture();
+  [redis, apis, llm] = await Promise.all([startRedis(), startProviderApis(), startLlmFixture()]);
   integrations = await startProviderAndService({
     redisUrl: redis.url,
     prefix: `test:e2e-apps:${Date.now()}:`,
-    extra: { KUBECREW_APPS_SIGNING_KEY: appsSigningKey, GOOGLE_API_BASE_URL: google.url },
+    extra: providerApisEnv(apis),
     logger: integrationsLogs.logger,
   });
   namespace = await createNamespace(kubeconfig, "chain");
-  await applyCrew(
-    kubeconfig,
-    namespace,
-    `apiVersion: kubecrew.io/v1alpha1
-kind: Crew
-metadata: { name: mailer }
-spec:
-  inputs: [{ name: topic }]
-  llm: { provider: mock, model: call-tools }
-  agents:
-    - { name: assistant, role: Assistant, goal: "Mail Bob about {topic}", apps: [gmail/send_email] }
-  tasks:
-    - { name: send, agent: assistant, description: "Mail Bob about {topic}", expectedOutput: Sent }
-  runner: { retries: 0 }
-`,
-  );
+  for (const chain of appChains) await applyCrew(kubeconfig, namespace, chainCrewYaml(chain, llm.baseURL));
   controller = await startControllerProcess(kubeconfig, namespace, {
     env: {
       KUBECREW_APPS_URL: `${integrations.service.url}/v1/mcp`,
@@ -81,64 +79,73 @@ afterAll(async () => {
   await controller?.kill("SIGTERM");
   if (namespace) await deleteNamespace(kubeconfig, namespace);
   await integrations?.stop();
-  await google?.stop();
+  await apis?.stop();
+  await llm?.stop();
   await redis?.stop();
 });
 
 describe.skipIf(installed)("connected apps on the local cluster with the real integrations service", () => {
-  it("sends alice's mail from a task pod with her access token; afterwards the credential is refused", async () => {
-    const { accessToken } = await connectApp(
-      integrations.service.url,
-      integrations.provider,
-      "alice",
-      "google",
-      "gmail",
-    );
-    const id = await kickoff(api, "mailer", { user: "alice" });
-    const secret = await waitFor(async () => {
-      const found = await kubectlStatus(kubeconfig, ["get", "secret", `${id}-apps`, "-n", namespace, "-o", "json"]);
-      return found.code === 0 ? (JSON.parse(found.stdout) as { data: { credential: string } }) : undefined;
-    }, 30_000);
-    const credential = Buffer.from(secret.data.credential, "base64").toString("utf8");
+  for (const chain of appChains) {
+    it(`${chain.family}: a task pod calls ${chain.action} with alice's access token; afterwards the credential is refused`, async () => {
+      prepareSignIn(integrations.provider, chain, apis);
+      const { accessToken } = await connectApp(
+        integrations.service.url,
+        integrations.provider,
+        "alice",
+        chain.provider,
+        chain.product,
+      );
+      chain.given?.(apis);
+      const since = apis[chain.receives.api].requests.length;
+      const tool = toolOf(chain);
+      llm.enqueue(toolCalls({ name: tool, input: chain.input }), quoteToolResults());
+      const crew = chainCrewName(chain);
+      const id = await kickoff(api, crew, { user: "alice" });
+      const secret = await waitFor(async () => {
+        const found = await kubectlStatus(kubeconfig, ["get", "secret", `${id}-apps`, "-n", namespace, "-o", "json"]);
+        return found.code === 0 ? (JSON.parse(found.stdout) as { data: { credential: string } }) : undefined;
+      }, 30_000);
+      const credential = Buffer.from(secret.data.credential, "base64").toString("utf8");
 
-    const final = await finalStatus(api, "mailer", id);
-    expect(final.status).toBe("completed");
-    expect(final.result.tasks[0].tools_used).toEqual(["gmail__send_email"]);
-    expect(final.result.output).toMatch(/"sent":\s*true/);
-    expect(google.sent).toHaveLength(1);
-    expect(google.sent[0]!.token).toBe(accessToken);
+      const final = await finalStatus(api, crew, id);
+      expect(final.status, JSON.stringify(final)).toBe("completed");
+      expect(final.result.tasks[0].tools_used).toEqual([tool]);
+      expect(final.result.output).toContain(`Tool ${tool} returned: `);
+      expect(final.result.output).toMatch(chain.answers);
+      expectReceived(chain, apis, accessToken, since);
 
-    // Revoked when the execution finished: the integrations service refuses the credential from then on.
-    const refused = await waitFor(async () => {
-      const res = await fetch(`${integrations.service.url}/v1/mcp`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${credential}`,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-        },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
-      });
-      await res.body?.cancel();
-      return res.status === 401 ? res.status : undefined;
-    }, 20_000);
-    expect(refused).toBe(401);
-    expect(google.sent).toHaveLength(1);
+      // Revoked when the execution finished: the integrations service refuses the credential from then on.
+      const refused = await waitFor(async () => {
+        const res = await fetch(`${integrations.service.url}/v1/mcp`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${credential}`,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+          },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+        });
+        await res.body?.cancel();
+        return res.status === 401 ? res.status : undefined;
+      }, 20_000);
+      expect(refused).toBe(401);
+      expect(apis[chain.receives.api].requests.length - since).toBe(1);
 
-    const provided = integrations.provider.issuedTokens();
-    expect(provided.length).toBeGreaterThanOrEqual(2);
-    const places: Record<string, string> = {
-      execution: await kubectl(kubeconfig, ["get", "crewexecution", id, "-n", namespace, "-o", "json"]),
-      results: await kubectl(kubeconfig, ["get", "crewtaskresults", "-n", namespace, "-o", "json"]),
-      events: await kubectl(kubeconfig, ["get", "events", "-n", namespace, "-o", "json"]),
-      controllerLog: await readFile(controller.logFile, "utf8"),
-      podLog: await kubectl(kubeconfig, ["logs", `job/${id}-0`, "-n", namespace]).catch(() => ""),
-      status: JSON.stringify(final),
-      integrationsLog: integrationsLogs.lines(),
-    };
-    for (const [place, text] of Object.entries(places)) {
-      for (const token of provided) expect(text.includes(token), `a provider token in ${place}`).toBe(false);
-      expect(text.includes(internalApiKey), `the internal key in ${place}`).toBe(false);
-    }
-  }, 150_000);
+      const provided = integrations.provider.issuedTokens();
+      expect(provided).toContain(accessToken);
+      const places: Record<string, string> = {
+        execution: await kubectl(kubeconfig, ["get", "crewexecution", id, "-n", namespace, "-o", "json"]),
+        results: await kubectl(kubeconfig, ["get", "crewtaskresults", "-n", namespace, "-o", "json"]),
+        events: await kubectl(kubeconfig, ["get", "events", "-n", namespace, "-o", "json"]),
+        controllerLog: await readFile(controller.logFile, "utf8"),
+        podLog: await kubectl(kubeconfig, ["logs", `job/${id}-0`, "-n", namespace]).catch(() => ""),
+        status: JSON.stringify(final),
+        integrationsLog: integrationsLogs.lines(),
+      };
+      for (const [place, text] of Object.entries(places)) {
+        for (const token of provided) expect(text.includes(token), `a provider token in ${place}`).toBe(false);
+        expect(text.includes(internalApiKey), `the internal key in ${place}`).toBe(false);
+      }
+    }, 150_000);
+  }
 });

@@ -3,10 +3,22 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { RunningDev } from "../../../dev/start.ts";
 import { createLogger } from "../../../core/logger.ts";
-import { startGoogleFixture, type GoogleFixture } from "../../support/provider-fixtures/google.ts";
+import { findProviderDefinition } from "../../../integrations/providers.ts";
+import { appsSigningKey } from "../integrations/apps-harness.ts";
+import { startLlmFixture, quoteToolResults, toolCalls, type LlmFixture } from "../../support/llm-fixture.ts";
 import { freePort } from "../../support/ports.ts";
 import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
-import { appsSigningKey } from "../integrations/apps-harness.ts";
+import {
+  appChains,
+  chainCrewName,
+  chainCrewYaml,
+  expectReceived,
+  prepareSignIn,
+  providerApisEnv,
+  startProviderApis,
+  toolOf,
+  type ProviderApis,
+} from "../integrations/app-chains.ts";
 import {
   capturingLogger,
   internalApiKey,
@@ -16,13 +28,16 @@ import {
   type ProviderAndService,
 } from "../integrations/harness.ts";
 
-// Issue 14's whole chain under kubecrew dev, with the real integrations service (real redis-server, oidc-provider as
-// Google, the Gmail API fixture): alice connects Gmail through the crew API's /connections and the real sign-in flow,
-// kicks off with her user token a crew whose agent declares gmail/send_email, the Gmail fixture receives the message
-// with exactly the access token the provider issued, the result shows the tool's output, and no provider token appears
-// in any log, event, step, result or webhook.
+// Issue 14's whole chain under kubecrew dev, once per provider family (app-chains.ts: Google, Microsoft, Salesforce,
+// HubSpot, Notion), with the real integrations service (real redis-server, oidc-provider as each provider, the
+// providers' API fixtures): alice connects the app through the crew API's /connections and the real sign-in flow,
+// kicks off with her user token a crew whose agent declares one action of it, the model (the LLM fixture) calls that
+// action, the provider's API fixture receives the documented request with exactly the access token the provider
+// issued, the result shows the provider's answer, and no provider token appears in any log, event, step, result or
+// webhook.
 const redisUrl = inject("redisUrl");
-let google: GoogleFixture;
+let apis: ProviderApis & { stop(): Promise<void> };
+let llm: LlmFixture;
 let integrations: ProviderAndService;
 let dev: RunningDev;
 const integrationsLogs = capturingLogger();
@@ -31,24 +46,12 @@ let hooks: Server;
 let hookUrl: string;
 const hookBodies: string[] = [];
 
-const crew = `apiVersion: kubecrew.io/v1alpha1
-kind: Crew
-metadata: { name: mailer }
-spec:
-  llm: { provider: mock, model: call-tools }
-  agents:
-    - { name: assistant, role: Assistant, goal: Tell Bob the numbers, apps: [gmail/send_email] }
-  tasks:
-    - { name: send, agent: assistant, description: Mail Bob the quarterly numbers, expectedOutput: Sent }
-  runner: { retries: 0, taskTimeoutSeconds: 60 }
-`;
-
 beforeAll(async () => {
-  google = await startGoogleFixture();
+  [apis, llm] = await Promise.all([startProviderApis(), startLlmFixture()]);
   integrations = await startProviderAndService({
     redisUrl,
     prefix: `test:connected-apps:${Date.now()}:`,
-    extra: { KUBECREW_APPS_SIGNING_KEY: appsSigningKey, GOOGLE_API_BASE_URL: google.url },
+    extra: providerApisEnv(apis),
     logger: integrationsLogs.logger,
   });
   hooks = createServer((req, res) => {
@@ -62,7 +65,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => hooks.listen(0, "127.0.0.1", resolve));
   hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`;
   dev = await startTestDev(
-    { "mailer.yaml": crew },
+    Object.fromEntries(appChains.map((chain) => [`${chainCrewName(chain)}.yaml`, chainCrewYaml(chain, llm.baseURL)])),
     {
       env: {
         KUBECREW_APPS_URL: `${integrations.service.url}/v1/mcp`,
@@ -76,7 +79,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await dev?.stop();
   await integrations?.stop();
-  await google?.stop();
+  await apis?.stop();
+  await llm?.stop();
   hooks?.close();
 });
 
@@ -93,12 +97,11 @@ const call = (path: string, token: string, init: { method?: string; body?: unkno
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;
 const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as Loose });
-const gmailOf = (body: Loose) =>
-  (body.connections as { app: string }[]).find((c) => c.app === "gmail") as Record<string, unknown>;
+const connectionOf = (body: Loose, app: string) =>
+  (body.connections as { app: string }[]).find((c) => c.app === app) as Record<string, unknown>;
+const gmailOf = (body: Loose) => connectionOf(body, "gmail");
 
 describe("connected apps through the crew API and kubecrew dev", () => {
-  let accessToken: string;
-
   it("lists every app, not connected, to a user token; refuses an org token and unknown apps", async () => {
     const listed = await json(await call("/connections", tokens.alice));
     expect(listed.status).toBe(200);
@@ -120,65 +123,78 @@ describe("connected apps through the crew API and kubecrew dev", () => {
     expect(unknown.body.message).toContain('No app named "gmial"; apps: gmail, google_calendar');
   });
 
-  it("connects Gmail through the real sign-in flow from POST /connections/gmail", async () => {
-    const before = integrations.provider.issuedTokens().length;
-    integrations.provider.account = { sub: "sub-alice", email: "alice@example.com" };
-    const link = await json(await call("/connections/gmail", tokens.alice, { method: "POST", body: { returnUrl } }));
-    expect(link.status).toBe(200);
-    expect(link.body.url).toMatch(new RegExp(`^${integrations.service.url}/v1/connect/`));
-    const end = await new TestBrowser().open(link.body.url as string);
-    expect(new URL(end.location!).searchParams.get("status")).toBe("connected");
-    accessToken = integrations.provider.issuedTokens()[before]!;
+  for (const chain of appChains) {
+    describe(`${chain.family}: ${chain.action}`, () => {
+      const tool = toolOf(chain);
+      let accessToken: string;
 
-    const listed = await json(await call("/connections", tokens.alice));
-    expect(gmailOf(listed.body)).toMatchObject({
-      app: "gmail",
-      connected: true,
-      status: "connected",
-      account: { email: "alice@example.com" },
+      it(`connects ${chain.app} through the real sign-in flow from POST /connections/${chain.app}`, async () => {
+        const before = integrations.provider.issuedTokens().length;
+        integrations.provider.account = { sub: "sub-alice", email: "alice@example.com" };
+        prepareSignIn(integrations.provider, chain, apis);
+        const link = await json(
+          await call(`/connections/${chain.app}`, tokens.alice, { method: "POST", body: { returnUrl } }),
+        );
+        expect(link.status).toBe(200);
+        expect(link.body.url).toMatch(new RegExp(`^${integrations.service.url}/v1/connect/`));
+        const end = await new TestBrowser().open(link.body.url as string);
+        expect(new URL(end.location!).searchParams.get("status")).toBe("connected");
+        accessToken = integrations.provider.issuedTokens()[before]!;
+
+        const listed = connectionOf((await json(await call("/connections", tokens.alice))).body, chain.app);
+        expect(listed).toMatchObject({ app: chain.app, connected: true, status: "connected" });
+        const scopes = findProviderDefinition(chain.provider)!.products[chain.product]!.scopes;
+        expect(listed.scopes).toEqual(expect.arrayContaining(scopes));
+        // Bob has connected nothing.
+        expect(connectionOf((await json(await call("/connections", tokens.bob))).body, chain.app).connected).toBe(
+          false,
+        );
+      });
+
+      it(`runs alice's kickoff: ${chain.receives.operation} reaches the provider with exactly her access token`, async () => {
+        chain.given?.(apis);
+        const since = apis[chain.receives.api].requests.length;
+        llm.enqueue(toolCalls({ name: tool, input: chain.input }), quoteToolResults());
+        const crew = chainCrewName(chain);
+        const res = await json(
+          await call(`/crews/${crew}/kickoff`, tokens.alice, {
+            body: { inputs: {}, taskWebhookUrl: hookUrl, stepWebhookUrl: hookUrl, crewWebhookUrl: hookUrl },
+          }),
+        );
+        expect(res.status).toBe(200);
+        const id = res.body.kickoff_id as string;
+        const final = await waitFor(async () => {
+          const s = (await json(await call(`/crews/${crew}/status/${id}`, tokens.alice))).body;
+          return s.status === "running" ? undefined : s;
+        }, 45_000);
+        expect(final.status, JSON.stringify(final)).toBe("completed");
+        expect(final.result.tasks[0].tools_used).toEqual([tool]);
+        expectReceived(chain, apis, accessToken, since);
+        expect(final.result.output).toContain(`Tool ${tool} returned: `);
+        expect(final.result.output).toMatch(chain.answers);
+
+        // No provider token anywhere a user or an operator looks: status, events (steps), webhooks, logs.
+        const events = await (await call(`/crews/${crew}/status/${id}/events`, tokens.alice)).text();
+        await waitFor(async () =>
+          hookBodies.some((b) => b.includes(id) && b.includes('"status":"completed"')) ? true : undefined,
+        );
+        const provided = integrations.provider.issuedTokens();
+        expect(provided).toContain(accessToken);
+        const places = {
+          status: JSON.stringify(final),
+          events,
+          webhooks: hookBodies.join("\n"),
+          devLogs: devLogs.join(""),
+          integrationsLogs: integrationsLogs.lines(),
+        };
+        expect(events).toContain(tool);
+        for (const [place, text] of Object.entries(places)) {
+          for (const token of provided) expect(text.includes(token), `a provider token in ${place}`).toBe(false);
+          expect(text.includes(internalApiKey), `the internal key in ${place}`).toBe(false);
+        }
+      }, 60_000);
     });
-    expect(gmailOf(listed.body).scopes).toContain("https://www.googleapis.com/auth/gmail.modify");
-    // Bob has connected nothing.
-    expect(gmailOf((await json(await call("/connections", tokens.bob))).body).connected).toBe(false);
-  });
-
-  it("runs alice's kickoff with her Gmail: the fixture gets exactly her access token, the result the tool output", async () => {
-    const res = await json(
-      await call("/crews/mailer/kickoff", tokens.alice, {
-        body: { inputs: {}, taskWebhookUrl: hookUrl, stepWebhookUrl: hookUrl, crewWebhookUrl: hookUrl },
-      }),
-    );
-    expect(res.status).toBe(200);
-    const id = res.body.kickoff_id as string;
-    const final = await waitFor(async () => {
-      const s = (await json(await call(`/crews/mailer/status/${id}`, tokens.alice))).body;
-      return s.status === "running" ? undefined : s;
-    }, 45_000);
-    expect(final.status).toBe("completed");
-    expect(final.result.tasks[0].tools_used).toEqual(["gmail__send_email"]);
-    expect(google.sent, final.result.output).toHaveLength(1);
-    expect(google.sent[0]!.token).toBe(accessToken);
-    expect(final.result.output).toContain("gmail__send_email");
-    expect(final.result.output).toMatch(/"sent":\s*true/);
-
-    // No provider token anywhere a user or an operator looks: status, events (steps), webhooks, logs.
-    const events = await (await call(`/crews/mailer/status/${id}/events`, tokens.alice)).text();
-    await waitFor(async () => (hookBodies.some((b) => b.includes('"status":"completed"')) ? true : undefined));
-    const provided = integrations.provider.issuedTokens();
-    expect(provided.length).toBeGreaterThanOrEqual(2);
-    const places = {
-      status: JSON.stringify(final),
-      events,
-      webhooks: hookBodies.join("\n"),
-      devLogs: devLogs.join(""),
-      integrationsLogs: integrationsLogs.lines(),
-    };
-    expect(events).toContain("gmail__send_email");
-    for (const [place, text] of Object.entries(places)) {
-      for (const token of provided) expect(text.includes(token), `a provider token in ${place}`).toBe(false);
-      expect(text.includes(internalApiKey), `the internal key in ${place}`).toBe(false);
-    }
-  }, 60_000);
+  }
 
   it("disconnects Gmail with DELETE /connections/gmail; a second delete is 404", async () => {
     expect(await json(await call("/connections/gmail", tokens.alice, { method: "DELETE" }))).toEqual({
