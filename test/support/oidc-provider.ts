@@ -86,6 +86,8 @@ export interface OidcTestProvider {
   declineConsent: boolean;
   /** Salesforce's `instance_url` (the org's API origin) to add to authorization-code token responses. */
   instanceUrl?: string;
+  /** Leave expires_in out of every token response, as Salesforce and Notion do. */
+  omitExpiresIn: boolean;
   /** Successful refresh_token grants so far, counted by the provider itself. */
   refreshCount(): number;
   /** Every token value the provider issued (access, refresh, ID tokens), to look for in storage. */
@@ -111,6 +113,7 @@ export async function startOidcProvider(options: {
     accessTokenTtlSeconds: 3600,
     rotateRefreshTokens: false,
     omitRefreshTokenOnRefresh: false,
+    omitExpiresIn: false,
     declineConsent: false,
     refreshCount: () => refreshes,
     issuedTokens: () => [...issued],
@@ -187,6 +190,7 @@ export async function startOidcProvider(options: {
       body
     )
       body["instance_url"] = fixture.instanceUrl;
+    if (ctx.path === "/token" && fixture.omitExpiresIn && body) delete body["expires_in"];
     if (
       ctx.path === "/token" &&
       fixture.omitRefreshTokenOnRefresh &&

@@ -101,8 +101,9 @@ export function uniquePrefix(name: string): string {
 export async function startIntegrations(
   env: Record<string, string>,
   logger: Logger = silentLogger(),
+  now?: () => Date,
 ): Promise<IntegrationsService> {
-  return start(loadConfig(env), { logger });
+  return start(loadConfig(env), { logger, ...(now ? { now } : {}) });
 }
 
 /** The test provider and one integrations service at a direct public URL, on the shared Redis under `prefix`. */
@@ -121,6 +122,8 @@ export async function startProviderAndService(options: {
   /** More variables; a function gets the test provider's issuer URL (for the providers it is not already set for). */
   extra?: Record<string, string> | ((issuer: string) => Record<string, string>);
   logger?: Logger;
+  /** The service's clock (e.g. moved ahead to let stored access tokens expire). */
+  now?: () => Date;
 }): Promise<ProviderAndService> {
   const bases = await planBases();
   const provider = await startProvider([bases.direct]);
@@ -134,7 +137,7 @@ export async function startProviderAndService(options: {
       ? { extra: typeof options.extra === "function" ? options.extra(provider.issuer) : options.extra }
       : {}),
   });
-  const service = await startIntegrations(env, options.logger).catch(async (err: unknown) => {
+  const service = await startIntegrations(env, options.logger, options.now).catch(async (err: unknown) => {
     await provider.stop();
     throw err;
   });
