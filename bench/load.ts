@@ -23,12 +23,14 @@ export const benchSettings = {
 export interface Load {
   name: string;
   options: autocannon.Options;
+  /** CPU time (ms) used so far by the server under test, when it runs in another process. */
+  cpuMs?: () => Promise<number>;
 }
 
 export interface Measurement {
   rps: number;
   p99: number;
-  /** CPU time of this process (the servers under test) per request, in microseconds. */
+  /** CPU time of the server under test per request, in microseconds (this process's unless the load says whose). */
   cpuUs: number;
 }
 
@@ -39,23 +41,26 @@ export async function listen(app: express.Express): Promise<{ url: string; close
 }
 
 export async function measure(load: Load, duration = benchSettings.seconds): Promise<Measurement> {
-  const { url, method, headers, body } = load.options;
-  const args = [autocannonCli, "-j", "-c", String(benchSettings.connections), "-d", String(duration)];
+  const { url, method, headers, body, amount } = load.options;
+  // A load with an amount sends exactly that many requests (its duration is however long they take).
+  const bound = amount ? ["-a", String(amount)] : ["-d", String(duration)];
+  const args = [autocannonCli, "-j", "-c", String(benchSettings.connections), ...bound];
   if (method) args.push("-m", method);
   for (const [name, value] of Object.entries(headers ?? {})) args.push("-H", `${name}=${value}`);
   if (body) args.push("-b", String(body));
   args.push(String(url));
-  const before = process.cpuUsage();
+  const cpuMs = load.cpuMs ?? (async () => ((u) => (u.user + u.system) / 1000)(process.cpuUsage()));
+  const before = await cpuMs();
   const { stdout } = await run(process.execPath, args);
-  const cpu = process.cpuUsage(before);
+  const cpuUsed = (await cpuMs()) - before;
   const result = JSON.parse(stdout) as autocannon.Result;
   if (result.non2xx > 0 || result.errors > 0) {
     throw new Error(`${load.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   }
   return {
-    rps: result.requests.average,
+    rps: amount ? result.requests.total / result.duration : result.requests.average,
     p99: result.latency.p99,
-    cpuUs: (cpu.user + cpu.system) / result.requests.total,
+    cpuUs: (cpuUsed * 1000) / result.requests.total,
   };
 }
 
