@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { crew as crewSchema, type Crew } from "../core/crew.ts";
-import { crewExecution, type CrewExecution } from "../core/execution.ts";
+import { crew as crewSchema, crewSpec, type Crew, type CrewSpec } from "../core/crew.ts";
+import { crewExecution, executionStatus, type CrewExecution } from "../core/execution.ts";
 import {
   idempotentExecutionId,
   judgeRecorded,
@@ -28,6 +28,7 @@ import {
 } from "../kube/resources.ts";
 import type { ExecutionBackend, ExecutionView, KickoffOutcome, NewExecution } from "./execution-backend.ts";
 import { ExecutionChanges } from "./execution-changes.ts";
+import { crewForCache, CrewSpecSnapshots, executionForCache, resultForCache } from "./cache-transforms.ts";
 
 /**
  * The API's backend in cluster mode: Crews, CrewExecutions and CrewTaskResults of one namespace held in informer
@@ -42,6 +43,11 @@ export interface KubernetesBackendOptions {
   negativeCacheMs?: number;
   now?: () => Date;
 }
+
+/** An execution without its status's crew snapshot, which is parsed once per distinct snapshot. */
+const executionWithoutSnapshot = crewExecution.extend({
+  status: executionStatus.omit({ crewSpec: true }).optional(),
+});
 
 /** Runs under one Idempotency-Key older than the window, at most, before a kickoff gives up (each a day apart). */
 const MAX_KEY_GENERATIONS = 64;
@@ -59,14 +65,26 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     const execution = o.metadata?.labels?.[LABEL_EXECUTION];
     return execution ? [execution] : [];
   };
-  const crews = new Informer<KubeObject>({ client, log, path: resourcePath(CREWS, namespace) });
-  const executions = new Informer<KubeObject>({ client, log, path: resourcePath(CREW_EXECUTIONS, namespace) });
+  // The caches keep only what the API reads (api/cache-transforms.ts).
+  const crews = new Informer<KubeObject>({
+    client,
+    log,
+    path: resourcePath(CREWS, namespace),
+    transform: crewForCache,
+  });
+  const executions = new Informer<KubeObject>({
+    client,
+    log,
+    path: resourcePath(CREW_EXECUTIONS, namespace),
+    transform: executionForCache(new CrewSpecSnapshots()),
+  });
   const results = new Informer<KubeObject>({
     client,
     log,
     path: resourcePath(CREW_TASK_RESULTS, namespace),
     labelSelector: LABEL_EXECUTION,
     indexKeys: byExecution,
+    transform: resultForCache,
   });
   // Event streams are told of each change the informers see, instead of polling the caches.
   const changes = new ExecutionChanges();
@@ -91,11 +109,18 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
   const crewSource = { cache: crews, client, type: CREWS, onMiss: () => readThroughs++ };
   const now = options.now ?? (() => new Date());
 
+  // Every request reads its crew: each version of a Crew is parsed (and an invalid one logged) once, not per request.
+  const parsedCrews = new WeakMap<KubeObject, Crew | null>();
   const parseCrew = (raw: KubeObject): Crew | undefined => {
-    const parsed = crewSchema.safeParse(raw);
-    if (!parsed.success)
-      log.warn({ crew: raw.metadata?.name, problems: parsed.error.issues.map((i) => i.message) }, "Crew is invalid");
-    return parsed.success ? parsed.data : undefined;
+    let parsed = parsedCrews.get(raw);
+    if (parsed === undefined) {
+      const result = crewSchema.safeParse(raw);
+      if (!result.success)
+        log.warn({ crew: raw.metadata?.name, problems: result.error.issues.map((i) => i.message) }, "Crew is invalid");
+      parsed = result.success ? result.data : null;
+      parsedCrews.set(raw, parsed);
+    }
+    return parsed ?? undefined;
   };
 
   // Informer objects are replaced, never changed, on update: each version is parsed once however many readers
@@ -110,12 +135,33 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     }
     return parsed ?? undefined;
   };
+  // The crew snapshot in an execution's status is shared by the cache (cache-transforms.ts): it is parsed once per
+  // distinct snapshot, and the parsed executions share the parsed snapshot.
+  const parsedSnapshots = new WeakMap<object, CrewSpec | null>();
+  const parsedSnapshot = (snapshot: unknown): CrewSpec | null => {
+    if (typeof snapshot !== "object" || snapshot === null) return null;
+    let parsed = parsedSnapshots.get(snapshot);
+    if (parsed === undefined) {
+      const result = crewSpec.safeParse(snapshot);
+      parsed = result.success ? result.data : null;
+      parsedSnapshots.set(snapshot, parsed);
+    }
+    return parsed;
+  };
   const parsedExecutions = new WeakMap<KubeObject, CrewExecution | null>();
   const parsedExecution = (raw: KubeObject): CrewExecution | undefined => {
     let parsed = parsedExecutions.get(raw);
     if (parsed === undefined) {
-      const result = crewExecution.safeParse(raw);
-      parsed = result.success ? result.data : null;
+      const snapshot = (raw.status as { crewSpec?: unknown } | undefined)?.crewSpec;
+      const spec = snapshot === undefined ? undefined : parsedSnapshot(snapshot);
+      const result = executionWithoutSnapshot.safeParse(raw);
+      parsed =
+        result.success && spec !== null
+          ? {
+              ...result.data,
+              ...(result.data.status ? { status: { ...result.data.status, ...(spec ? { crewSpec: spec } : {}) } } : {}),
+            }
+          : null;
       parsedExecutions.set(raw, parsed);
     }
     return parsed ?? undefined;
@@ -261,8 +307,8 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
       const mine = executions
         .list(namespace)
         .flatMap((raw) => {
-          const parsed = crewExecution.safeParse(raw);
-          return parsed.success && parsed.data.spec.crewRef.name === crewName ? [parsed.data] : [];
+          const parsed = parsedExecution(raw);
+          return parsed?.spec.crewRef.name === crewName ? [parsed] : [];
         })
         .sort((a, b) => (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""));
       return Promise.all(mine.map((execution) => view(execution, false)));

@@ -19,7 +19,11 @@ export async function startClusterApi(
   kubeConfig: KubeConfig = defaultKubeConfig(),
 ): Promise<RunningServer> {
   const backend = await createKubernetesBackend({ kubeConfig, namespace: config.namespace, log });
-  const redis = connectRedis(config.redisUrl, { log, commandTimeoutMs: config.auth.redisCommandTimeoutMs });
+  const redis = connectRedis(config.redisUrl, {
+    log,
+    commandTimeoutMs: config.auth.redisCommandTimeoutMs,
+    autoPipelining: true,
+  });
   // The console's OpenID provider and /connections' integrations service are reached through the API's outbound
   // URL policy, as every other call.
   const outbound = createOutboundClient(config.outbound);

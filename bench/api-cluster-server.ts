@@ -47,8 +47,8 @@ process.on("message", async (message) => {
     gc();
     await new Promise((r) => setTimeout(r, 50));
   }
-  const { rss, heapUsed, external } = process.memoryUsage();
-  process.send!({ rss, heapUsed, external });
+  const { rss, heapTotal, heapUsed, external } = process.memoryUsage();
+  process.send!({ rss, heapTotal, heapUsed, external });
 });
 process.on("disconnect", () => {
   void server.stop().then(() => process.exit(0));

@@ -75,7 +75,9 @@ const redis = connectRedis(redisServer.url, { log: silentLogger() });
 await redisReady(redis);
 const { token, record } = await new RedisTokenStore(redis).createToken({ kind: "org", crews: "*" });
 redis.disconnect();
-const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+// A poller's GET carries only the token; a kickoff's body is JSON.
+const headers = { authorization: `Bearer ${token}` };
+const jsonHeaders = { ...headers, "content-type": "application/json" };
 
 /** The object `POST /kickoff` creates (api/kubernetes-backend.ts), so the baseline writes the same bytes. */
 const executionObject = (name: string) => ({
@@ -142,11 +144,13 @@ async function pool(inFlight: number, stop: (started: number) => boolean, work: 
 
 interface Memory {
   rss: number;
+  heapTotal: number;
   heapUsed: number;
   external: number;
 }
 const mb = (m: Memory) =>
-  `${(m.rss / MB).toFixed(0)} MB RSS (JS heap ${(m.heapUsed / MB).toFixed(0)} MB, external ${(m.external / MB).toFixed(0)} MB)`;
+  `${(m.rss / MB).toFixed(0)} MB RSS (JS heap ${(m.heapUsed / MB).toFixed(0)} MB used of ${(m.heapTotal / MB).toFixed(0)}, ` +
+  `external ${(m.external / MB).toFixed(0)} MB)`;
 
 interface ServerProcess {
   url: string;
@@ -196,6 +200,18 @@ const api = await startServer();
 await within("the API ready (Redis connected)", 30_000, async () => (await fetch(`${api.url}/readyz`)).ok);
 const memoryAtStart = await api.memory();
 
+const row = (name: string, ms: Measurement[], base: Measurement[]) => {
+  const rpsRatio = median(ms.map((m, i) => m.rps / base[i]!.rps));
+  const cpuRatio = median(ms.map((m, i) => m.cpuUs / base[i]!.cpuUs));
+  return (
+    `  ${name.padEnd(28)} ${median(ms.map((m) => m.rps))
+      .toFixed(0)
+      .padStart(7)} req/s ` +
+    `(×${rpsRatio.toFixed(2)}; by round ${ms.map((m) => m.rps.toFixed(0)).join(", ")}), p99 ` +
+    `${median(ms.map((m) => m.p99))} ms, CPU ${median(ms.map((m) => m.cpuUs)).toFixed(0)} µs/req (×${cpuRatio.toFixed(2)})`
+  );
+};
+
 // ---- GET /status of a completed execution, against the bare app answering the same bytes.
 const done = randomUUID();
 await client.create(resourcePath(CREW_EXECUTIONS, namespace), executionObject(done));
@@ -217,6 +233,12 @@ for (const l of statusLoads) await measure(l, 1);
 const status = new Map<string, Measurement[]>(statusLoads.map((l) => [l.name, []]));
 for (let round = 0; round < ROUNDS; round++) for (const l of statusLoads) status.get(l.name)!.push(await measure(l));
 await bare.stop();
+const [bareName, apiName] = statusLoads.map((l) => l.name) as [string, string];
+const statusRatio = median(status.get(apiName)!.map((m, i) => m.rps / status.get(bareName)![i]!.rps));
+console.log(`GET /crews/{crew}/status/{id} (completed), ${CONNECTIONS} connections; medians over ${ROUNDS} rounds`);
+console.log(row(bareName, status.get(bareName)!, status.get(bareName)!));
+console.log(row(apiName, status.get(apiName)!, status.get(bareName)!));
+console.log(`  ratio (req/s against the bare app): ${statusRatio.toFixed(2)} (target ≥ 0.80)`);
 
 // ---- POST /kickoff, against the same CrewExecution created straight through the apiserver. Both bounded by count,
 // so the executions they leave stay under BENCH_EXECUTIONS.
@@ -227,7 +249,7 @@ const kickoffLoad = (amount: number): Load => ({
   options: {
     url: `${api.url}/crews/${CREW}/kickoff`,
     method: "POST",
-    headers,
+    headers: jsonHeaders,
     body: '{"inputs":{"topic":"bench"}}',
     amount,
   },
@@ -253,6 +275,19 @@ for (let round = 0; round < ROUNDS; round++) {
   kickoffs.push(await measure(kickoffLoad(KICKOFFS)));
 }
 
+const kickoffRatio = median(kickoffs.map((m, i) => m.rps / raw[i]!));
+console.log(`POST /crews/{crew}/kickoff, ${CONNECTIONS} in flight`);
+console.log(
+  `  raw CrewExecution creates       ${median(raw).toFixed(0).padStart(7)} /s (by round ${raw.map((r) => r.toFixed(0)).join(", ")})`,
+);
+console.log(
+  `  kubecrew api kickoffs           ${median(kickoffs.map((m) => m.rps))
+    .toFixed(0)
+    .padStart(7)} /s (by round ${kickoffs.map((m) => m.rps.toFixed(0)).join(", ")}), p99 ` +
+    `${median(kickoffs.map((m) => m.p99))} ms, API CPU ${median(kickoffs.map((m) => m.cpuUs)).toFixed(0)} µs per kickoff`,
+);
+console.log(`  ratio (kickoffs / raw creates): ${kickoffRatio.toFixed(2)} (target ≥ 0.80)`);
+
 // ---- RSS with EXECUTIONS completed executions (and their results) in the API's caches.
 const memoryAfterLoads = await api.memory();
 const existing = (await client.list<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace))).items.map(
@@ -261,8 +296,9 @@ const existing = (await client.list<KubeObject>(resourcePath(CREW_EXECUTIONS, na
 const more = Math.max(0, EXECUTIONS - existing.length);
 const names = [...existing.filter((n) => n !== done), ...Array.from({ length: more }, () => randomUUID())];
 const fill0 = performance.now();
+const FILL_IN_FLIGHT = 50;
 await pool(
-  CONNECTIONS,
+  FILL_IN_FLIGHT,
   (n) => n >= more,
   async (i) => {
     await client.create(resourcePath(CREW_EXECUTIONS, namespace), executionObject(names[existing.length - 1 + i]!));
@@ -270,7 +306,7 @@ await pool(
 );
 const toComplete = names.slice(0, -1);
 await pool(
-  CONNECTIONS,
+  FILL_IN_FLIGHT,
   (n) => n >= toComplete.length,
   async (i) => {
     if (i < toComplete.length) await complete(toComplete[i]!);
@@ -286,36 +322,6 @@ const fillSeconds = (performance.now() - fill0) / 1000;
 const memory = await api.memory();
 const total = (await client.list<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace))).items.length;
 
-// ---- Report.
-const row = (name: string, ms: Measurement[], base: Measurement[]) => {
-  const rpsRatio = median(ms.map((m, i) => m.rps / base[i]!.rps));
-  const cpuRatio = median(ms.map((m, i) => m.cpuUs / base[i]!.cpuUs));
-  return (
-    `  ${name.padEnd(28)} ${median(ms.map((m) => m.rps))
-      .toFixed(0)
-      .padStart(7)} req/s ` +
-    `(×${rpsRatio.toFixed(2)}; by round ${ms.map((m) => m.rps.toFixed(0)).join(", ")}), p99 ` +
-    `${median(ms.map((m) => m.p99))} ms, CPU ${median(ms.map((m) => m.cpuUs)).toFixed(0)} µs/req (×${cpuRatio.toFixed(2)})`
-  );
-};
-const [bareName, apiName] = statusLoads.map((l) => l.name) as [string, string];
-const statusRatio = median(status.get(apiName)!.map((m, i) => m.rps / status.get(bareName)![i]!.rps));
-console.log(`GET /crews/{crew}/status/{id} (completed), ${CONNECTIONS} connections; medians over ${ROUNDS} rounds`);
-console.log(row(bareName, status.get(bareName)!, status.get(bareName)!));
-console.log(row(apiName, status.get(apiName)!, status.get(bareName)!));
-console.log(`  ratio (req/s against the bare app): ${statusRatio.toFixed(2)} (target ≥ 0.80)`);
-const kickoffRatio = median(kickoffs.map((m, i) => m.rps / raw[i]!));
-console.log(`POST /crews/{crew}/kickoff, ${CONNECTIONS} in flight`);
-console.log(
-  `  raw CrewExecution creates       ${median(raw).toFixed(0).padStart(7)} /s (by round ${raw.map((r) => r.toFixed(0)).join(", ")})`,
-);
-console.log(
-  `  kubecrew api kickoffs           ${median(kickoffs.map((m) => m.rps))
-    .toFixed(0)
-    .padStart(7)} /s (by round ${kickoffs.map((m) => m.rps.toFixed(0)).join(", ")}), p99 ` +
-    `${median(kickoffs.map((m) => m.p99))} ms, API CPU ${median(kickoffs.map((m) => m.cpuUs)).toFixed(0)} µs per kickoff`,
-);
-console.log(`  ratio (kickoffs / raw creates): ${kickoffRatio.toFixed(2)} (target ≥ 0.80)`);
 const rssMb = memory.rss / MB;
 console.log(
   `API process after a full GC: at start ${mb(memoryAtStart)}; after the loads (${existing.length} executions, ` +

@@ -80,7 +80,11 @@ export async function startDev(
   if (options.tokens) {
     auth = { tokens: options.tokens, routers: [], paths: {} }; // the caller's store (tests): crew routes only
   } else if (config.redisUrl) {
-    redis = connectRedis(config.redisUrl, { log, commandTimeoutMs: config.auth.redisCommandTimeoutMs });
+    redis = connectRedis(config.redisUrl, {
+      log,
+      commandTimeoutMs: config.auth.redisCommandTimeoutMs,
+      autoPipelining: true,
+    });
     auth = createRedisAuth({ redis, config: config.auth, log, sessions: webConsole.sessions });
     // Start answering either way: while Redis is away requests get 503, and the client reconnects by itself.
     await redisReady(redis, 5000).catch(() =>

@@ -30,10 +30,25 @@ import { streamExecutionEvents, type EventStreamOptions } from "./event-stream.t
 import { EXECUTIONS_LISTED, executionSummary, mayRead } from "./listings.ts";
 
 /**
- * A finished execution's answer never changes: it is serialised once per status object (the backend hands out the
- * same object until the status is written again) and polling clients get the cached text.
+ * `/status` answers are serialised once and polling clients get the cached text: a finished execution's per status
+ * object (its answer never changes; the backend hands out the same object until the status is written again), any
+ * other's per view (the Kubernetes backend hands out the same view until the execution or its results change) and
+ * crew (whose task list a run not yet started reports).
  */
-const finalBodies = new WeakMap<object, string>();
+const statusBodies = new WeakMap<object, { crew: Crew; body: string }>();
+
+function statusBody(execution: ExecutionView, crew: Crew): string {
+  const finished = execution.status && isFinished(execution.status.phase) ? execution.status : undefined;
+  const key = finished ?? execution;
+  const cached = statusBodies.get(key);
+  if (cached && (finished || cached.crew === crew)) return cached.body;
+  const spec = execution.status?.crewSpec ?? crew.spec;
+  const body = JSON.stringify(
+    statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length),
+  );
+  statusBodies.set(key, { crew, body });
+  return body;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -148,16 +163,7 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
   const status = async (req: Request<{ id: string }>, res: Response) => {
     const crew = await crewFor(req);
     const execution = await visibleExecution(req, crew, req.params.id);
-    const finished = execution.status && isFinished(execution.status.phase) ? execution.status : undefined;
-    let body = finished && finalBodies.get(finished);
-    if (!body) {
-      const spec = execution.status?.crewSpec ?? crew.spec;
-      body = JSON.stringify(
-        statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length),
-      );
-      if (finished) finalBodies.set(finished, body);
-    }
-    res.type("application/json").send(body);
+    res.type("application/json").send(statusBody(execution, crew));
   };
   router.get("/status/:id", auth, status);
   router.get("/:id/status", auth, status);
