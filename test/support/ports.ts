@@ -1,18 +1,12 @@
+import { randomInt } from "node:crypto";
 import { createServer } from "node:net";
 
 // A test that must know a server's port before starting it (an OAuth redirect URL, a proxy in front) asks for one
-// here. Ports come from below the kernel's ephemeral range (32768–60999 on Linux), so neither an outgoing connection
-// nor another server's `listen(0)` can take one between this check and the test's own listen, and each vitest worker
-// draws from its own block, so two workers never hand out the same port.
-const first = 15000;
-const blockSize = 1000;
-const blocks = 17; // 15000–31999
-let next = 0;
-
-function blockStart(): number {
-  const worker = Number(process.env.VITEST_POOL_ID ?? process.env.VITEST_WORKER_ID ?? 0);
-  return first + ((Number.isInteger(worker) ? worker : 0) % blocks) * blockSize;
-}
+// here. Ports come from below the kernel's ephemeral range (32768–60999 on Linux), so no outgoing connection and no
+// other server's `listen(0)` takes one between this check and the test's own listen, and at random, so two test
+// processes (vitest workers, a second vitest run on the same machine) rarely draw the same one.
+const first = 10000;
+const last = 32767;
 
 function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -23,12 +17,11 @@ function bindable(port: number): Promise<boolean> {
   });
 }
 
-/** A loopback port nothing listens on right now and no other vitest worker hands out, for servers a test starts on a chosen port. */
+/** A loopback port nothing listens on right now, for servers a test starts on a chosen port. */
 export async function freePort(): Promise<number> {
-  const start = blockStart();
-  for (let tries = 0; tries < blockSize; tries++) {
-    const port = start + (next++ % blockSize);
+  for (let tries = 0; tries < 100; tries++) {
+    const port = randomInt(first, last + 1);
     if (await bindable(port)) return port;
   }
-  throw new Error(`no free port in ${start}–${start + blockSize - 1}`);
+  throw new Error(`no free port in ${first}–${last} after 100 tries`);
 }
