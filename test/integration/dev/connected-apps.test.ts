@@ -36,6 +36,8 @@ import {
 // issued, the result shows the provider's answer, and no provider token appears in any log, event, step, result or
 // webhook.
 const redisUrl = inject("redisUrl");
+/** How far the integrations service's clock runs ahead of the real one (to let stored access tokens expire). */
+let aheadMs = 0;
 let apis: ProviderApis & { stop(): Promise<void> };
 let llm: LlmFixture;
 let integrations: ProviderAndService;
@@ -53,6 +55,7 @@ beforeAll(async () => {
     prefix: `test:connected-apps:${Date.now()}:`,
     extra: providerApisEnv(apis),
     logger: integrationsLogs.logger,
+    now: () => new Date(Date.now() + aheadMs),
   });
   hooks = createServer((req, res) => {
     let body = "";
@@ -194,6 +197,48 @@ describe("connected apps through the crew API and kubecrew dev", () => {
         }
       }, 60_000);
     });
+  }
+
+  // The issue's "an access token expiring mid-run is refreshed once for concurrent tool calls (count at the provider)",
+  // through the crew: alice's stored token (from the sign-in above) has expired when her task calls the action 4 times
+  // at once; the provider's token endpoint sees one refresh (none for Notion, whose tokens do not expire).
+  for (const chain of appChains) {
+    it(`${chain.family}: a task's 4 concurrent ${chain.action} calls with an expired token refresh it ${chain.token.refreshedWhenOld ? "once" : "never"}`, async () => {
+      const tool = toolOf(chain);
+      const api = apis[chain.receives.api];
+      const before = api.requests.filter((r) => r.operation === chain.receives.operation).at(-1)!.token;
+      aheadMs += 2 * 3600_000; // past any access token's lifetime; the execution's credential lasts a day
+      const refreshesBefore = integrations.provider.refreshCount();
+      const since = api.requests.length;
+      llm.enqueue(
+        toolCalls(...Array.from({ length: 4 }, () => ({ name: tool, input: chain.input }))),
+        quoteToolResults(),
+      );
+      const crew = chainCrewName(chain);
+      const res = await json(await call(`/crews/${crew}/kickoff`, tokens.alice, { body: { inputs: {} } }));
+      const id = res.body.kickoff_id as string;
+      const final = await waitFor(async () => {
+        const s = (await json(await call(`/crews/${crew}/status/${id}`, tokens.alice))).body;
+        return s.status === "running" ? undefined : s;
+      }, 45_000);
+      expect(final.status, JSON.stringify(final)).toBe("completed");
+      expect(final.result.output.split(`Tool ${tool} returned: `)).toHaveLength(5);
+      expect(integrations.provider.refreshCount() - refreshesBefore).toBe(chain.token.refreshedWhenOld ? 1 : 0);
+      const calls = api.requests.slice(since).filter((r) => r.operation === chain.receives.operation);
+      expect(calls).toHaveLength(4);
+      const used = [...new Set(calls.map((r) => r.token))];
+      expect(used).toHaveLength(1);
+      if (chain.token.refreshedWhenOld) {
+        expect(used[0]).not.toBe(before);
+        expect(integrations.provider.issuedTokens()).toContain(used[0]);
+      } else expect(used[0]).toBe(before);
+      expect(api.violations).toEqual([]);
+      for (const token of integrations.provider.issuedTokens()) {
+        expect(JSON.stringify(final).includes(token), "a provider token in the status").toBe(false);
+        expect(devLogs.join("").includes(token), "a provider token in the dev log").toBe(false);
+        expect(integrationsLogs.lines().includes(token), "a provider token in the integrations log").toBe(false);
+      }
+    }, 60_000);
   }
 
   it("disconnects Gmail with DELETE /connections/gmail; a second delete is 404", async () => {

@@ -31,6 +31,11 @@ export interface AppChain {
   receives: { api: ProviderFamily; operation: string; carrying: (request: FixtureRequest) => unknown; is: unknown };
   /** What the task's result shows of the tool's answer. */
   answers: RegExp;
+  /**
+   * The provider's token responses carry expires_in (Salesforce's and Notion's do not), and whether a stored token
+   * that is past its lifetime is refreshed: Salesforce's are taken to last 3600 s; Notion's are never refreshed.
+   */
+  token: { expiresIn: boolean; refreshedWhenOld: boolean };
 }
 
 /** The RFC 5322 message Gmail received as `raw`: its To and Subject headers and its (base64) text body. */
@@ -63,6 +68,7 @@ export const appChains: AppChain[] = [
       is: { to: "bob@example.com", subject: "Quarterly numbers", body: "Revenue is up 12 %." },
     },
     answers: /"sent":\s*true/,
+    token: { expiresIn: true, refreshedWhenOld: true },
   },
   {
     family: "Microsoft",
@@ -85,6 +91,7 @@ export const appChains: AppChain[] = [
       },
     },
     answers: /"sent":\s*true/,
+    token: { expiresIn: true, refreshedWhenOld: true },
   },
   {
     family: "Salesforce",
@@ -102,6 +109,7 @@ export const appChains: AppChain[] = [
       is: "SELECT Id, Name, Industry FROM Account",
     },
     answers: new RegExp(`"Id":\\s*"${ACCOUNT_ID}",\\s*"Name":\\s*"Acme",\\s*"Industry":\\s*"Retail"`),
+    token: { expiresIn: false, refreshedWhenOld: true },
   },
   {
     family: "HubSpot",
@@ -117,6 +125,7 @@ export const appChains: AppChain[] = [
       is: { properties: { email: "dana@acme.example", firstname: "Dana", company: "Acme" }, associations: [] },
     },
     answers: /"email":\s*"dana@acme\.example"/,
+    token: { expiresIn: true, refreshedWhenOld: true },
   },
   {
     family: "Notion",
@@ -142,6 +151,7 @@ export const appChains: AppChain[] = [
       },
     },
     answers: /"url":\s*"https:\/\/notion\.example\/\w+"/,
+    token: { expiresIn: false, refreshedWhenOld: false },
   },
 ];
 
@@ -194,9 +204,13 @@ export const providerApisEnv = (apis: ProviderApis) => (issuer: string) => ({
   NOTION_TOKEN_URL: `${issuer}/token`,
 });
 
-/** Before a chain's sign-in: Salesforce answers the org's API origin (its fixture) with the tokens; others none. */
+/**
+ * Before a chain's sign-in, the token endpoint answers as the provider's does: Salesforce adds the org's API origin (its
+ * fixture) as instance_url; expires_in only where the provider sends it.
+ */
 export function prepareSignIn(oidc: OidcTestProvider, chain: AppChain, apis: ProviderApis): void {
   oidc.instanceUrl = chain.provider === "salesforce" ? apis.salesforce.url : undefined;
+  oidc.omitExpiresIn = !chain.token.expiresIn;
 }
 
 /**
@@ -223,7 +237,7 @@ spec:
     - { name: assistant, role: Assistant, goal: Act for the user, apps: [${chain.action}] }
   tasks:
     - { name: act, agent: assistant, description: "Use ${chain.app} for the user", expectedOutput: Done }
-  runner: { retries: 0, taskTimeoutSeconds: 90 }
+  runner: { retries: 0, taskTimeoutSeconds: 90, executionTimeoutSeconds: 86400 }
 ${extraSpec}`;
 }
 export const chainCrewName = (chain: AppChain) => `apps-${chain.family.toLowerCase()}`;

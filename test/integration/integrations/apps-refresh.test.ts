@@ -86,6 +86,7 @@ describe("an expired access token under concurrent tool calls, per provider", ()
     it(c.title, async () => {
       const chain = appChains.find((each) => each.family === c.family)!;
       const oidc = started.provider;
+      prepareSignIn(oidc, chain, apis);
       Object.assign(oidc, {
         accessTokenTtlSeconds: c.expiresIn ?? 3600,
         omitExpiresIn: c.expiresIn === undefined,
@@ -93,7 +94,6 @@ describe("an expired access token under concurrent tool calls, per provider", ()
         omitRefreshTokenOnRefresh: c.omitsRefreshToken,
       });
       const user = `user-${c.family.toLowerCase()}-${c.expiresIn ?? "none"}`;
-      prepareSignIn(oidc, chain, apis);
       let { accessToken: current } = await connectApp(service, oidc, user, chain.provider, chain.product);
       chain.given?.(apis);
       const api = apis[chain.receives.api];
