@@ -53,6 +53,7 @@ export async function startClusterApi(
     async stop() {
       await server.stop();
       await backend.stop();
+      auth.close();
       redis.disconnect();
       await outbound.close();
     },

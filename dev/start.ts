@@ -73,7 +73,7 @@ export async function startDev(
     },
     log,
   );
-  let auth: { tokens: TokenStore; routers: Router[]; paths: ExtraPaths };
+  let auth: { tokens: TokenStore; routers: Router[]; paths: ExtraPaths; close?: () => void };
   let orgToken: string | undefined;
   let userToken: string | undefined;
   let redis: Redis | undefined;
@@ -154,6 +154,7 @@ export async function startDev(
       await executions.close();
       await api.stop();
       await outbound.close();
+      auth.close?.();
       redis?.disconnect();
       rmSync(workRoot, { recursive: true, force: true });
     },

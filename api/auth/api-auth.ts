@@ -11,6 +11,7 @@ import type { AuthConfig } from "./config.ts";
 import type { SessionAuth } from "./session-auth.ts";
 import { MemoryTokenStore } from "./memory-token-store.ts";
 import { RedisTokenStore } from "./redis-token-store.ts";
+import { VerifiedTokens } from "./verified-tokens.ts";
 import type { ManagedTokenStore } from "./token-store.ts";
 
 /** What the crew API needs for authentication: pass to createApp as `tokens`, `extraRouters` and `extraPaths`. */
@@ -19,6 +20,8 @@ export interface ApiAuth {
   /** The token endpoint (`POST /oauth/token`) and, with an admin key configured, the admin API (`/admin/…`). */
   routers: Router[];
   paths: ExtraPaths;
+  /** Ends what it holds open (the revocation subscription). */
+  close(): void;
 }
 
 function assemble(
@@ -50,7 +53,7 @@ function assemble(
     );
   }
   if (config.adminKey) paths = { ...paths, ...adminPaths() };
-  return { tokens: store, routers, paths };
+  return { tokens: store, routers, paths, close: () => undefined };
 }
 
 /**
@@ -65,8 +68,14 @@ export function createRedisAuth(options: {
 }): ApiAuth {
   const { redis, config, log } = options;
   const prefix = config.redisKeyPrefix;
-  const store = new RedisTokenStore(redis, { prefix });
-  return assemble(store, TokenRateLimiter.redis(redis, config.rateLimits, prefix), config, log, options.sessions);
+  // A second connection hears revocations (a subscribed connection can do nothing else).
+  const verified =
+    config.tokenCacheMs > 0
+      ? new VerifiedTokens({ subscriber: redis.duplicate(), prefix, ttlMs: config.tokenCacheMs })
+      : undefined;
+  const store = new RedisTokenStore(redis, { prefix, ...(verified ? { verified } : {}) });
+  const auth = assemble(store, TokenRateLimiter.redis(redis, config.rateLimits, prefix), config, log, options.sessions);
+  return { ...auth, close: () => verified?.close() };
 }
 
 /** The same in this process's memory: the embedded default without Redis. */

@@ -28,6 +28,11 @@ export const authEnv = z.object({
   KUBECREW_REDIS_KEY_PREFIX: z.string().default("kubecrew:"),
   /** A Redis command slower than this fails, so requests answer 503 instead of hanging while Redis is unwell. */
   KUBECREW_REDIS_COMMAND_TIMEOUT_MS: positiveInt(REDIS_COMMAND_TIMEOUT_MS),
+  /**
+   * How long a replica answers a token it verified from memory (revocations reach it at once through Redis pub/sub;
+   * see VerifiedTokens); 0 asks Redis on every request.
+   */
+  KUBECREW_TOKEN_CACHE_MS: z.coerce.number().int().min(0).default(2000),
 });
 
 export interface AuthConfig {
@@ -39,6 +44,8 @@ export interface AuthConfig {
   adminKey?: string;
   redisKeyPrefix: string;
   redisCommandTimeoutMs: number;
+  /** How long a verified token is answered from memory (0: never). */
+  tokenCacheMs: number;
 }
 
 export function authConfigFrom(e: z.infer<typeof authEnv>): AuthConfig {
@@ -54,6 +61,7 @@ export function authConfigFrom(e: z.infer<typeof authEnv>): AuthConfig {
     ...(e.KUBECREW_ADMIN_KEY ? { adminKey: e.KUBECREW_ADMIN_KEY } : {}),
     redisKeyPrefix: e.KUBECREW_REDIS_KEY_PREFIX,
     redisCommandTimeoutMs: e.KUBECREW_REDIS_COMMAND_TIMEOUT_MS,
+    tokenCacheMs: e.KUBECREW_TOKEN_CACHE_MS,
   };
 }
 

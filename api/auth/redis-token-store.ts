@@ -2,6 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Principal } from "./principal.ts";
 import { secretHash } from "./token-format.ts";
+import type { VerifiedTokens } from "./verified-tokens.ts";
 import { clientSecretMatches, newAccessTokenRecord, newClientRecord, newTokenRecord } from "./token-records.ts";
 import {
   principalOfRecord,
@@ -39,7 +40,8 @@ type StoredToken = TokenRecord & { hash: string };
 type StoredClient = ClientRecord & { secretHash: string };
 
 // Lua scripts run atomically: a client revoked while one of its token requests is in flight cannot end up with a
-// live access token, and revoking never leaves a token without its id key or the other way round. The scripts
+// live access token, and revoking never leaves a token without its id key or the other way round. A revocation is
+// published on <prefix>revocations in the same step, before the revoker's answer, for the replicas' VerifiedTokens. The scripts
 // build the keys of a client's tokens from the prefix, so they suit a single Redis (or a primary with replicas),
 // not Redis Cluster.
 const scripts = {
@@ -70,6 +72,7 @@ if stored then
   local record = cjson.decode(stored)
   if type(record.clientId) == 'string' then redis.call('zrem', ARGV[1] .. 'client-tokens:' .. record.clientId, ARGV[2]) end
 end
+redis.call('publish', ARGV[1] .. 'revocations', ARGV[2])
 return 1`,
   },
   kubecrewRevokeClient: {
@@ -85,6 +88,7 @@ for _, id in ipairs(redis.call('zrange', KEYS[3], 0, -1)) do
   redis.call('del', idKey)
 end
 redis.call('del', KEYS[3])
+redis.call('publish', ARGV[1] .. 'revocations', ARGV[2])
 return 1`,
   },
 } as const;
@@ -95,6 +99,8 @@ export interface RedisTokenStoreOptions {
   /** Key prefix, e.g. "kubecrew:". */
   prefix?: string;
   now?: () => number;
+  /** Tokens verified a moment ago, answered without Redis (the API's; management commands go without). */
+  verified?: VerifiedTokens;
 }
 
 /**
@@ -107,9 +113,11 @@ export class RedisTokenStore implements ManagedTokenStore {
   private readonly keys: ReturnType<typeof tokenKeys>;
   private readonly prefix: string;
   private readonly now: () => number;
+  private readonly verified: VerifiedTokens | undefined;
 
   constructor(redis: Redis, options: RedisTokenStoreOptions = {}) {
     this.redis = redis;
+    this.verified = options.verified;
     this.prefix = options.prefix ?? "kubecrew:";
     this.keys = tokenKeys(this.prefix);
     this.now = options.now ?? Date.now;
@@ -118,14 +126,21 @@ export class RedisTokenStore implements ManagedTokenStore {
 
   async verify(token: string): Promise<Principal | undefined> {
     const hash = secretHash(token);
-    const stored = await this.call(() => this.redis.get(this.keys.token(hash.toString("hex"))));
+    const hashHex = hash.toString("hex");
+    const known = this.verified?.get(hashHex);
+    if (known) return known;
+    const generation = this.verified?.begin() ?? 0;
+    const stored = await this.call(() => this.redis.get(this.keys.token(hashHex)));
     if (!stored) return undefined;
     const record = JSON.parse(stored) as StoredToken;
     // The lookup is by hash, so timing reveals nothing about the token; compare anyway as defence in depth.
     if (!timingSafeEqual(Buffer.from(record.hash, "hex"), hash)) return undefined;
     // Redis expires the key; the check covers the moments between expiry and Redis's eviction, and clock skew.
-    if (record.expires && Date.parse(record.expires) <= this.now()) return undefined;
-    return principalOfRecord(record);
+    const expiresAt = record.expires ? Date.parse(record.expires) : undefined;
+    if (expiresAt !== undefined && expiresAt <= this.now()) return undefined;
+    const principal = principalOfRecord(record);
+    this.verified?.remember(hashHex, principal, expiresAt, generation);
+    return principal;
   }
 
   async createToken(request: NewTokenRequest): Promise<IssuedToken> {
@@ -168,6 +183,8 @@ export class RedisTokenStore implements ManagedTokenStore {
     const done = await this.call(() =>
       this.scripts.kubecrewRevokeToken(this.keys.tokenId(id), this.keys.tokens, this.prefix, id),
     );
+    // Other replicas hear it on the revocation channel; this one forgets at once, before answering.
+    this.verified?.forget();
     return done === 1;
   }
 
@@ -203,6 +220,7 @@ export class RedisTokenStore implements ManagedTokenStore {
         clientId,
       ),
     );
+    this.verified?.forget();
     return done === 1;
   }
 

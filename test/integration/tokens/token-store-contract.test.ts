@@ -4,12 +4,17 @@ import { MemoryTokenStore } from "../../../api/auth/memory-token-store.ts";
 import { connectRedis, redisReady } from "../../../core/redis-client.ts";
 import { RedisTokenStore } from "../../../api/auth/redis-token-store.ts";
 import { TokenStoreUnavailable, type ManagedTokenStore } from "../../../api/auth/token-store.ts";
+import { VerifiedTokens } from "../../../api/auth/verified-tokens.ts";
 import { silentLogger } from "../../../core/logger.ts";
 import { startRedis } from "../../support/redis.ts";
 import { sleep, uniquePrefix } from "./support.ts";
 
 const redisClients: Redis[] = [];
-afterAll(() => redisClients.forEach((r) => r.disconnect()));
+const caches: VerifiedTokens[] = [];
+afterAll(() => {
+  caches.forEach((c) => c.close());
+  redisClients.forEach((r) => r.disconnect());
+});
 
 async function redisStore(): Promise<ManagedTokenStore> {
   const redis = connectRedis(inject("redisUrl"), { log: silentLogger() });
@@ -18,10 +23,23 @@ async function redisStore(): Promise<ManagedTokenStore> {
   return new RedisTokenStore(redis, { prefix: uniquePrefix("contract") });
 }
 
-/** The same contract for both stores: the embedded default must behave as the deployed one does. */
+/** The API's store: verified tokens answered from memory while revocations are heard (VerifiedTokens). */
+async function verifyingRedisStore(): Promise<ManagedTokenStore> {
+  const redis = connectRedis(inject("redisUrl"), { log: silentLogger() });
+  redisClients.push(redis);
+  await redisReady(redis);
+  const prefix = uniquePrefix("contract");
+  const verified = new VerifiedTokens({ subscriber: redis.duplicate(), prefix, ttlMs: 60_000 });
+  caches.push(verified);
+  while (!verified.subscribed) await sleep(10);
+  return new RedisTokenStore(redis, { prefix, verified });
+}
+
+/** The same contract for every store: the embedded default must behave as the deployed one does. */
 describe.each([
   { name: "MemoryTokenStore", create: async (): Promise<ManagedTokenStore> => new MemoryTokenStore() },
   { name: "RedisTokenStore", create: redisStore },
+  { name: "RedisTokenStore with VerifiedTokens", create: verifyingRedisStore },
 ])("token store contract: $name", ({ create }) => {
   let store: ManagedTokenStore;
   beforeAll(async () => {
