@@ -42,7 +42,8 @@ function applyCrds(kubeconfig: string): void {
   });
 }
 
-export function benchCluster(): BenchCluster {
+/** `upArgs`: what hack/local-cluster.sh up is given (`--kwok`: KWOK's fake node instead of the local node). */
+export function benchCluster(upArgs: string[] = []): BenchCluster {
   const given = process.env.BENCH_KUBECONFIG;
   const load = (path: string) => {
     const kc = new KubeConfig();
@@ -71,9 +72,9 @@ export function benchCluster(): BenchCluster {
   }
   const stateDir = mkdtempSync(join(tmpdir(), "kubecrew-bench-"));
   const env = { ...process.env, KUBECREW_CLUSTER_DIR: stateDir };
-  const cluster = (arg: string) =>
-    execFileSync("bash", [join(repo, "hack/local-cluster.sh"), arg], { env, stdio: ["ignore", "pipe", "inherit"] });
-  cluster("up");
+  const cluster = (...args: string[]) =>
+    execFileSync("bash", [join(repo, "hack/local-cluster.sh"), ...args], { env, stdio: ["ignore", "pipe", "inherit"] });
+  cluster("up", ...upArgs);
   const kubeconfig = join(stateDir, "admin.kubeconfig");
   applyCrds(kubeconfig);
   return {

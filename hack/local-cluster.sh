@@ -3,6 +3,9 @@
 #
 #   hack/local-cluster.sh up [--no-node]  start etcd, kube-apiserver, kube-controller-manager and the local node
 #                                         (idempotent: a running cluster is left as it is); prints the start time
+#   hack/local-cluster.sh up --kwok       instead of the local node: kube-scheduler and KWOK with one fake node
+#                                         (pods scheduled, then moved to Running and Succeeded by KWOK's stages,
+#                                         hack/kwok/kwok.yaml); client rate limits raised for the scale bench
 #   hack/local-cluster.sh kubeconfig      print the admin kubeconfig's path
 #   hack/local-cluster.sh status          exit 0 when the cluster answers /readyz
 #   hack/local-cluster.sh down            stop everything it started, pods' processes included
@@ -177,6 +180,41 @@ node_ready() {
   [ -f "$STATE/node/ready" ]
 }
 
+start_kwok() {
+  local bin="$1"
+  start kube-scheduler "$bin/kube-scheduler" --kubeconfig "$KUBECONFIG_ADMIN" \
+    --authentication-kubeconfig "$KUBECONFIG_ADMIN" --authorization-kubeconfig "$KUBECONFIG_ADMIN" \
+    --bind-address 127.0.0.1 --secure-port "$(free_port)" --leader-elect=false \
+    --kube-api-qps 2000 --kube-api-burst 4000 --v=1
+  start kwok "$bin/kwok" --kubeconfig "$KUBECONFIG_ADMIN" --config "$REPO/hack/kwok/kwok.yaml" \
+    --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --v WARN
+  "$KUBECTL" --kubeconfig "$KUBECONFIG_ADMIN" apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-node-0
+  annotations: { kwok.x-k8s.io/node: fake }
+  labels: { kubernetes.io/hostname: kwok-node-0, type: kwok }
+EOF
+  wait_for "the KWOK node" 60 "$LOGS/kwok.log" kwok_node_ready
+  # The apiserver taints a new node not-ready; the node lifecycle controller that would lift it is not run here (it
+  # would also mark the node lost, KWOK's fast stages send no heartbeats).
+  "$KUBECTL" --kubeconfig "$KUBECONFIG_ADMIN" taint node kwok-node-0 node.kubernetes.io/not-ready:NoSchedule- >/dev/null
+}
+
+kwok_node_ready() {
+  pid_alive kwok || {
+    tail -n 30 "$LOGS/kwok.log" >&2
+    die "kwok exited"
+  }
+  pid_alive kube-scheduler || {
+    tail -n 30 "$LOGS/kube-scheduler.log" >&2
+    die "kube-scheduler exited"
+  }
+  [ "$("$KUBECTL" --kubeconfig "$KUBECONFIG_ADMIN" get node kwok-node-0 \
+    -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+}
+
 default_service_account() { "$KUBECTL" --kubeconfig "$KUBECONFIG_ADMIN" get serviceaccount default -n default >/dev/null 2>&1; }
 
 need_commands() {
@@ -188,21 +226,26 @@ need_commands() {
 
 up() {
   need_commands
-  local with_node=1
+  local with_node=1 kwok=0
   [ "${1:-}" = "--no-node" ] && with_node=0
+  if [ "${1:-}" = "--kwok" ]; then
+    with_node=0
+    kwok=1
+  fi
   local t0
   t0=$(now_ms)
   PHASE_START=$t0
   mkdir -p "$STATE" "$RUN" "$LOGS"
   exec 9>"$STATE/.lock"
   flock 9
-  bash "$REPO/hack/tools.sh" ensure
+  if [ $kwok = 1 ]; then bash "$REPO/hack/tools.sh" ensure-kwok; else bash "$REPO/hack/tools.sh" ensure; fi
   local bin
   bin="$(assets)"
   KUBECTL="$bin/kubectl"
 
   if control_plane_running; then
     if [ $with_node = 1 ] && ! pid_alive local-node; then start_node; fi
+    if [ $kwok = 1 ] && ! pid_alive kwok; then die "already up without KWOK: run down first"; fi
     log "already up; kubeconfig: $KUBECONFIG_ADMIN"
     return
   fi
@@ -244,6 +287,10 @@ up() {
   wait_for kube-apiserver 60 "$LOGS/kube-apiserver.log" readyz
   phase kube-apiserver
 
+  # The scale bench creates thousands of Jobs a minute: the Job controller's client limits and workers must not be
+  # the ceiling it measures.
+  local kcm_limits=(--kube-api-qps 200 --kube-api-burst 400 --concurrent-job-syncs 10)
+  [ $kwok = 1 ] && kcm_limits=(--kube-api-qps 2000 --kube-api-burst 4000 --concurrent-job-syncs 50)
   start kube-controller-manager "$bin/kube-controller-manager" \
     --kubeconfig "$STATE/controller-manager.kubeconfig" \
     --authentication-kubeconfig "$STATE/controller-manager.kubeconfig" \
@@ -251,12 +298,13 @@ up() {
     --secure-port 0 --leader-elect=false --controllers "$CONTROLLERS" \
     --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
     --use-service-account-credentials=false \
-    --kube-api-qps 200 --kube-api-burst 400 --concurrent-job-syncs 10 --v=1
+    "${kcm_limits[@]}" --v=1
   # The serviceaccount controller creating `default` in `default` means the controllers are working.
   wait_for kube-controller-manager 60 "$LOGS/kube-controller-manager.log" default_service_account
   phase kube-controller-manager
 
   if [ $with_node = 1 ]; then start_node; fi
+  if [ $kwok = 1 ]; then start_kwok "$bin"; fi
   phase "local node"
   local ms=$(($(now_ms) - t0))
   log "up in $((ms / 1000)).$(printf '%03d' $((ms % 1000)) | cut -c1) s; kubeconfig: $KUBECONFIG_ADMIN"
@@ -272,6 +320,8 @@ stop_all() {
       rm -f "$f"
     done
   fi
+  stop kwok
+  stop kube-scheduler
   stop kube-controller-manager
   stop kube-apiserver
   stop etcd
@@ -295,5 +345,5 @@ case "${1:-}" in
   down) down ;;
   kubeconfig) echo "$KUBECONFIG_ADMIN" ;;
   status) control_plane_running ;;
-  *) die "usage: hack/local-cluster.sh up [--no-node] | down | kubeconfig | status" ;;
+  *) die "usage: hack/local-cluster.sh up [--no-node|--kwok] | down | kubeconfig | status" ;;
 esac

@@ -1,0 +1,319 @@
+/**
+ * bench/controller-scale: how many executions a minute one controller replica carries, against the apiserver's own
+ * rate for the same writes. The local control plane runs with KWOK instead of a node (hack/local-cluster.sh up --kwok):
+ * kube-scheduler binds the task pods to a fake node, KWOK's stages move them to Running and then Succeeded, and a
+ * stand-in for the runner (controller-scale-runner.ts) creates each task's CrewTaskResult once its pod runs — so the
+ * figure is the controller plus the apiserver, nothing of a real pod's start. The controller runs as its own process
+ * (`kubecrew controller`), so its RSS and CPU are its own.
+ *
+ * For each crew size (1 and 3 tasks) and count (1,000 and 10,000), all executions kicked off at once:
+ *   - executions/min of the controller, from the first create to the last execution Succeeded;
+ *   - the baseline of the same run (controller-scale-baseline.ts): a plain client making the same writes for the same
+ *     number of executions at full concurrency, as executions/min; and the ratio controller / baseline;
+ *   - the controller's CPU seconds per execution, its RSS with everything created so far in its caches;
+ *   - p99 from a CrewTaskResult's creation (the apiserver's answer to the stand-in) to the bench seeing the execution's
+ *     status record that task's success;
+ *   - last line: `executions/min <n>; ratio <r>; rss_mb <m>; status_p99_ms <p>` (the 1-task crew at the largest
+ *     count; RSS at the end, with every execution in the caches; p99 over all runs).
+ *   npm run bench:controller-scale   [BENCH_SCALE_COUNTS=1000,10000 BENCH_SCALE_TASKS=1,3 BENCH_WORKERS=…]
+ */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { crewSpec as crewSpecSchema } from "../core/crew.ts";
+import { silentLogger } from "../core/logger.ts";
+import { KubeClient, type KubeObject } from "../kube/client.ts";
+import { Informer } from "../kube/informer.ts";
+import { CREW_EXECUTIONS, CREWS, JOBS, LABEL_EXECUTION, resourcePath } from "../kube/resources.ts";
+import {
+  applyCrew,
+  createNamespace,
+  crewYaml,
+  RUNNER_SA,
+  startControllerProcess,
+  type ControllerProcess,
+} from "../test/e2e/support/fixture.ts";
+import { baselineWrites } from "./controller-scale-baseline.ts";
+import { RunnerStandIn } from "./controller-scale-runner.ts";
+import { benchCluster, deleteNamespace, percentile } from "./controller-support.ts";
+
+const counts = (process.env.BENCH_SCALE_COUNTS ?? "1000,10000").split(",").map(Number);
+const taskCounts = (process.env.BENCH_SCALE_TASKS ?? "1,3").split(",").map(Number);
+const crewOf = (tasks: number) => `tasks-${tasks}`;
+const runnerImage = "kubecrew:bench";
+
+/** utime + stime of a process, in seconds (/proc/<pid>/stat, clock ticks of 1/100 s). */
+function cpuSeconds(pid: number | undefined): number {
+  if (!pid) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+function rssMb(pid: number | undefined): number {
+  if (!pid) return NaN;
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
+  return line ? Number(line.split(/\s+/)[1]) / 1024 : NaN;
+}
+
+/** The control plane's own processes (their pid files are next to the local cluster's kubeconfig). */
+function controlPlanePid(kubeconfig: string, name: string): number | undefined {
+  try {
+    return Number(readFileSync(join(dirname(kubeconfig), "run", `${name}.pid`), "utf8").trim());
+  } catch {
+    return undefined;
+  }
+}
+
+async function controllerWrites(controller: ControllerProcess): Promise<number> {
+  const text = await (await fetch(`${controller.url}/metrics`)).text();
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("kubecrew_controller_apiserver_writes_total"))
+    .reduce((n, l) => n + Number(l.split(" ").at(-1)), 0);
+}
+
+async function until(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${Math.round(timeoutMs / 1000)} s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+interface ExecutionView extends KubeObject {
+  status?: { phase?: string; tasks?: { phase?: string }[] };
+}
+
+const cluster = benchCluster(["--kwok"]);
+const client = new KubeClient(cluster.kubeConfig);
+/** A namespace with the crews; their tasks may wait long for a pod (a deadline is not what this measures). */
+async function scaleNamespace(): Promise<string> {
+  const ns = await createNamespace(cluster.kubeconfig, "scale");
+  for (const tasks of taskCounts) {
+    const yaml = crewYaml(crewOf(tasks), "mock", { tasks, taskTimeout: 3600, executionTimeout: 7200 });
+    await applyCrew(cluster.kubeconfig, ns, yaml);
+  }
+  return ns;
+}
+let controller: ControllerProcess | undefined;
+const informers: { stop(): Promise<void> }[] = [];
+const namespaces: string[] = [];
+try {
+  const namespace = await scaleNamespace();
+  const baseNamespace = await scaleNamespace();
+  namespaces.push(namespace, baseNamespace);
+  const crewSpecs = new Map(
+    await Promise.all(
+      taskCounts.map(async (n) => {
+        const crew = await client.get<KubeObject>(resourcePath(CREWS, namespace, crewOf(n)));
+        return [n, { name: crewOf(n), spec: crewSpecSchema.parse(crew.spec) }] as const;
+      }),
+    ),
+  );
+
+  // What the bench sees: each execution's finish and each task's success in its status; each Job's completion.
+  const uids = new Map<string, string>();
+  const finished = new Map<string, number>();
+  const failedExecutions: string[] = [];
+  const taskSeen = new Map<string, number>();
+  const executions = new Informer<ExecutionView>({
+    client,
+    path: resourcePath(CREW_EXECUTIONS, namespace),
+    log: silentLogger(),
+    transform: (e) => ({
+      metadata: {
+        name: e.metadata?.name,
+        namespace: e.metadata?.namespace,
+        resourceVersion: e.metadata?.resourceVersion,
+      },
+      status: { phase: e.status?.phase, tasks: (e.status?.tasks ?? []).map((t) => ({ phase: t.phase })) },
+    }),
+  });
+  executions.on((event, e) => {
+    if (event === "delete") return;
+    const at = performance.now();
+    const name = e.metadata!.name!;
+    e.status?.tasks?.forEach((t, i) => {
+      if (t.phase === "Succeeded" && !taskSeen.has(`${name}/${i}`)) taskSeen.set(`${name}/${i}`, at);
+    });
+    const phase = e.status?.phase;
+    if ((phase === "Succeeded" || phase === "Failed") && !finished.has(name)) {
+      finished.set(name, at);
+      if (phase === "Failed") failedExecutions.push(name);
+    }
+  });
+  const jobsDone = new Set<string>();
+  const jobs = new Informer<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>({
+    client,
+    path: resourcePath(JOBS),
+    labelSelector: LABEL_EXECUTION,
+    log: silentLogger(),
+    transform: (j) => ({
+      metadata: {
+        name: j.metadata?.name,
+        namespace: j.metadata?.namespace,
+        resourceVersion: j.metadata?.resourceVersion,
+      },
+      status: { conditions: (j.status?.conditions ?? []).filter((c) => c.type === "Complete" || c.type === "Failed") },
+    }),
+  });
+  let failedJobs = 0;
+  jobs.on((event, j) => {
+    const key = `${j.metadata!.namespace}/${j.metadata!.name}`;
+    if (event === "delete" || jobsDone.has(key)) return;
+    const ended = j.status?.conditions?.find((c) => c.status === "True");
+    if (!ended) return;
+    jobsDone.add(key);
+    if (ended.type === "Failed") failedJobs++;
+  });
+  const runner = new RunnerStandIn({ client, namespace, uidOf: (e) => uids.get(e) });
+  await Promise.all([executions.start(), jobs.start(), runner.start()]);
+  informers.push(executions, jobs, runner);
+
+  controller = await startControllerProcess(cluster.kubeconfig, namespace, {
+    identity: "scale",
+    env: {
+      KUBECREW_LEADER_ELECT: "false",
+      LOG_LEVEL: "warn",
+      KUBECREW_RUNNER_IMAGE: runnerImage,
+      KUBECREW_RUNNER_SERVICE_ACCOUNT: RUNNER_SA,
+      ...(process.env.BENCH_WORKERS ? { KUBECREW_CONTROLLER_WORKERS: process.env.BENCH_WORKERS } : {}),
+    },
+  });
+  const pid = controller.child.pid;
+  const rssAtStart = rssMb(pid);
+  const apiserverPid = controlPlanePid(cluster.kubeconfig, "kube-apiserver");
+  const etcdPid = controlPlanePid(cluster.kubeconfig, "etcd");
+  const controlPlaneCpu = () => cpuSeconds(apiserverPid) + cpuSeconds(etcdPid);
+  const settings = { defaultImage: runnerImage, defaultServiceAccount: RUNNER_SA, runnerCommand: ["kubecrew"] };
+
+  console.log(
+    `controller scale on the local control plane with KWOK (one fake node), one controller replica (pid ${pid});` +
+      ` counts ${counts.join(", ")}, crews of ${taskCounts.join(" and ")} task(s); controller RSS at start` +
+      ` ${rssAtStart.toFixed(0)} MB`,
+  );
+  const allLatencies: number[] = [];
+  let headline: { rate: number; ratio: number } | undefined;
+  let created = 0;
+  for (const count of counts) {
+    for (const tasks of taskCounts) {
+      const crew = crewSpecs.get(tasks)!;
+      const prefix = `t${tasks}-n${count}`;
+      const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+      const timeoutMs = Math.max(600_000, count * tasks * 200);
+      const writes0 = await controllerWrites(controller);
+      const cpu0 = cpuSeconds(pid);
+      const plane0 = controlPlaneCpu();
+      const t0 = performance.now();
+      await Promise.all(
+        names.map(async (name) => {
+          const e = await client.create<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace), {
+            apiVersion: CREW_EXECUTIONS.apiVersion,
+            kind: CREW_EXECUTIONS.kind,
+            metadata: { name, namespace },
+            spec: { crewRef: { name: crew.name }, inputs: { topic: "bench" } },
+          });
+          uids.set(name, e.metadata!.uid!);
+        }),
+      );
+      // BENCH_SCALE_VERBOSE=1: every 5 s, how far it got and what the controller's queue holds.
+      const sampler = process.env.BENCH_SCALE_VERBOSE
+        ? setInterval(() => {
+            void (async () => {
+              const text = await (await fetch(`${controller!.url}/metrics`)).text();
+              const gauge = (n: string) =>
+                text
+                  .split("\n")
+                  .find((l) => l.startsWith(n + " "))
+                  ?.split(" ")[1];
+              console.log(
+                `    ${((performance.now() - t0) / 1000).toFixed(0)} s: ${names.filter((n) => finished.has(n)).length}` +
+                  ` done, ${runner.reported.size} results, queue ${gauge("kubecrew_controller_queue_depth")},` +
+                  ` in flight ${gauge("kubecrew_controller_reconciles_in_flight")}`,
+              );
+            })().catch(() => undefined);
+          }, 5000)
+        : undefined;
+      await until(`${count} executions of ${tasks} task(s)`, () => names.every((n) => finished.has(n)), timeoutMs);
+      clearInterval(sampler);
+      const seconds = (performance.now() - t0) / 1000;
+      const cpu = cpuSeconds(pid) - cpu0;
+      const plane = controlPlaneCpu() - plane0;
+      const writes = (await controllerWrites(controller)) - writes0;
+      created += count;
+      const latencies = names.flatMap((n) =>
+        Array.from({ length: tasks }, (_, i) => {
+          const reported = runner.reported.get(`${n}/${i}`);
+          const seen = taskSeen.get(`${n}/${i}`);
+          return reported !== undefined && seen !== undefined ? Math.max(0, seen - reported) : [];
+        }).flat(),
+      );
+      allLatencies.push(...latencies);
+      // Untimed: the Jobs' pods finish before the baseline starts, so it does not share the CPUs with them.
+      const ownJobs = names.flatMap((n) => Array.from({ length: tasks }, (_, i) => `${namespace}/${n}-${i}`));
+      await until("the controller's Jobs complete", () => ownJobs.every((j) => jobsDone.has(j)), timeoutMs);
+      const rss = rssMb(pid);
+
+      const baseNames = names.map((n) => `b-${n}`);
+      const basePlane0 = controlPlaneCpu();
+      const baseT0 = performance.now();
+      const baseSeconds = await baselineWrites({ client, namespace: baseNamespace, crew, names: baseNames, settings });
+      const basePlane = controlPlaneCpu() - basePlane0;
+      const baseJobs = baseNames.flatMap((n) => Array.from({ length: tasks }, (_, i) => `${baseNamespace}/${n}-${i}`));
+      await until("the baseline's Jobs complete", () => baseJobs.every((j) => jobsDone.has(j)), timeoutMs);
+      const baseWithPods = (performance.now() - baseT0) / 1000;
+
+      const rate = (count / seconds) * 60;
+      const baseRate = (count / baseSeconds) * 60;
+      if (tasks === (taskCounts.includes(1) ? 1 : taskCounts[0])) headline = { rate, ratio: rate / baseRate };
+      console.log(`${count} executions of ${tasks} task(s):`);
+      console.log(`  controller        ${seconds.toFixed(1)} s → ${rate.toFixed(0)} executions/min`);
+      const podsRate = (count / baseWithPods) * 60;
+      console.log(`  baseline writes   ${baseSeconds.toFixed(1)} s → ${baseRate.toFixed(0)} executions/min`);
+      console.log(
+        `  baseline + pods   ${baseWithPods.toFixed(1)} s → ${podsRate.toFixed(0)} executions/min` +
+          ` (until the cluster also ran its Jobs: pods created, bound, Running, Succeeded; Jobs Complete)`,
+      );
+      console.log(
+        `  ratio             ${(rate / baseRate).toFixed(2)} against the writes (the issue's baseline);` +
+          ` ${(rate / podsRate).toFixed(2)} against the writes with their pods`,
+      );
+      console.log(
+        `  controller        ${((cpu / count) * 1000).toFixed(2)} ms CPU per execution, ${(writes / count).toFixed(2)}` +
+          ` writes per execution (Events included), RSS ${rss.toFixed(0)} MB with ${created} executions in its caches`,
+      );
+      console.log(
+        `  apiserver + etcd  ${((plane / count) * 1000).toFixed(2)} ms CPU per execution` +
+          ` (baseline ${((basePlane / count) * 1000).toFixed(2)} ms)`,
+      );
+      console.log(
+        `  result → status   p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms` +
+          ` (${latencies.length} tasks)` +
+          (runner.failures ? `; the stand-in's creates failed ${runner.failures} times (retried)` : ""),
+      );
+      if (failedExecutions.length > 0 || failedJobs > 0)
+        console.log(`  FAILED            ${failedExecutions.length} executions, ${failedJobs} Jobs (so far)`);
+    }
+  }
+  const rss = rssMb(pid);
+  console.log(
+    `controller: ${cpuSeconds(pid).toFixed(1)} s CPU in all, RSS ${rss.toFixed(0)} MB with ${created} executions` +
+      ` and their children in its caches`,
+  );
+  console.log(
+    `executions/min ${headline!.rate.toFixed(0)}; ratio ${headline!.ratio.toFixed(2)}; rss_mb ${rss.toFixed(0)};` +
+      ` status_p99_ms ${percentile(allLatencies, 99).toFixed(0)}`,
+  );
+} finally {
+  await controller?.kill("SIGTERM");
+  for (const i of informers) await i.stop();
+  for (const ns of namespaces) await deleteNamespace(cluster.kubeconfig, ns);
+  client.close();
+  cluster.stop();
+}
