@@ -13,7 +13,7 @@ export const controllerEnv = z.object({
   KUBECONFIG: z.string().optional(),
   /** Namespace to watch; empty for every namespace. */
   KUBECREW_NAMESPACE: z.string().default(""),
-  KUBECREW_CONTROLLER_WORKERS: z.coerce.number().int().min(1).max(256).default(8),
+  KUBECREW_CONTROLLER_WORKERS: z.coerce.number().int().min(1).max(256).default(32),
   KUBECREW_RUNNER_IMAGE: z.string().min(1).default("kubecrew:0.1.0"),
   KUBECREW_RUNNER_IMAGE_PULL_POLICY: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
   KUBECREW_RUNNER_SERVICE_ACCOUNT: z.string().min(1).default("kubecrew-runner"),

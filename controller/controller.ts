@@ -78,7 +78,22 @@ export async function startController(config: ControllerConfig, deps: Controller
     isLeader: () => leading,
   });
 
-  const events = new EventRecorder({ client, log, instance: config.leaderElection.identity, now });
+  // Events go through a client of their own with few connections, so they never queue in front of the writes that
+  // move executions forward; when the apiserver falls behind they are dropped (counted), not the executions.
+  const eventClient = new KubeClient(kubeConfig, {
+    maxSockets: 4,
+    onWrite: (verb, path) => {
+      metrics.apiWrites.inc({ verb, resource: resourceOfPath(path) });
+      deps.onWrite?.(verb, path);
+    },
+  });
+  const events = new EventRecorder({
+    client: eventClient,
+    log,
+    instance: config.leaderElection.identity,
+    now,
+    onDropped: () => metrics.eventsDropped.inc(),
+  });
   const outbound = createOutboundClient(config.outbound);
   const { secretKey, defaultSigningKey } = config.webhooks;
   const secrets = new WebhookSecrets({ client, crews: caches.crews, secretKey, defaultSigningKey });
@@ -189,6 +204,7 @@ export async function startController(config: ControllerConfig, deps: Controller
         await elector?.stop();
         await health.stop();
         client.close();
+        eventClient.close();
         readyWaiters = [];
         log.info("Controller stopped");
       })()),

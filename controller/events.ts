@@ -9,22 +9,40 @@ export interface EventTarget {
   uid: string;
 }
 
+/** Events waiting for the apiserver at most; beyond that new ones are dropped (as client-go's broadcaster does). */
+export const EVENT_BACKLOG = 500;
+
 /**
  * Records core/v1 Events on executions. The event's name is derived from the execution, reason and message, so a
  * reconcile replayed on a stale cache (or by a restarted controller) finds the event already there instead of
- * posting it twice. Recording never blocks or fails a reconcile.
+ * posting it twice. Recording never blocks or fails a reconcile, and Events stay off the hot path: the controller
+ * gives the recorder a client of its own with few connections, and when the apiserver falls behind (more than
+ * `backlog` Events waiting) new Events are dropped and counted (`onDropped`) instead of queueing up in front of the
+ * writes that move executions forward.
  */
 export class EventRecorder {
-  private readonly client: KubeClient;
+  private readonly client: Pick<KubeClient, "create">;
   private readonly log: Logger;
   private readonly component: string;
   private readonly instance: string;
   private readonly now: () => Date;
   private readonly recent = new Set<string>();
   private inFlight = new Set<Promise<void>>();
+  private readonly backlog: number;
+  private readonly onDropped: () => void;
 
-  constructor(opts: { client: KubeClient; log: Logger; instance: string; now: () => Date; component?: string }) {
+  constructor(opts: {
+    client: Pick<KubeClient, "create">;
+    log: Logger;
+    instance: string;
+    now: () => Date;
+    component?: string;
+    backlog?: number;
+    onDropped?: () => void;
+  }) {
     this.client = opts.client;
+    this.backlog = opts.backlog ?? EVENT_BACKLOG;
+    this.onDropped = opts.onDropped ?? (() => undefined);
     this.log = opts.log;
     this.instance = opts.instance;
     this.now = opts.now;
@@ -36,6 +54,10 @@ export class EventRecorder {
     const name = `${target.name}.${digest}`;
     const key = `${target.namespace}/${name}`;
     if (this.recent.has(key)) return;
+    if (this.inFlight.size >= this.backlog) {
+      this.onDropped();
+      return;
+    }
     this.recent.add(key);
     if (this.recent.size > 10_000) this.recent.clear();
     const now = this.now().toISOString();

@@ -11,6 +11,7 @@ export class ControllerMetrics {
   readonly inFlight: Gauge;
   readonly apiWrites: Counter<"verb" | "resource">;
   readonly webhookDeliveries: Counter<"result">;
+  readonly eventsDropped: Counter;
   readonly isLeader: Gauge;
 
   constructor(sources: {
@@ -71,6 +72,11 @@ export class ControllerMetrics {
       name: "kubecrew_controller_webhook_deliveries_total",
       help: "Webhook deliveries that ended, by result (delivered, failed)",
       labelNames: ["result"],
+      registers,
+    });
+    this.eventsDropped = new Counter({
+      name: "kubecrew_controller_events_dropped_total",
+      help: "Events not posted because too many were already waiting for the apiserver (best effort under load)",
       registers,
     });
     this.isLeader = new Gauge({

@@ -75,6 +75,8 @@ export interface KubeClientOptions {
   onWrite?: (verb: WriteVerb, path: string) => void;
   /** Per-request timeout for non-watch calls. */
   timeoutMs?: number;
+  /** Connections to the apiserver at most (HTTP/1.1: one request each at a time); 64 unless given. */
+  maxSockets?: number;
 }
 
 interface ConnectionOptions {
@@ -114,14 +116,14 @@ export class KubeClient {
         : base.protocol === "https:"
           ? new https.Agent({
               keepAlive: true,
-              maxSockets: 64,
+              maxSockets: this.options.maxSockets ?? 64,
               ca: opts.ca,
               cert: opts.cert,
               key: opts.key,
               ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
               ...(opts.servername ? { servername: opts.servername } : {}),
             })
-          : new http.Agent({ keepAlive: true, maxSockets: 64 });
+          : new http.Agent({ keepAlive: true, maxSockets: this.options.maxSockets ?? 64 });
     if (agent !== previous?.agent) this.agents.push(agent);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k] = String(v);
