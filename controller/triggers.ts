@@ -6,13 +6,14 @@ import type { WorkQueue } from "./work-queue.ts";
 
 /**
  * Which keys a change in the caches puts in the work queues: an execution's own key for every change of it or of one
- * of its children; a crew's key in the crew queue; and a crew that appears or changes puts in the executions that
+ * of its children (a child's change in the urgent lane); a crew's key in the crew queue; and a crew that appears or changes puts in the executions that
  * have not taken their snapshot of it yet.
  */
 export function queueOnChange(caches: Caches, queues: { executions: WorkQueue; crews: WorkQueue }): void {
   caches.executions.on((_event, o) => queues.executions.add(objectKey(o)));
   for (const informer of [caches.jobs, caches.results] as Informer<KubeObject>[]) {
-    informer.on((_event, o) => byExecution(o).forEach((k) => queues.executions.add(k)));
+    // A child changed: work in progress (a task ended, a result arrived) goes before kickoffs still waiting.
+    informer.on((_event, o) => byExecution(o).forEach((k) => queues.executions.addUrgent(k)));
   }
   caches.crews.on((event, crew) => {
     if (event !== "delete") queues.crews.add(objectKey(crew));

@@ -52,4 +52,33 @@ describe("WorkQueue", () => {
     q.shutDown();
     expect(await waiting).toBeUndefined();
   });
+
+  it("hands out urgent keys (work in progress) before kickoffs queued earlier, each key once", async () => {
+    const q = new WorkQueue();
+    q.add("kickoff-1");
+    q.add("kickoff-2");
+    q.add("running");
+    q.addUrgent("finished-task");
+    q.addUrgent("running"); // waiting in the other lane: moves up, and is not handed out twice
+    expect(q.depth).toBe(4);
+    const order = [];
+    for (let i = 0; i < 4; i++) order.push(await q.get());
+    expect(order).toEqual(["finished-task", "running", "kickoff-1", "kickoff-2"]);
+    expect(q.depth).toBe(0);
+    let fifth: string | undefined;
+    void q.get().then((k) => (fifth = k));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(fifth).toBeUndefined();
+  });
+
+  it("puts a key added urgently while it is processed in the urgent lane when it is done", async () => {
+    const q = new WorkQueue();
+    q.add("a");
+    const a = await q.get();
+    q.addUrgent("a");
+    q.add("b");
+    q.done(a!);
+    expect(await q.get()).toBe("a");
+    expect(await q.get()).toBe("b");
+  });
 });

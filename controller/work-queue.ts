@@ -2,6 +2,10 @@
  * A work queue keyed by object (as client-go's): a key waits at most once; a key being processed is never handed to
  * a second worker, and one added meanwhile is handed out again when the first worker is done; failed keys come back
  * after a per-key exponential backoff; `addAfter` schedules a later look (a deadline).
+ *
+ * Two lanes: `addUrgent` keys (work in progress: a child of the execution changed, e.g. a task's result arrived) are
+ * handed out before `add` keys (new work: a kickoff). Under a burst of kickoffs a finished task then waits for a free
+ * worker, not for every kickoff queued before it; finishing work comes before starting more.
  */
 export interface WorkQueueOptions {
   baseDelayMs?: number;
@@ -10,6 +14,11 @@ export interface WorkQueueOptions {
 
 export class WorkQueue {
   private readonly queue: string[] = [];
+  private readonly urgent: string[] = [];
+  /** Keys waiting in a lane. A key moved to the urgent lane leaves a stale entry in the other, skipped when met. */
+  private readonly queued = new Set<string>();
+  /** Keys added urgently while being processed: they go to the urgent lane when done. */
+  private readonly urgentLater = new Set<string>();
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly failures = new Map<string, number>();
@@ -28,7 +37,23 @@ export class WorkQueue {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);
     if (this.processing.has(key)) return;
-    this.handOut(key);
+    this.handOut(key, false);
+  }
+
+  /** As add, in the urgent lane (a key already waiting in the other lane moves up). */
+  addUrgent(key: string): void {
+    if (this.shuttingDown) return;
+    if (this.dirty.has(key)) {
+      if (this.queued.has(key)) this.urgent.push(key);
+      else if (this.processing.has(key)) this.urgentLater.add(key);
+      return;
+    }
+    this.dirty.add(key);
+    if (this.processing.has(key)) {
+      this.urgentLater.add(key);
+      return;
+    }
+    this.handOut(key, true);
   }
 
   /** Adds the key after `ms`; an earlier pending schedule for the same key wins. */
@@ -66,7 +91,7 @@ export class WorkQueue {
 
   /** The next key to work on; undefined once the queue shuts down. The caller must call done(key). */
   get(): Promise<string | undefined> {
-    const key = this.queue.shift();
+    const key = this.next(this.urgent) ?? this.next(this.queue);
     if (key !== undefined) {
       this.dirty.delete(key);
       this.processing.add(key);
@@ -76,26 +101,36 @@ export class WorkQueue {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** A dirty key not being processed goes to a waiting worker, or joins the queue. */
-  private handOut(key: string): void {
+  /** The first key of a lane still waiting (stale entries of keys moved to the urgent lane are dropped). */
+  private next(lane: string[]): string | undefined {
+    for (let key = lane.shift(); key !== undefined; key = lane.shift()) {
+      if (this.queued.delete(key)) return key;
+    }
+    return undefined;
+  }
+
+  /** A dirty key not being processed goes to a waiting worker, or joins a lane. */
+  private handOut(key: string, urgent: boolean): void {
     const waiter = this.waiters.shift();
     if (waiter) {
       this.dirty.delete(key);
       this.processing.add(key);
       waiter(key);
     } else {
-      this.queue.push(key);
+      this.queued.add(key);
+      (urgent ? this.urgent : this.queue).push(key);
     }
   }
 
   done(key: string): void {
     this.processing.delete(key);
+    const urgent = this.urgentLater.delete(key);
     if (!this.dirty.has(key)) return;
-    this.handOut(key);
+    this.handOut(key, urgent);
   }
 
   get depth(): number {
-    return this.queue.length;
+    return this.queued.size;
   }
 
   get inFlight(): number {
