@@ -6,7 +6,7 @@
  */
 import { silentLogger } from "../core/logger.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
-import type { KubeClient} from "../kube/client.ts";
+import type { KubeClient } from "../kube/client.ts";
 import { isAlreadyExists, type KubeObject } from "../kube/client.ts";
 import { Informer } from "../kube/informer.ts";
 import {
