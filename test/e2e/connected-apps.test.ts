@@ -45,6 +45,20 @@ import { installed } from "./support/installed.ts";
  * any CrewExecution, CrewTaskResult, Event or log.
  */
 const kubeconfig = inject("kubeconfig");
+/** How far the integrations service's clock runs ahead of the real one (to let stored access tokens expire). */
+let aheadMs = 0;
+/** One agent with every family's action; its execution (and so its credential) lasts a day. */
+const everyAppCrew = (llmBaseUrl: string) => `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata: { name: every-app }
+spec:
+  llm: { provider: openai-compatible, model: fixture-model, baseURL: "${llmBaseUrl}" }
+  agents:
+    - { name: assistant, role: Assistant, goal: Act for the user, apps: [${appChains.map((c) => c.action).join(", ")}] }
+  tasks:
+    - { name: act, agent: assistant, description: Use every app for the user, expectedOutput: Done }
+  runner: { retries: 0, executionTimeoutSeconds: 86400 }
+`;
 let redis: RedisServer;
 let apis: ProviderApis & { stop(): Promise<void> };
 let llm: LlmFixture;
@@ -61,9 +75,11 @@ beforeAll(async () => {
     prefix: `test:e2e-apps:${Date.now()}:`,
     extra: providerApisEnv(apis),
     logger: integrationsLogs.logger,
+    now: () => new Date(Date.now() + aheadMs),
   });
   namespace = await createNamespace(kubeconfig, "chain");
   for (const chain of appChains) await applyCrew(kubeconfig, namespace, chainCrewYaml(chain, llm.baseURL));
+  await applyCrew(kubeconfig, namespace, everyAppCrew(llm.baseURL));
   controller = await startControllerProcess(kubeconfig, namespace, {
     env: {
       KUBECREW_APPS_URL: `${integrations.service.url}/v1/mcp`,
@@ -148,4 +164,45 @@ describe.skipIf(installed)("connected apps on the local cluster with the real in
       }
     }, 150_000);
   }
+
+  it("one task calls every family's action twice at once with every stored token expired: one refresh per family whose tokens expire", async () => {
+    const lastToken = (chain: (typeof appChains)[number]) =>
+      apis[chain.receives.api].requests.filter((r) => r.operation === chain.receives.operation).at(-1)!.token;
+    const before = new Map(appChains.map((chain) => [chain, lastToken(chain)]));
+    const since = new Map(appChains.map((chain) => [chain, apis[chain.receives.api].requests.length]));
+    aheadMs += 2 * 3600_000; // past every access token's lifetime (the chains above connected alice's five apps)
+    const refreshesBefore = integrations.provider.refreshCount();
+    llm.enqueue(
+      toolCalls(...appChains.flatMap((chain) => [1, 2].map(() => ({ name: toolOf(chain), input: chain.input })))),
+      quoteToolResults(),
+    );
+    const id = await kickoff(api, "every-app", { user: "alice" });
+    const final = await finalStatus(api, "every-app", id);
+    expect(final.status, JSON.stringify(final)).toBe("completed");
+    expect([...final.result.tasks[0].tools_used].sort()).toEqual(appChains.map(toolOf).sort());
+    const refreshing = appChains.filter((chain) => chain.token.refreshedWhenOld);
+    expect(integrations.provider.refreshCount() - refreshesBefore).toBe(refreshing.length);
+    for (const chain of appChains) {
+      const calls = apis[chain.receives.api].requests
+        .slice(since.get(chain))
+        .filter((r) => r.operation === chain.receives.operation);
+      expect(calls, chain.family).toHaveLength(2);
+      const used = [...new Set(calls.map((r) => r.token))];
+      expect(used, `${chain.family}: one token for both calls`).toHaveLength(1);
+      if (chain.token.refreshedWhenOld) {
+        expect(used[0], `${chain.family}: refreshed`).not.toBe(before.get(chain));
+        expect(integrations.provider.issuedTokens()).toContain(used[0]);
+      } else expect(used[0], `${chain.family}: the token it had`).toBe(before.get(chain));
+    }
+    const provided = integrations.provider.issuedTokens();
+    const places: Record<string, string> = {
+      results: await kubectl(kubeconfig, ["get", "crewtaskresults", "-n", namespace, "-o", "json"]),
+      controllerLog: await readFile(controller.logFile, "utf8"),
+      podLog: await kubectl(kubeconfig, ["logs", `job/${id}-0`, "-n", namespace]).catch(() => ""),
+      status: JSON.stringify(final),
+      integrationsLog: integrationsLogs.lines(),
+    };
+    for (const [place, text] of Object.entries(places))
+      for (const token of provided) expect(text.includes(token), `a provider token in ${place}`).toBe(false);
+  }, 150_000);
 });
