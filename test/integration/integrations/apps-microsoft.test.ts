@@ -108,6 +108,12 @@ describe("Microsoft apps (Graph) served as MCP at /v1/mcp", () => {
       name: "Plan.docx",
       text: "Step one & two\nStep <three>",
     });
+    // Graph answers content with a 302 to a pre-authenticated URL on another host: the file is read from there, and
+    // the user's access token stays with Graph (a cross-origin redirect drops the Authorization header).
+    expect(graph.downloads).toEqual([
+      { item: "notes-1", authorization: undefined },
+      { item: "word-1", authorization: undefined },
+    ]);
     await call("microsoft_excel__update_range", {
       item: "book-1",
       worksheet: "Sheet1",

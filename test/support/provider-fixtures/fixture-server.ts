@@ -28,6 +28,8 @@ export interface FixtureAnswer {
   /** Raw bytes (e.g. a .docx). */
   bytes?: Buffer;
   contentType?: string;
+  /** More response headers (e.g. a redirect's Location). */
+  headers?: Record<string, string>;
 }
 
 export interface Operation {
@@ -85,13 +87,18 @@ export async function startProviderFixture(operations: Operation[], errorBody: E
 
   const send = (res: ServerResponse, answer: FixtureAnswer) => {
     const status = answer.status ?? 200;
+    const headers = answer.headers ?? {};
     if (answer.bytes !== undefined) {
-      res.writeHead(status, { "content-type": answer.contentType ?? "application/octet-stream" }).end(answer.bytes);
+      res
+        .writeHead(status, { "content-type": answer.contentType ?? "application/octet-stream", ...headers })
+        .end(answer.bytes);
     } else if (answer.json !== undefined) {
-      res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(answer.json));
+      res
+        .writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers })
+        .end(JSON.stringify(answer.json));
     } else {
       res
-        .writeHead(status, { "content-type": answer.contentType ?? "text/plain; charset=utf-8" })
+        .writeHead(status, { "content-type": answer.contentType ?? "text/plain; charset=utf-8", ...headers })
         .end(answer.text ?? "");
     }
   };

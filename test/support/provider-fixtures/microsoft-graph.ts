@@ -1,11 +1,14 @@
 import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import JSZip from "jszip";
 import { startProviderFixture, type Operation, type ProviderFixture } from "./fixture-server.ts";
 
 /**
  * Microsoft Graph v1.0 (what MICROSOFT_GRAPH_BASE_URL points the Graph client at): the operations the apps use,
  * transcribed from Graph's published v1.0 OpenAPI description (paths, methods, required query parameters such as
- * calendarView's startDateTime/endDateTime, required body parts), with in-memory state.
+ * calendarView's startDateTime/endDateTime, required body parts), with in-memory state. A drive item's content is a
+ * 302 to a pre-authenticated URL on another origin, as Graph answers it.
  */
 export interface GraphFixture extends ProviderFixture {
   sentMail: { token: string | undefined; message: Record<string, unknown> }[];
@@ -14,6 +17,8 @@ export interface GraphFixture extends ProviderFixture {
   items: Map<string, { name: string; mimeType: string; content: Buffer }>;
   /** Worksheet ranges by `<item>/<worksheet>/<address>`. */
   ranges: Map<string, unknown[][]>;
+  /** Requests at the download host file content is redirected to, with the Authorization header they carried. */
+  downloads: { item: string; authorization: string | undefined }[];
 }
 
 const graphError = (status: number, message: string) => ({
@@ -37,12 +42,35 @@ export async function docx(lines: string[]): Promise<Buffer> {
   return zip.generateAsync({ type: "nodebuffer" });
 }
 
+/** The download host Graph redirects file content to (another origin); records what each download request carried. */
+async function startDownloadHost(items: GraphFixture["items"]) {
+  const requests: GraphFixture["downloads"] = [];
+  const server = createServer((req, res) => {
+    const id = decodeURIComponent(/^\/download\/([^?]+)/.exec(req.url ?? "")?.[1] ?? "");
+    requests.push({ item: id, authorization: req.headers.authorization });
+    const item = items.get(id);
+    if (!item) return void res.writeHead(404).end();
+    res.writeHead(200, { "content-type": item.mimeType }).end(item.content);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 export async function startGraphFixture(): Promise<GraphFixture> {
   const sentMail: GraphFixture["sentMail"] = [];
   const inbox: GraphFixture["inbox"] = [];
   const events: Record<string, unknown>[] = [];
   const items = new Map<string, { name: string; mimeType: string; content: Buffer }>();
   const ranges = new Map<string, unknown[][]>();
+  const download = await startDownloadHost(items);
   const summary = (id: string) => {
     const i = items.get(id)!;
     return {
@@ -127,10 +155,14 @@ export async function startGraphFixture(): Promise<GraphFixture> {
       id: "drive.items.GetContent",
       method: "GET",
       path: "/v1.0/me/drive/items/{id}/content",
-      answer: ({ params }) => {
-        const item = items.get(params["id"]!);
-        return item ? { bytes: item.content, contentType: item.mimeType } : missing(params["id"]!);
-      },
+      // As Graph does: 302 to a short-lived pre-authenticated URL on another host, which needs no token.
+      answer: ({ params }) =>
+        items.has(params["id"]!)
+          ? {
+              status: 302,
+              headers: { location: `${download.url}/download/${encodeURIComponent(params["id"]!)}?tempauth=t` },
+            }
+          : missing(params["id"]!),
     },
     {
       id: "workbook.worksheets.range.get",
@@ -156,5 +188,17 @@ export async function startGraphFixture(): Promise<GraphFixture> {
     },
   ];
   const fixture = await startProviderFixture(operations, graphError);
-  return Object.assign(fixture, { sentMail, inbox, events, items, ranges });
+  const stopApi = fixture.stop;
+  return Object.assign(fixture, {
+    sentMail,
+    inbox,
+    events,
+    items,
+    ranges,
+    downloads: download.requests,
+    stop: async () => {
+      await stopApi();
+      await download.stop();
+    },
+  });
 }
