@@ -59,7 +59,7 @@ const finished = (id: string) =>
     });
     const body = (await res.json()) as { status: string };
     return body.status === "running" ? undefined : body;
-  });
+  }, 60_000); // two runner processes one after the other: a minute on a machine under load 25
 
 describe("Idempotency-Key on kickoff (kubecrew dev)", () => {
   it("answers a retry (same key, same body in another key order) with the first kickoff_id and runs once", async () => {
@@ -78,7 +78,7 @@ describe("Idempotency-Key on kickoff (kubecrew dev)", () => {
     expect(late.id).toBe(first.id);
     await new Promise((r) => setTimeout(r, 300));
     expect(runsStarted(first.id)).toBe(2); // step1 and step2, once each
-  }, 30_000);
+  }, 90_000);
 
   it("starts one run for concurrent kickoffs with the same key", async () => {
     const before = startedRuns();
@@ -90,7 +90,7 @@ describe("Idempotency-Key on kickoff (kubecrew dev)", () => {
     expect(answers.filter((a) => a.replayed === null)).toHaveLength(1);
     await finished([...ids][0]!);
     expect(startedRuns()).toBe(before + 1);
-  }, 30_000);
+  }, 90_000);
 
   it("answers 422 with the documented body for the same key with a different body, and starts nothing", async () => {
     const { id } = await kickoffId(tokens.alice, '{"inputs":{"topic":"moss"}}', "reuse-key");
@@ -105,7 +105,7 @@ describe("Idempotency-Key on kickoff (kubecrew dev)", () => {
     });
     await finished(id);
     expect(await unanswered()).toEqual([]);
-  }, 30_000);
+  }, 90_000);
 
   it("keeps keys apart per caller and per crew, and without a key every kickoff is a new run", async () => {
     const body = '{"inputs":{"topic":"kelp"}}';
