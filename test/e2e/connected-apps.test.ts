@@ -148,6 +148,7 @@ describe.skipIf(installed)("connected apps on the local cluster with the real in
       expect(apis[chain.receives.api].requests.length - since).toBe(1);
 
       const provided = integrations.provider.issuedTokens();
+      expect(provided.length).toBeGreaterThanOrEqual(2); // the access and refresh tokens at least
       expect(provided).toContain(accessToken);
       const places: Record<string, string> = {
         execution: await kubectl(kubeconfig, ["get", "crewexecution", id, "-n", namespace, "-o", "json"]),

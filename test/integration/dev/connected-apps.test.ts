@@ -182,6 +182,7 @@ describe("connected apps through the crew API and kubecrew dev", () => {
           hookBodies.some((b) => b.includes(id) && b.includes('"status":"completed"')) ? true : undefined,
         );
         const provided = integrations.provider.issuedTokens();
+        expect(provided.length).toBeGreaterThanOrEqual(2); // the access and refresh tokens at least
         expect(provided).toContain(accessToken);
         const places = {
           status: JSON.stringify(final),
