@@ -9,12 +9,15 @@
  * For each crew size (1 and 3 tasks) and count (1,000 and 10,000), all executions kicked off at once:
  *   - executions/min of the controller, from the first create to the last execution Succeeded;
  *   - the baseline of the same run (controller-scale-baseline.ts): a plain client making the same writes for the same
- *     number of executions at full concurrency, as executions/min; and the ratio controller / baseline;
+ *     number of executions at full concurrency, as executions/min; and the ratio controller / baseline. The baseline's
+ *     Jobs get pods too; it is also timed until the cluster ran those (the Job controller, scheduler and KWOK writing
+ *     for each pod), which the controller's run cannot leave for later — the second ratio;
  *   - the controller's CPU seconds per execution, its RSS with everything created so far in its caches;
  *   - p99 from a CrewTaskResult's creation (the apiserver's answer to the stand-in) to the bench seeing the execution's
  *     status record that task's success;
  *   - last line: `executions/min <n>; ratio <r>; rss_mb <m>; status_p99_ms <p>` (the 1-task crew at the largest
- *     count; RSS at the end, with every execution in the caches; p99 over all runs).
+ *     count, its ratio against the writes alone; RSS at the end, with every execution in the caches; p99 over all runs).
+ * Wall time: 1,000 1-task executions took 10 min here (2 shared cores, loaded); the default counts take hours.
  *   npm run bench:controller-scale   [BENCH_SCALE_COUNTS=1000,10000 BENCH_SCALE_TASKS=1,3 BENCH_WORKERS=…]
  */
 import { readFileSync } from "node:fs";
