@@ -200,4 +200,60 @@ describe("the controller's app credentials (recording client)", () => {
     expect(revocations).toEqual([]);
     expect(kube.stored(secretPath)).toBeUndefined();
   });
+
+  it("mints the Secret with a later task of an agent with apps when the first task started without it", async () => {
+    // The first task (no apps) started under a controller without apps settings; this one has them (an upgrade
+    // that switched apps on mid-run): the apps task's pod must not mount a Secret nobody created.
+    const writerFirst = { ...spec(["gmail/send_email"]), tasks: spec([]).tasks.toReversed() };
+    caches.executions.upsert(kube.seed(r.resourcePath(r.CREW_EXECUTIONS, NS), executionObject()));
+    caches.crews.upsert(kube.seed(r.resourcePath(r.CREWS, NS), { ...crewObject([]), spec: writerFirst } as KubeObject));
+    const withoutApps = new ExecutionReconciler({
+      client: kube,
+      caches,
+      jobSettings: { defaultImage: "kubecrew:test", defaultServiceAccount: "runner", runnerCommand: ["kubecrew"] },
+      finishedTtlSeconds: 60,
+      now: () => new Date(T0),
+      log,
+      events: { record: () => undefined },
+      webhooks: { enqueue: () => true },
+    });
+    await withoutApps.reconcile(KEY);
+    expect(kube.stored(secretPath)).toBeUndefined();
+    const job = kube.stored(r.resourcePath(r.JOBS, NS, `${ID}-0`))!;
+    caches.jobs.upsert({
+      ...job,
+      status: { startTime: new Date(T0).toISOString(), conditions: [{ type: "Complete", status: "True" }] },
+    });
+    caches.results.upsert({
+      apiVersion: r.CREW_TASK_RESULTS.apiVersion,
+      kind: r.CREW_TASK_RESULTS.kind,
+      metadata: {
+        name: `${ID}-0`,
+        namespace: NS,
+        labels: { [r.LABEL_EXECUTION]: ID, [r.LABEL_TASK]: "write" },
+        creationTimestamp: new Date(T0).toISOString(),
+      },
+      spec: {
+        executionRef: { name: ID },
+        taskName: "write",
+        taskIndex: 0,
+        agent: "Writer",
+        output: "text",
+        attempt: 1,
+        executionTime: 4,
+      },
+    });
+
+    await reconciler.reconcile(KEY);
+    const created = kube.log.filter((line) => line.startsWith("create "));
+    expect(created.slice(-3)).toEqual([
+      `create ${r.resourcePath(r.SECRETS, NS)}`,
+      `create ${r.resourcePath(r.CONFIG_MAPS, NS)}`,
+      `create ${r.resourcePath(r.JOBS, NS)}`,
+    ]);
+    expect(kube.stored(secretPath)).toBeDefined();
+    expect(podSpec(kube.stored(r.resourcePath(r.JOBS, NS, `${ID}-1`))).volumes).toContainEqual(
+      expect.objectContaining({ secret: expect.objectContaining({ secretName: `${ID}-apps` }) }),
+    );
+  });
 });

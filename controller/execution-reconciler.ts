@@ -210,8 +210,9 @@ export class ExecutionReconciler {
         };
         const spec = input.execution.status?.crewSpec ?? input.crew!;
         const credentials = this.o.appCredentials;
-        // The execution's one credential Secret comes with its first task (its start is the credential's clock).
-        if (credentials && action.index === 0) {
+        // The execution's one credential Secret comes with its first task (its start is the credential's clock), and
+        // is made sure of for each task of an agent with apps: apps may have been switched on after the first started.
+        if (credentials && (action.index === 0 || assignment.agent.apps.length > 0)) {
           const started = input.execution.status?.startTime;
           await credentials.ensure(
             ref,
