@@ -70,16 +70,8 @@ describe("the controller's app credentials (recording client)", () => {
       });
       return new Response("{}", { status: revokeStatus });
     }) as typeof globalThis.fetch;
-    reconciler = new ExecutionReconciler({
-      client: kube,
-      caches,
-      jobSettings: { defaultImage: "kubecrew:test", defaultServiceAccount: "runner", runnerCommand: ["kubecrew"] },
-      finishedTtlSeconds: 60,
-      now: () => new Date(T0),
-      log,
-      events: { record: () => undefined },
-      webhooks: { enqueue: () => true },
-      appCredentials: new AppCredentials({
+    reconciler = reconcilerWith(
+      new AppCredentials({
         client: kube,
         settings: {
           url: APPS_URL,
@@ -89,8 +81,23 @@ describe("the controller's app credentials (recording client)", () => {
         fetch,
         log,
       }),
-    });
+    );
   });
+
+  /** A reconciler with these app credentials, or one of a controller without apps settings. */
+  function reconcilerWith(appCredentials?: AppCredentials): ExecutionReconciler {
+    return new ExecutionReconciler({
+      client: kube,
+      caches,
+      jobSettings: { defaultImage: "kubecrew:test", defaultServiceAccount: "runner", runnerCommand: ["kubecrew"] },
+      finishedTtlSeconds: 60,
+      now: () => new Date(T0),
+      log,
+      events: { record: () => undefined },
+      webhooks: { enqueue: () => true },
+      ...(appCredentials ? { appCredentials } : {}),
+    });
+  }
 
   function given(execution: KubeObject, apps: string[]): void {
     caches.executions.upsert(kube.seed(r.resourcePath(r.CREW_EXECUTIONS, NS), execution));
@@ -207,17 +214,7 @@ describe("the controller's app credentials (recording client)", () => {
     const writerFirst = { ...spec(["gmail/send_email"]), tasks: spec([]).tasks.toReversed() };
     caches.executions.upsert(kube.seed(r.resourcePath(r.CREW_EXECUTIONS, NS), executionObject()));
     caches.crews.upsert(kube.seed(r.resourcePath(r.CREWS, NS), { ...crewObject([]), spec: writerFirst } as KubeObject));
-    const withoutApps = new ExecutionReconciler({
-      client: kube,
-      caches,
-      jobSettings: { defaultImage: "kubecrew:test", defaultServiceAccount: "runner", runnerCommand: ["kubecrew"] },
-      finishedTtlSeconds: 60,
-      now: () => new Date(T0),
-      log,
-      events: { record: () => undefined },
-      webhooks: { enqueue: () => true },
-    });
-    await withoutApps.reconcile(KEY);
+    await reconcilerWith().reconcile(KEY);
     expect(kube.stored(secretPath)).toBeUndefined();
     const job = kube.stored(r.resourcePath(r.JOBS, NS, `${ID}-0`))!;
     caches.jobs.upsert({

@@ -1,5 +1,3 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { kubectl } from "./support/kubectl.ts";
 import {
@@ -20,6 +18,7 @@ import {
   type ClusterApi,
   type ControllerProcess,
 } from "./support/fixture.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 import { installed } from "./support/installed.ts";
 
 const kubeconfig = inject("kubeconfig");
@@ -29,15 +28,7 @@ let controller: ControllerProcess;
 const extra: ControllerProcess[] = [];
 const TTL = 4;
 
-interface Hook {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-const hooks: Hook[] = [];
-let failNext = 0;
-let receiver: http.Server;
-let receiverUrl: string;
+let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   namespace = await createNamespace(kubeconfig, "ops");
@@ -62,21 +53,7 @@ beforeAll(async () => {
     namespace,
     "--from-literal=secret=hook-s3cret",
   ]);
-  receiver = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (c) => (body += c));
-    req.on("end", () => {
-      if (failNext > 0) {
-        failNext--;
-        res.writeHead(503).end();
-        return;
-      }
-      hooks.push({ path: req.url ?? "", headers: req.headers, body });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startWebhookReceiver();
   controller = await startControllerProcess(kubeconfig, namespace, {
     identity: "ops-a",
     env: { KUBECREW_FINISHED_TTL_SECONDS: String(TTL) },
@@ -290,19 +267,19 @@ describe.skipIf(installed)("operations", () => {
 
 describe.skipIf(installed)("webhooks across a controller crash", () => {
   it("delivers a webhook its receiver refused until the controller was SIGKILLed, from the next controller", async () => {
-    failNext = 1000;
-    const id = await kickoff(api, "quick", { crewWebhookUrl: `${receiverUrl}/crew` });
+    receiver.failNext = 1000;
+    const id = await kickoff(api, "quick", { crewWebhookUrl: `${receiver.url}/crew` });
     expect((await finalStatus(api, "quick", id)).status).toBe("completed");
     await new Promise((r) => setTimeout(r, 1000)); // a few refused attempts
     expect(await controller.kill("SIGKILL")).toBeNull();
-    failNext = 0;
+    receiver.failNext = 0;
     controller = await startControllerProcess(kubeconfig, namespace, {
       identity: "ops-b",
       env: { KUBECREW_FINISHED_TTL_SECONDS: String(TTL) },
     });
     const hook = await waitFor(
       "crew webhook after restart",
-      async () => hooks.find((h) => h.path === "/crew" && JSON.parse(h.body).kickoff_id === id),
+      async () => receiver.hooks.find((h) => h.path === "/crew" && JSON.parse(h.body).kickoff_id === id),
       30_000,
     );
     expect(JSON.parse(hook.body)).toMatchObject({ kickoff_id: id, status: "completed" });

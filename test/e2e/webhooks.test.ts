@@ -1,6 +1,4 @@
 import { createHmac } from "node:crypto";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { kubectl } from "./support/kubectl.ts";
 import {
@@ -16,6 +14,7 @@ import {
   type ClusterApi,
   type ControllerProcess,
 } from "./support/fixture.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 import { installedSystem } from "./support/installed.ts";
 
 // Task, crew and step webhooks as a user receives them: against the suite's own controller process, and against the
@@ -27,15 +26,7 @@ let namespace: string;
 let api: ClusterApi;
 let controller: ControllerProcess | undefined;
 
-interface Hook {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-const hooks: Hook[] = [];
-let failNext = 0;
-let receiver: http.Server;
-let receiverUrl: string;
+let receiver: WebhookReceiver;
 
 /** The address the controller reaches this process at: loopback for its own process, the host's for an installed one. */
 function receiverHost(): string {
@@ -74,22 +65,7 @@ beforeAll(async () => {
   );
   await webhookSecret("hooked", "hook-s3cret");
   await webhookSecret("acting", "step-s3cret");
-  receiver = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (c) => (body += c));
-    req.on("end", () => {
-      if (failNext > 0) {
-        failNext--;
-        res.writeHead(503).end();
-        return;
-      }
-      hooks.push({ path: req.url ?? "", headers: req.headers, body });
-      res.writeHead(204).end();
-    });
-  });
-  const host = receiverHost();
-  await new Promise<void>((r) => receiver.listen(0, host, r));
-  receiverUrl = `http://${host}:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startWebhookReceiver(receiverHost());
   if (!installedSystem) controller = await startControllerProcess(kubeconfig, namespace, { identity: "hooks" });
   api = await startClusterApi(kubeconfig, namespace);
 });
@@ -103,15 +79,15 @@ afterAll(async () => {
 
 describe("webhooks", () => {
   it("POSTs each task and the crew's end, signed with the crew's secret, retrying a failing receiver", async () => {
-    failNext = 2;
+    receiver.failNext = 2;
     const id = await kickoff(api, "hooked", {
-      taskWebhookUrl: `${receiverUrl}/task`,
-      crewWebhookUrl: `${receiverUrl}/crew`,
+      taskWebhookUrl: `${receiver.url}/task`,
+      crewWebhookUrl: `${receiver.url}/crew`,
       meta: { ticket: 42 },
     });
     expect((await finalStatus(api, "hooked", id)).status).toBe("completed");
-    await waitFor("4 webhooks", async () => hooks.filter((h) => h.body.includes(id)).length >= 4, 30_000);
-    const mine = hooks.filter((h) => JSON.parse(h.body).kickoff_id === id);
+    await waitFor("4 webhooks", async () => receiver.hooks.filter((h) => h.body.includes(id)).length >= 4, 30_000);
+    const mine = receiver.hooks.filter((h) => JSON.parse(h.body).kickoff_id === id);
     for (const h of mine) {
       const ts = h.headers["x-kubecrew-timestamp"] as string;
       const expected = "sha256=" + createHmac("sha256", "hook-s3cret").update(`${ts}.${h.body}`).digest("hex");
@@ -142,14 +118,14 @@ describe("webhooks", () => {
 
 describe("step webhooks", () => {
   it("POSTs each step once, signed, in order per task, and records every delivery", async () => {
-    const id = await kickoff(api, "acting", { stepWebhookUrl: `${receiverUrl}/step` });
+    const id = await kickoff(api, "acting", { stepWebhookUrl: `${receiver.url}/step` });
     const final = await finalStatus(api, "acting", id);
     expect(final.status).toBe("completed");
     expect(final.result.tasks.map((t: { steps: number; tools_used: string[] }) => [t.steps, t.tools_used])).toEqual([
       [3, ["http_request"]],
       [3, ["http_request"]],
     ]);
-    const mine = () => hooks.filter((h) => h.path === "/step" && JSON.parse(h.body).kickoff_id === id);
+    const mine = () => receiver.hooks.filter((h) => h.path === "/step" && JSON.parse(h.body).kickoff_id === id);
     await waitFor("6 step webhooks", async () => mine().length >= 6, 60_000);
     for (const h of mine()) {
       const ts = h.headers["x-kubecrew-timestamp"] as string;
