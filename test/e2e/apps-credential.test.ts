@@ -55,11 +55,7 @@ spec:
 `,
   );
   controller = await startControllerProcess(kubeconfig, namespace, {
-    env: {
-      KUBECREW_APPS_URL: apps.url,
-      KUBECREW_APPS_SIGNING_KEY: SIGNING_KEY,
-      OAUTH_INTERNAL_API_KEY: INTERNAL_KEY,
-    },
+    env: apps.controllerEnv(INTERNAL_KEY),
   });
   api = await startClusterApi(kubeconfig, namespace);
 });

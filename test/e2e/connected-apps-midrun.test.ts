@@ -51,7 +51,7 @@ beforeAll(async () => {
   apps = await startAppsMcpFixture(SIGNING_KEY);
   namespace = await createNamespace(kubeconfig, "apps-midrun");
   controller = await startControllerProcess(kubeconfig, namespace, {
-    env: { KUBECREW_APPS_URL: apps.url, KUBECREW_APPS_SIGNING_KEY: SIGNING_KEY, OAUTH_INTERNAL_API_KEY: INTERNAL_KEY },
+    env: apps.controllerEnv(INTERNAL_KEY),
   });
   api = await startClusterApi(kubeconfig, namespace);
 });

@@ -63,7 +63,7 @@ afterAll(async () => {
 const controller = async (identity: string) => {
   const started = await startControllerProcess(kubeconfig, namespace, {
     identity,
-    env: { KUBECREW_APPS_URL: apps.url, KUBECREW_APPS_SIGNING_KEY: SIGNING_KEY, OAUTH_INTERNAL_API_KEY: INTERNAL_KEY },
+    env: apps.controllerEnv(INTERNAL_KEY),
   });
   controllers.push(started);
   return started;

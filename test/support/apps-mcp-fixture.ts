@@ -24,6 +24,8 @@ export interface AppsMcpFixture {
   bearers: string[];
   refused: number;
   revocations: { executionUid: string; expiresAt: string; authorization: string | undefined }[];
+  /** A controller's environment to mint credentials this fixture accepts and to revoke them here with `internalKey`. */
+  controllerEnv(internalKey: string): Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -104,6 +106,11 @@ export async function startAppsMcpFixture(signingKey: string): Promise<AppsMcpFi
       return refused;
     },
     revocations,
+    controllerEnv: (internalKey) => ({
+      KUBECREW_APPS_URL: `${base}/v1/mcp`,
+      KUBECREW_APPS_SIGNING_KEY: signingKey,
+      OAUTH_INTERNAL_API_KEY: internalKey,
+    }),
     stop: () =>
       new Promise((resolve) => {
         http.closeAllConnections();
