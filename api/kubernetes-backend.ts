@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { KubeConfig } from "@kubernetes/client-node";
 import { crew as crewSchema, crewSpec, type Crew, type CrewSpec } from "../core/crew.ts";
 import { crewExecution, executionStatus, type CrewExecution } from "../core/execution.ts";
 import {
@@ -11,6 +10,7 @@ import {
 import type { Logger } from "../core/logger.ts";
 import { taskResultSpec, type TaskResultSpec } from "../core/task-result.ts";
 import { Informer } from "../kube/informer.ts";
+import type { KubeAccess } from "../kube/kubeconfig.ts";
 import { readThrough } from "../kube/read-through.ts";
 import { isAlreadyExists, isNotFound, KubeClient, type KubeObject } from "../kube/client.ts";
 import {
@@ -36,7 +36,7 @@ import { crewForCache, CrewSpecSnapshots, executionForCache, resultForCache } fr
  * execution yet: a miss is read through to the apiserver (and remembered briefly when it is a true miss).
  */
 export interface KubernetesBackendOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   namespace: string;
   log: Logger;
   /** How long a confirmed "no such execution" is remembered before the apiserver is asked again. */

@@ -1,4 +1,3 @@
-import { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "../core/logger.ts";
 import { createConsole } from "../console/console.ts";
 import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
@@ -7,6 +6,7 @@ import { IntegrationsClient } from "./connections/integrations-client.ts";
 import { connectRedis, redisAnswers } from "../core/redis-client.ts";
 import type { ApiConfig } from "./config.ts";
 import { createKubernetesBackend } from "./kubernetes-backend.ts";
+import { Kubeconfig, type KubeAccess } from "../kube/kubeconfig.ts";
 import { startApi, type RunningServer } from "./server.ts";
 
 /**
@@ -16,7 +16,7 @@ import { startApi, type RunningServer } from "./server.ts";
 export async function startClusterApi(
   config: ApiConfig,
   log: Logger,
-  kubeConfig: KubeConfig = defaultKubeConfig(),
+  kubeConfig: KubeAccess = Kubeconfig.fromDefault(),
 ): Promise<RunningServer> {
   const backend = await createKubernetesBackend({ kubeConfig, namespace: config.namespace, log });
   const redis = connectRedis(config.redisUrl, {
@@ -58,10 +58,4 @@ export async function startClusterApi(
       await outbound.close();
     },
   };
-}
-
-function defaultKubeConfig(): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  return kubeConfig;
 }

@@ -1,7 +1,7 @@
-import { KubeConfig } from "@kubernetes/client-node";
 import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 import type { Logger } from "../core/logger.ts";
 import { KubeClient, type WriteVerb } from "../kube/client.ts";
+import { Kubeconfig, type KubeAccess } from "../kube/kubeconfig.ts";
 import { AppCredentials } from "./app-credentials.ts";
 import { createCaches, informersOf } from "./caches.ts";
 import type { ControllerConfig } from "./config.ts";
@@ -20,7 +20,7 @@ import { WorkQueue } from "./work-queue.ts";
 
 export interface ControllerDeps {
   log: Logger;
-  kubeConfig?: KubeConfig;
+  kubeConfig?: KubeAccess;
   now?: () => Date;
   /** Called when the controller cannot go on (it lost the lease): the command exits. */
   onFatal?: (reason: string) => void;
@@ -38,11 +38,8 @@ export interface RunningController {
   stop(): Promise<void>;
 }
 
-export function loadKubeConfig(path?: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  return kc;
+export function loadKubeConfig(path?: string): KubeAccess {
+  return path ? Kubeconfig.fromFile(path) : Kubeconfig.fromDefault();
 }
 
 /**

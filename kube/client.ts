@@ -1,6 +1,6 @@
 import http from "node:http";
 import https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeAccess } from "./kubeconfig.ts";
 
 /**
  * A small REST client for the Kubernetes API: raw paths, explicit content types (JSON merge patch on /status),
@@ -90,12 +90,12 @@ interface ConnectionOptions {
 const REFRESH_MS = 60_000;
 
 export class KubeClient {
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeAccess;
   private readonly options: KubeClientOptions;
   private connection: ConnectionOptions | undefined;
   private readonly agents: http.Agent[] = [];
 
-  constructor(kubeConfig: KubeConfig, options: KubeClientOptions = {}) {
+  constructor(kubeConfig: KubeAccess, options: KubeClientOptions = {}) {
     this.kubeConfig = kubeConfig;
     this.options = options;
   }

@@ -1,12 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
 import { parseConfig } from "../core/config.ts";
 import type { TaskAssignment, TaskOutcome } from "../core/task-assignment.ts";
 import { taskOutcome } from "../core/task-assignment.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
 import { isAlreadyExists, KubeApiError, KubeClient } from "../kube/client.ts";
+import { Kubeconfig, type KubeAccess } from "../kube/kubeconfig.ts";
 import { CREW_EXECUTIONS, CREW_TASK_RESULTS, resourcePath } from "../kube/resources.ts";
 import { CONTEXT_FILES, taskLabels, taskResultName } from "../kube/task-names.ts";
 import { AssignmentError, readAssignmentFile, type TaskIO } from "./io.ts";
@@ -99,18 +99,15 @@ export class KubernetesTaskIO implements TaskIO {
   private readonly containerRoot: string;
   private assignment: TaskAssignment | undefined;
 
-  constructor(options: { assignmentPath: string; config: KubernetesIOConfig; kubeConfig?: KubeConfig }) {
+  constructor(options: { assignmentPath: string; config: KubernetesIOConfig; kubeConfig?: KubeAccess }) {
     this.assignmentPath = options.config.containerRoot
       ? join(options.config.containerRoot, options.assignmentPath)
       : options.assignmentPath;
     this.podName = options.config.podName;
     this.containerRoot = options.config.containerRoot;
-    let kc = options.kubeConfig;
-    if (!kc) {
-      kc = new KubeConfig();
-      if (options.config.kubeconfigPath) kc.loadFromFile(options.config.kubeconfigPath);
-      else kc.loadFromCluster();
-    }
+    const kc =
+      options.kubeConfig ??
+      (options.config.kubeconfigPath ? Kubeconfig.fromFile(options.config.kubeconfigPath) : Kubeconfig.inCluster());
     this.client = new KubeClient(kc, { timeoutMs: 60_000 });
   }
 
