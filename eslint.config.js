@@ -24,7 +24,7 @@ const layers = {
 };
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "charts/", "crds/", "coverage/"] },
+  { ignores: ["node_modules/", "charts/", "crds/", "coverage/", "build/", ".kubecrew/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

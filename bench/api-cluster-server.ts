@@ -6,7 +6,6 @@
  *     POD_NAMESPACE, REDIS_URL, HOST, PORT), informer caches, tokens in Redis;
  *   - with BENCH_BARE_BODY: a bare express app answering `GET /status/:id` with exactly those bytes.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import express from "express";
 import { apiConfigSchema } from "../api/config.ts";
 import { startClusterApi } from "../api/start-cluster-api.ts";
@@ -27,9 +26,8 @@ async function startBare(body: string): Promise<{ url: string; stop(): Promise<v
 
 async function startCluster(): Promise<{ url: string; stop(): Promise<void> }> {
   const config = parseConfig(apiConfigSchema, process.env);
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(process.env.KUBECONFIG!);
-  return startClusterApi(config, createLogger({ level: config.logLevel, name: "api" }), kubeConfig);
+  // As `kubecrew api` loads it (KUBECONFIG), not through @kubernetes/client-node's KubeConfig.
+  return startClusterApi(config, createLogger({ level: config.logLevel, name: "api" }));
 }
 
 const bare = process.env.BENCH_BARE_BODY;

@@ -1,6 +1,7 @@
 /**
  * bench/api-cluster: the crew API in cluster mode (`kubecrew api` as deployed: informer caches, tokens in a real
- * redis-server), alone in its own process, on a private local control plane (as the controller benches use), against
+ * redis-server), alone in its own process and compiled to JavaScript as the image runs it (bench/as-image.ts), on a
+ * private local control plane (as the controller benches use), against
  * baselines measured in the same run, every load once per round:
  *   - kickoff: `POST /crews/{crew}/kickoff` per second against CrewExecutions created straight through the apiserver
  *     (the same object the API creates) at the same concurrency (target ratio ≥ 0.8);
@@ -36,10 +37,15 @@ import {
 import { startRedis } from "../test/support/redis.ts";
 import { benchCluster, benchNamespace, deleteNamespace } from "./controller-support.ts";
 import { benchSettings, measure, median, type Load, type Measurement } from "./load.ts";
+import { compileAsImage } from "./as-image.ts";
 
 const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 10_000);
 const { seconds: SECONDS, connections: CONNECTIONS, rounds: ROUNDS } = benchSettings;
 const CREW = "bench";
+// The server process runs compiled to JavaScript, as `kubecrew api` runs in the image (bench/as-image.ts).
+const serverScript = compileAsImage([join(import.meta.dirname, "api-cluster-server.ts")])(
+  join(import.meta.dirname, "api-cluster-server.ts"),
+);
 const MB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const load = () =>
@@ -162,7 +168,7 @@ interface ServerProcess {
 /** The API (or, with a body, the bare app) in a process of its own. */
 async function startServer(bareBody?: string): Promise<ServerProcess> {
   const profile = process.env.BENCH_API_PROF && bareBody === undefined;
-  const child = fork(join(import.meta.dirname, "api-cluster-server.ts"), [], {
+  const child = fork(serverScript, [], {
     execArgv: ["--expose-gc", ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_API_PROF}`] : [])],
     env: {
       ...process.env,

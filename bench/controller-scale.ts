@@ -4,7 +4,8 @@
  * kube-scheduler binds the task pods to a fake node, KWOK's stages move them to Running and then Succeeded, and a
  * stand-in for the runner (controller-scale-runner.ts) creates each task's CrewTaskResult once its pod runs — so the
  * figure is the controller plus the apiserver, nothing of a real pod's start. The controller runs as its own process
- * (`kubecrew controller`), so its RSS and CPU are its own.
+ * (`kubecrew controller`, compiled to JavaScript as the image runs it: bench/as-image.ts), so its RSS and CPU are its
+ * own.
  *
  * For each crew size (1 and 3 tasks) and count (1,000 and 10,000), all executions kicked off at once:
  *   - executions/min of the controller, from the first create to the last execution Succeeded;
@@ -35,6 +36,7 @@ import {
   startControllerProcess,
   type ControllerProcess,
 } from "../test/e2e/support/fixture.ts";
+import { compileAsImage } from "./as-image.ts";
 import { baselineWrites } from "./controller-scale-baseline.ts";
 import { RunnerStandIn } from "./controller-scale-runner.ts";
 import { benchCluster, deleteNamespace, percentile } from "./controller-support.ts";
@@ -43,6 +45,8 @@ const counts = (process.env.BENCH_SCALE_COUNTS ?? "1000,10000").split(",").map(N
 const taskCounts = (process.env.BENCH_SCALE_TASKS ?? "1,3").split(",").map(Number);
 const crewOf = (tasks: number) => `tasks-${tasks}`;
 const runnerImage = "kubecrew:bench";
+// The controller runs compiled to JavaScript, as in the image (bench/as-image.ts).
+const compiledCli = compileAsImage()(join(import.meta.dirname, "..", "cli", "main.ts"));
 
 /** utime + stime of a process, in seconds (/proc/<pid>/stat, clock ticks of 1/100 s). */
 function cpuSeconds(pid: number | undefined): number {
@@ -181,6 +185,7 @@ try {
 
   controller = await startControllerProcess(cluster.kubeconfig, namespace, {
     identity: "scale",
+    cli: compiledCli,
     env: {
       KUBECREW_LEADER_ELECT: "false",
       LOG_LEVEL: "warn",

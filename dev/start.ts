@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { extname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Router } from "express";
 import type { Redis } from "ioredis";
 import { createMemoryAuth, createRedisAuth } from "../api/auth/api-auth.ts";
@@ -18,9 +19,12 @@ import type { Logger } from "../core/logger.ts";
 import { runnerPolicyFromEnv } from "../core/outbound/config.ts";
 import { createOutboundClient, type Resolver } from "../core/outbound/outbound-fetch.ts";
 import { loadCrews } from "./crew-catalog.ts";
-import { repoRoot, type DevConfig } from "./config.ts";
+import type { DevConfig } from "./config.ts";
 import { LocalAppCredentials } from "./app-credentials.ts";
 import { LocalExecutions } from "./local-executions.ts";
+
+/** The CLI's entry point that runs each task: cli/main.ts in a checkout, cli/main.js in the image (compiled). */
+const CLI_MAIN = fileURLToPath(new URL(`../cli/main${extname(import.meta.url)}`, import.meta.url));
 
 export interface RunningDev {
   url: string;
@@ -113,7 +117,7 @@ export async function startDev(
   const executions = new LocalExecutions({
     crews,
     workRoot,
-    runnerCommand: [process.execPath, join(repoRoot, "cli/main.ts")],
+    runnerCommand: [process.execPath, CLI_MAIN],
     runnerEnv,
     maxTasks: config.maxTasks,
     log,

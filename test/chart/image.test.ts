@@ -1,11 +1,12 @@
 /**
  * What the image build depends on (hack/build-image.sh builds it and hack/image-check.sh runs it for real, as
- * hack/kind-e2e.sh does; these checks need no Docker engine): the Dockerfile copies every source the CLI loads and nothing it does not need, the production dependencies are
- * enough, and the CLI starts from a tree laid out exactly as the image lays it out (sources copied per the
- * Dockerfile, node_modules holding production dependencies only).
+ * hack/kind-e2e.sh does; these checks need no Docker engine): the Dockerfile copies every source the CLI loads and
+ * nothing it does not need, the production dependencies are enough, and the CLI starts from a tree laid out exactly as
+ * the image lays it out (the sources compiled to JavaScript as the build stage compiles them, the other files beside
+ * them, node_modules holding production dependencies only), without loading any TypeScript.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, mkdirSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, mkdirSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -20,7 +21,13 @@ const pkg = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as {
 };
 const node = join(repo, "node_modules", ".bin", "node");
 
-/** `COPY <dir> ./<dir>` lines of the final stage: the source folders the image holds. */
+/** The folders the build stage compiles (its `find <folders> -type f ! -name '*.ts'` copies their other files). */
+const compiledDirs = (/find ((?:\w+ )+)-type f/.exec(dockerfile)?.[1] ?? "").trim().split(" ");
+const buildConfig = JSON.parse(
+  readFileSync(join(repo, "tsconfig.build.json"), "utf8").replace(/^\s*\/\/.*$/gm, ""),
+) as { include: string[] };
+
+/** `COPY <dir> ./<dir>` lines: the source folders compiled in the build stage and the data folders of the image. */
 const copiedDirs = [...dockerfile.matchAll(/^COPY (\w+) \.\/(\w+)$/gm)].map((m) => {
   expect(m[1]).toBe(m[2]);
   return m[1]!;
@@ -64,7 +71,7 @@ describe("Dockerfile", () => {
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-[\w-]+$/m);
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(dockerfile).toMatch(/^USER 65532:65532$/m);
-    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "\/app\/cli\/main\.ts"\]$/m);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "\/app\/cli\/main\.js"\]$/m);
     // The compile cache must be writable with a read-only root filesystem: /tmp is the pods' emptyDir.
     expect(dockerfile).toMatch(/NODE_COMPILE_CACHE=\/tmp\//);
     // The final stage has no package manager.
@@ -81,8 +88,18 @@ describe("Dockerfile", () => {
   });
 
   it("puts `kubecrew` on PATH, the command the chart's pods and the controller's task Jobs run", () => {
-    expect(dockerfile).toContain(`exec node /app/cli/main.ts "$@"`);
+    expect(dockerfile).toContain(`exec node /app/cli/main.js "$@"`);
     expect(dockerfile).toContain("> /usr/local/bin/kubecrew");
+  });
+
+  it("compiles the sources with tsconfig.build.json, with the TypeScript version package.json pins", () => {
+    expect(dockerfile).toMatch(/^FROM \$\{NODE_IMAGE\} AS build$/m);
+    expect(dockerfile).toContain(`typescript@$(node -p 'require("./package.json").devDependencies.typescript')`);
+    expect(dockerfile).toMatch(/tsc -p tsconfig\.build\.json/);
+    expect(dockerfile).toMatch(/^COPY --from=build \/app\/build \.\/$/m);
+    // What tsc compiles is what the build stage copies the other files of, and each folder is in the build context.
+    expect([...buildConfig.include].sort()).toEqual([...compiledDirs].sort());
+    for (const dir of compiledDirs) expect(copiedDirs).toContain(dir);
   });
 
   it("copies every source folder the CLI loads, and .dockerignore lets exactly those in", () => {
@@ -110,8 +127,15 @@ describe("the CLI in the image's layout", () => {
   beforeAll(() => {
     app = mkdtempSync(join(tmpdir(), "kubecrew-image-"));
     for (const file of ["package.json", "package-lock.json"]) cpSync(join(repo, file), join(app, file));
+    // As the build stage: tsc with tsconfig.build.json (emit only), then the files that are not TypeScript beside the
+    // compiled modules; the data folders (crds/, examples/) as they are.
+    const tsc = join(repo, "node_modules", "typescript", "bin", "tsc");
+    execFileSync(node, [tsc, "-p", "tsconfig.build.json", "--outDir", app], { cwd: repo, stdio: "pipe" });
     for (const dir of copiedDirs) {
-      cpSync(join(repo, dir), join(app, dir), { recursive: true, filter: (src) => !src.endsWith(".test.ts") });
+      cpSync(join(repo, dir), join(app, dir), {
+        recursive: true,
+        filter: (src) => !src.endsWith(".ts") && !src.includes(`${sep}__snapshots__`),
+      });
     }
     // node_modules as `npm ci --omit=dev` leaves it: the top-level production packages (their own nested
     // node_modules come along with them).
@@ -128,10 +152,18 @@ describe("the CLI in the image's layout", () => {
       mkdirSync(dirname(join(app, path)), { recursive: true });
       symlinkSync(join(repo, path), join(app, path));
     }
-  }, 60_000);
+  }, 180_000);
 
   afterAll(() => {
     if (app) rmSync(app, { recursive: true, force: true });
+  });
+
+  it("holds the compiled modules and no TypeScript", () => {
+    expect(existsSync(join(app, "cli", "main.js"))).toBe(true);
+    const typescript = (readdirSync(app, { recursive: true }) as string[]).filter(
+      (f) => f.endsWith(".ts") && !f.startsWith(`node_modules${sep}`),
+    );
+    expect(typescript).toEqual([]);
   });
 
   it("holds no development-only package", () => {
@@ -143,7 +175,8 @@ describe("the CLI in the image's layout", () => {
   it.each(["api", "controller", "integrations", "runner", "dev", "token", "client"])(
     "`kubecrew %s --help` starts",
     (command) => {
-      const run = spawnSync(node, [join(app, "cli", "main.ts"), command, "--help"], {
+      // Type stripping off: a module still importing a .ts file would fail to load.
+      const run = spawnSync(node, ["--no-experimental-strip-types", join(app, "cli", "main.js"), command, "--help"], {
         cwd: app,
         encoding: "utf8",
         env: { PATH: process.env.PATH, NODE_COMPILE_CACHE: join(app, ".compile-cache") },

@@ -155,7 +155,13 @@ export interface ControllerProcess {
 export async function startControllerProcess(
   kubeconfig: string,
   namespace: string,
-  options: { identity?: string; env?: Record<string, string>; waitForLeader?: boolean } = {},
+  options: {
+    identity?: string;
+    env?: Record<string, string>;
+    waitForLeader?: boolean;
+    /** The CLI's entry point: cli/main.ts unless given (benchmarks run the compiled one, as the image does). */
+    cli?: string;
+  } = {},
 ): Promise<ControllerProcess> {
   const port = await freePort();
   const logDir = join(tmpdir(), "kubecrew-e2e-logs");
@@ -163,7 +169,7 @@ export async function startControllerProcess(
   const identity = options.identity ?? `controller-${namespace}`;
   const logFile = join(logDir, `${namespace}-${identity}-${Date.now()}.log`);
   const out = createWriteStream(logFile);
-  const child = spawn(nodeBinary, [join(repo, "cli/main.ts"), "controller"], {
+  const child = spawn(nodeBinary, [options.cli ?? join(repo, "cli/main.ts"), "controller"], {
     cwd: repo,
     env: {
       ...process.env,
