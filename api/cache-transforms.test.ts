@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ANNOTATION_IDEMPOTENCY_KEY, ANNOTATION_IDEMPOTENCY_REQUEST } from "../kube/resources.ts";
-import { crewForCache, CrewSpecSnapshots, executionForCache, resultForCache } from "./cache-transforms.ts";
+import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
+import { crewForCache, executionForCache, resultForCache } from "./cache-transforms.ts";
 
 const managedFields = [{ manager: "kubectl", operation: "Update", fieldsV1: { "f:spec": { "f:tasks": {} } } }];
 const metadata = {

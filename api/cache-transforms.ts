@@ -1,4 +1,5 @@
 import type { KubeObject } from "../kube/client.ts";
+import type { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
 import { ANNOTATION_IDEMPOTENCY_KEY, ANNOTATION_IDEMPOTENCY_REQUEST } from "../kube/resources.ts";
 
 /**
@@ -38,28 +39,6 @@ export function resultForCache(result: KubeObject): KubeObject {
     metadata: metadataKept(result, () => false),
     spec: result.spec,
   };
-}
-
-/**
- * Every run of a crew version carries the same snapshot of the crew in its status (`crewSpec`): the cache keeps one
- * copy per distinct snapshot instead of one per execution. Bounded: past `max` distinct snapshots it starts again.
- */
-export class CrewSpecSnapshots {
-  private readonly byText = new Map<string, unknown>();
-  private readonly max: number;
-
-  constructor(max = 512) {
-    this.max = max;
-  }
-
-  shared(snapshot: unknown): unknown {
-    const text = JSON.stringify(snapshot);
-    const known = this.byText.get(text);
-    if (known !== undefined) return known;
-    if (this.byText.size >= this.max) this.byText.clear();
-    this.byText.set(text, snapshot);
-    return snapshot;
-  }
 }
 
 /** A CrewExecution: spec, status (its crew snapshot shared) and the metadata the API reads (idempotency included). */

@@ -28,7 +28,8 @@ import {
 } from "../kube/resources.ts";
 import type { ExecutionBackend, ExecutionView, KickoffOutcome, NewExecution } from "./execution-backend.ts";
 import { ExecutionChanges } from "./execution-changes.ts";
-import { crewForCache, CrewSpecSnapshots, executionForCache, resultForCache } from "./cache-transforms.ts";
+import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
+import { crewForCache, executionForCache, resultForCache } from "./cache-transforms.ts";
 
 /**
  * The API's backend in cluster mode: Crews, CrewExecutions and CrewTaskResults of one namespace held in informer
