@@ -48,8 +48,11 @@ RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack 
  && chmod 0755 /usr/local/bin/kubecrew
 WORKDIR /app
 # Node caches the compiled code of the modules under NODE_COMPILE_CACHE: it halves a task pod's start-up. /tmp is an
-# emptyDir in the pods (the root filesystem is read-only).
-ENV NODE_ENV=production NODE_COMPILE_CACHE=/tmp/node-compile-cache
+# emptyDir in the pods (the root filesystem is read-only). V8's young generation is held to 4 MB a semi-space (its
+# default grows to 32): the controller and the API answer watch events and requests with short-lived objects, and
+# the larger young generation only kept pages resident (a process caching 10,000 executions: 201 MB RSS by default,
+# 146 MB with 4 MB, no more CPU). A NODE_OPTIONS of the pod's own replaces this one.
+ENV NODE_ENV=production NODE_COMPILE_CACHE=/tmp/node-compile-cache NODE_OPTIONS=--max-semi-space-size=4
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 # The compiled modules, laid out as the sources are (core/, kube/, …, cli/main.js).

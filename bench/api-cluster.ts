@@ -37,7 +37,7 @@ import {
 import { startRedis } from "../test/support/redis.ts";
 import { benchCluster, benchNamespace, deleteNamespace } from "./controller-support.ts";
 import { benchSettings, measure, median, type Load, type Measurement } from "./load.ts";
-import { compileAsImage } from "./as-image.ts";
+import { compileAsImage, imageEnv } from "./as-image.ts";
 
 const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 10_000);
 const { seconds: SECONDS, connections: CONNECTIONS, rounds: ROUNDS } = benchSettings;
@@ -172,6 +172,7 @@ async function startServer(bareBody?: string): Promise<ServerProcess> {
     execArgv: ["--expose-gc", ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_API_PROF}`] : [])],
     env: {
       ...process.env,
+      ...imageEnv(),
       KUBECONFIG: cluster.kubeconfig,
       POD_NAMESPACE: namespace,
       REDIS_URL: redisServer.url,

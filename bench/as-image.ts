@@ -42,3 +42,18 @@ export function compileAsImage(entries: string[] = []): (source: string) => stri
   }
   return (source) => join(out, relative(repo, source).replace(/\.ts$/, ".js"));
 }
+
+/**
+ * The environment the image gives every process (the Dockerfile's ENV: NODE_ENV, and NODE_OPTIONS with its V8 heap
+ * flags), but its compile cache: a benchmark's process gets the same.
+ */
+export function imageEnv(): Record<string, string> {
+  const dockerfile = readFileSync(join(import.meta.dirname, "..", "Dockerfile"), "utf8");
+  const env: Record<string, string> = {};
+  for (const line of dockerfile.match(/^ENV .*$/gm) ?? []) {
+    for (const [, name, value] of line.slice(4).matchAll(/(\w+)=(\S+)/g)) {
+      if (name !== "NODE_COMPILE_CACHE") env[name!] = value!;
+    }
+  }
+  return env;
+}

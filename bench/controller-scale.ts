@@ -36,7 +36,7 @@ import {
   startControllerProcess,
   type ControllerProcess,
 } from "../test/e2e/support/fixture.ts";
-import { compileAsImage } from "./as-image.ts";
+import { compileAsImage, imageEnv } from "./as-image.ts";
 import { baselineWrites } from "./controller-scale-baseline.ts";
 import { RunnerStandIn } from "./controller-scale-runner.ts";
 import { benchCluster, deleteNamespace, percentile } from "./controller-support.ts";
@@ -187,6 +187,7 @@ try {
     identity: "scale",
     cli: compiledCli,
     env: {
+      ...imageEnv(),
       KUBECREW_LEADER_ELECT: "false",
       LOG_LEVEL: "warn",
       KUBECREW_RUNNER_IMAGE: runnerImage,

@@ -74,6 +74,8 @@ describe("Dockerfile", () => {
     expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "\/app\/cli\/main\.js"\]$/m);
     // The compile cache must be writable with a read-only root filesystem: /tmp is the pods' emptyDir.
     expect(dockerfile).toMatch(/NODE_COMPILE_CACHE=\/tmp\//);
+    // V8's young generation held small (the benches run their processes with the same ENV: bench/as-image.ts).
+    expect(dockerfile).toMatch(/^ENV .*NODE_OPTIONS=--max-semi-space-size=\d+$/m);
     // The final stage has no package manager.
     expect(dockerfile).toMatch(/rm -rf \/usr\/local\/lib\/node_modules\/npm/);
   });
