@@ -13,4 +13,24 @@ describe("controller config", () => {
       /KUBECREW_WEBHOOK_SIGNING_KEY/,
     );
   });
+
+  it("runs one shard (the leader Lease alone) unless told otherwise; shards need leases", () => {
+    expect(controllerConfigFromEnv({}).sharding).toEqual({
+      shards: 1,
+      leaseDurationSeconds: 8,
+      renewDeadlineSeconds: 6,
+      retryPeriodSeconds: 2,
+    });
+    expect(controllerConfigFromEnv({ KUBECREW_CONTROLLER_SHARDS: "3" }).sharding.shards).toBe(3);
+    expect(() => controllerConfigFromEnv({ KUBECREW_CONTROLLER_SHARDS: "0" })).toThrow(/KUBECREW_CONTROLLER_SHARDS/);
+    expect(() => controllerConfigFromEnv({ KUBECREW_CONTROLLER_SHARDS: "2", KUBECREW_LEADER_ELECT: "false" })).toThrow(
+      /KUBECREW_CONTROLLER_SHARDS: more than 1 shard needs KUBECREW_LEADER_ELECT=true/,
+    );
+    expect(() =>
+      controllerConfigFromEnv({
+        KUBECREW_SHARD_LEASE_DURATION_SECONDS: "5",
+        KUBECREW_SHARD_RENEW_DEADLINE_SECONDS: "5",
+      }),
+    ).toThrow(/KUBECREW_SHARD_RENEW_DEADLINE_SECONDS/);
+  });
 });

@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { z } from "zod";
-import { logLevel, parseConfig } from "../core/config.ts";
+import { ConfigError, logLevel, parseConfig } from "../core/config.ts";
 import { appsEnv, appsSettingsFrom, type AppsSettings } from "../core/execution-apps.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
@@ -27,6 +27,12 @@ export const controllerEnv = z.object({
   KUBECREW_LEASE_DURATION_SECONDS: seconds(15),
   KUBECREW_RENEW_DEADLINE_SECONDS: seconds(10),
   KUBECREW_RETRY_PERIOD_SECONDS: seconds(2),
+  /** Shards of executions across replicas: 1 is one leader doing everything (the leader Lease above). */
+  KUBECREW_CONTROLLER_SHARDS: z.coerce.number().int().min(1).max(64).default(1),
+  // Shard leases: a SIGKILLed replica's shards are taken over within duration + 2 × retry period (12 s).
+  KUBECREW_SHARD_LEASE_DURATION_SECONDS: z.coerce.number().int().min(1).default(8),
+  KUBECREW_SHARD_RENEW_DEADLINE_SECONDS: seconds(6),
+  KUBECREW_SHARD_RETRY_PERIOD_SECONDS: seconds(2),
   /** This replica's name in the lease; a pod's name (POD_NAME) or the host name by default. */
   KUBECREW_CONTROLLER_ID: z.string().optional(),
   POD_NAME: z.string().optional(),
@@ -63,6 +69,13 @@ export interface ControllerConfig {
     renewDeadlineSeconds: number;
     retryPeriodSeconds: number;
   };
+  /** Sharding (shards > 1): Leases `<leaderElection.name>-shard-<i>` in leaderElection.namespace. */
+  sharding: {
+    shards: number;
+    leaseDurationSeconds: number;
+    renewDeadlineSeconds: number;
+    retryPeriodSeconds: number;
+  };
   webhooks: {
     secretKey: string;
     defaultSigningKey: string | undefined;
@@ -81,6 +94,12 @@ export interface ControllerConfig {
 export function controllerConfigFromEnv(env: Record<string, string | undefined>): ControllerConfig {
   const c = parseConfig(controllerEnv, env);
   const apps = appsSettingsFrom(c);
+  if (c.KUBECREW_CONTROLLER_SHARDS > 1 && !c.KUBECREW_LEADER_ELECT) {
+    throw new ConfigError("KUBECREW_CONTROLLER_SHARDS", "more than 1 shard needs KUBECREW_LEADER_ELECT=true (Leases)");
+  }
+  if (c.KUBECREW_SHARD_RENEW_DEADLINE_SECONDS >= c.KUBECREW_SHARD_LEASE_DURATION_SECONDS) {
+    throw new ConfigError("KUBECREW_SHARD_RENEW_DEADLINE_SECONDS", "must be shorter than the shard lease duration");
+  }
   return {
     logLevel: c.LOG_LEVEL,
     ...(c.KUBECONFIG ? { kubeconfigPath: c.KUBECONFIG } : {}),
@@ -100,6 +119,12 @@ export function controllerConfigFromEnv(env: Record<string, string | undefined>)
       leaseDurationSeconds: c.KUBECREW_LEASE_DURATION_SECONDS,
       renewDeadlineSeconds: c.KUBECREW_RENEW_DEADLINE_SECONDS,
       retryPeriodSeconds: c.KUBECREW_RETRY_PERIOD_SECONDS,
+    },
+    sharding: {
+      shards: c.KUBECREW_CONTROLLER_SHARDS,
+      leaseDurationSeconds: c.KUBECREW_SHARD_LEASE_DURATION_SECONDS,
+      renewDeadlineSeconds: c.KUBECREW_SHARD_RENEW_DEADLINE_SECONDS,
+      retryPeriodSeconds: c.KUBECREW_SHARD_RETRY_PERIOD_SECONDS,
     },
     webhooks: {
       secretKey: c.KUBECREW_WEBHOOK_SECRET_KEY,

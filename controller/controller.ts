@@ -2,6 +2,7 @@ import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 import type { Logger } from "../core/logger.ts";
 import { KubeClient, type WriteVerb } from "../kube/client.ts";
 import { Kubeconfig, type KubeAccess } from "../kube/kubeconfig.ts";
+import { cacheKey } from "../kube/informer.ts";
 import { AppCredentials } from "./app-credentials.ts";
 import { createCaches, informersOf } from "./caches.ts";
 import type { ControllerConfig } from "./config.ts";
@@ -12,6 +13,8 @@ import { cacheHealthChecks } from "./health-checks.ts";
 import { startHealthServer } from "./health-server.ts";
 import { LeaderElector } from "./leader-election.ts";
 import { ControllerMetrics, resourceOfPath } from "./metrics.ts";
+import { ShardElector } from "./shard-elector.ts";
+import { ShardOwnership } from "./shard-ownership.ts";
 import { queueOnChange } from "./triggers.ts";
 import { WebhookSecrets } from "./webhook-secrets.ts";
 import { WebhookDispatcher } from "./webhooks.ts";
@@ -64,7 +67,12 @@ export async function startController(config: ControllerConfig, deps: Controller
   });
   const queues = { executions: new WorkQueue(), crews: new WorkQueue() };
   let elector: LeaderElector | undefined;
+  let shardElector: ShardElector | undefined;
   let leading = !config.leaderElection.enabled;
+  // Sharded (shards > 1): every replica runs; each reconciles only the executions and crews of the shards it holds.
+  const { shards } = config.sharding;
+  const ownership = shards > 1 ? new ShardOwnership({ shards, caches, queues }) : undefined;
+  const isLeader = () => (ownership ? ownership.heldShards.length > 0 : leading);
   let running = false;
   let readyWaiters: (() => void)[] = [];
 
@@ -72,7 +80,8 @@ export async function startController(config: ControllerConfig, deps: Controller
     phases: () => caches.executions.list().map((e) => (e.status as { phase?: string } | undefined)?.phase),
     queueDepth: () => queues.executions.depth,
     inFlight: () => queues.executions.inFlight,
-    isLeader: () => leading,
+    isLeader,
+    ...(ownership ? { shards: () => ({ count: shards, held: ownership.heldShards }) } : {}),
   });
 
   // Events go through a client of their own with few connections, so they never queue in front of the writes that
@@ -101,6 +110,7 @@ export async function startController(config: ControllerConfig, deps: Controller
     initialDelayMs: config.webhooks.initialDelayMs,
     timeoutMs: config.webhooks.timeoutMs,
     now,
+    ...(ownership ? { owns: (d) => ownership.ownsExecution(cacheKey(d.namespace, d.execution)) } : {}),
     secretFor: (namespace, crew) => secrets.secretFor(namespace, crew),
     onFinished: async (delivery, result) => {
       metrics.webhookDeliveries.inc({ result });
@@ -127,7 +137,7 @@ export async function startController(config: ControllerConfig, deps: Controller
       : {}),
   });
   const crews = new CrewReconciler({ client, crews: caches.crews, now });
-  queueOnChange(caches, queues);
+  queueOnChange(caches, ownership ? ownership.filtered() : queues);
 
   const workers: Promise<void>[] = [];
   const startLoops = async () => {
@@ -139,9 +149,26 @@ export async function startController(config: ControllerConfig, deps: Controller
       "Caches synced; starting workers",
     );
     for (let i = 0; i < config.workers; i++) {
-      workers.push(runWorker({ queue: queues.executions, reconciler: executions, log, kind: "execution", metrics }));
+      workers.push(
+        runWorker({
+          queue: queues.executions,
+          reconciler: executions,
+          log,
+          kind: "execution",
+          metrics,
+          ...(ownership ? { owns: ownership.ownsExecution } : {}),
+        }),
+      );
     }
-    workers.push(runWorker({ queue: queues.crews, reconciler: crews, log, kind: "crew" }));
+    workers.push(
+      runWorker({
+        queue: queues.crews,
+        reconciler: crews,
+        log,
+        kind: "crew",
+        ...(ownership ? { owns: ownership.ownsCrew } : {}),
+      }),
+    );
     for (const w of readyWaiters.splice(0)) w();
   };
 
@@ -153,11 +180,25 @@ export async function startController(config: ControllerConfig, deps: Controller
       caches,
       watchTimeoutSeconds: config.watchTimeoutSeconds,
       running: () => running,
-      standby: () => config.leaderElection.enabled && !leading,
+      standby: () => !ownership && config.leaderElection.enabled && !leading,
     }),
   });
 
-  if (config.leaderElection.enabled) {
+  if (ownership) {
+    await startLoops();
+    shardElector = new ShardElector({
+      client,
+      namespace: config.leaderElection.namespace,
+      name: config.leaderElection.name,
+      identity: config.leaderElection.identity,
+      ...config.sharding,
+      log,
+      now,
+      onGained: (shard) => ownership.gain(shard),
+      onLost: (shard) => ownership.lose(shard),
+    });
+    shardElector.start();
+  } else if (config.leaderElection.enabled) {
     elector = new LeaderElector({
       client,
       ...config.leaderElection,
@@ -183,7 +224,7 @@ export async function startController(config: ControllerConfig, deps: Controller
   return {
     url: health.url,
     metrics,
-    isLeader: () => leading,
+    isLeader,
     ready: () =>
       running && caches.executions.hasSynced ? Promise.resolve() : new Promise((resolve) => readyWaiters.push(resolve)),
     stop: () =>
@@ -199,6 +240,7 @@ export async function startController(config: ControllerConfig, deps: Controller
         await events.flush();
         await Promise.all(informersOf(caches).map(([, i]) => i.stop()));
         await elector?.stop();
+        await shardElector?.stop();
         await health.stop();
         client.close();
         eventClient.close();

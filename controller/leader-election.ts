@@ -1,6 +1,7 @@
 import type { Logger } from "../core/logger.ts";
-import { isConflict, isNotFound, isAlreadyExists, type KubeClient } from "../kube/client.ts";
+import { isNotFound, type KubeClient } from "../kube/client.ts";
 import { LEASES, resourcePath } from "../kube/resources.ts";
+import { acquireOrRenew, LeaseObserver, release, type Lease } from "./lease.ts";
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection: the holder renews the lease every
@@ -9,19 +10,6 @@ import { LEASES, resourcePath } from "../kube/resources.ts";
  * candidates can never both win. A leader that cannot renew within the renew deadline stops leading; on shutdown it
  * releases the lease so a successor starts at once.
  */
-
-interface Lease {
-  apiVersion: "coordination.k8s.io/v1";
-  kind: "Lease";
-  metadata: { name: string; namespace: string; resourceVersion?: string };
-  spec: {
-    holderIdentity?: string | null;
-    leaseDurationSeconds?: number;
-    acquireTime?: string | null;
-    renewTime?: string | null;
-    leaseTransitions?: number;
-  };
-}
 
 export interface LeaderElectorOptions {
   client: KubeClient;
@@ -37,11 +25,9 @@ export interface LeaderElectorOptions {
   onStoppedLeading: () => void;
 }
 
-const micro = (d: Date) => d.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-
 export class LeaderElector {
   private readonly o: LeaderElectorOptions;
-  private observed: { key: string; at: number } | undefined;
+  private readonly observer = new LeaseObserver();
   private leading = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
@@ -105,60 +91,19 @@ export class LeaderElector {
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const now = this.now();
     let lease: Lease | undefined;
     try {
       lease = await this.o.client.get<Lease>(this.path);
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
-    const mine = {
-      holderIdentity: this.o.identity,
-      leaseDurationSeconds: this.o.leaseDurationSeconds,
-      renewTime: micro(now),
-    };
-    if (!lease) {
-      try {
-        await this.o.client.create(resourcePath(LEASES, this.o.namespace), {
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { name: this.o.name, namespace: this.o.namespace },
-          spec: { ...mine, acquireTime: micro(now), leaseTransitions: 0 },
-        } satisfies Lease);
-        return true;
-      } catch (err) {
-        if (isAlreadyExists(err)) return false;
-        throw err;
-      }
+    if (lease) {
+      this.observer.observe(lease);
+      if (this.observer.heldByOther(lease, this.o.identity, this.o.leaseDurationSeconds)) return false;
     }
-    const spec = lease.spec;
-    const holder = spec.holderIdentity ?? "";
-    const key = `${holder}|${spec.renewTime ?? ""}|${lease.metadata.resourceVersion}`;
-    if (this.observed?.key !== key) this.observed = { key, at: Date.now() };
-    const expired = Date.now() - this.observed.at > (spec.leaseDurationSeconds ?? this.o.leaseDurationSeconds) * 1000;
-    if (holder && holder !== this.o.identity && !expired) return false;
-    const takingOver = holder !== this.o.identity;
-    const next: Lease = {
-      ...lease,
-      spec: {
-        ...spec,
-        ...mine,
-        ...(takingOver
-          ? { acquireTime: micro(now), leaseTransitions: (spec.leaseTransitions ?? 0) + (holder ? 1 : 0) }
-          : {}),
-      },
-    };
-    try {
-      const updated = await this.o.client.replace<Lease>(this.path, next);
-      this.observed = {
-        key: `${this.o.identity}|${updated.spec.renewTime ?? ""}|${updated.metadata.resourceVersion}`,
-        at: Date.now(),
-      };
-      return true;
-    } catch (err) {
-      if (isConflict(err)) return false;
-      throw err;
-    }
+    const updated = await acquireOrRenew(this.o, lease, this.now());
+    if (updated) this.observer.observe(updated);
+    return updated !== undefined;
   }
 
   /** Stops campaigning; a leader gives the lease up so the next candidate need not wait for it to expire. */
@@ -171,11 +116,7 @@ export class LeaderElector {
     this.leading = false;
     try {
       const lease = await this.o.client.get<Lease>(this.path);
-      if (lease.spec.holderIdentity !== this.o.identity) return;
-      await this.o.client.replace<Lease>(this.path, {
-        ...lease,
-        spec: { ...lease.spec, holderIdentity: null, leaseDurationSeconds: 1, renewTime: micro(this.now()) },
-      });
+      if (!(await release(this.o.client, lease, this.o.identity, this.now()))) return;
       this.o.log.info({ identity: this.o.identity }, "Released the lease");
     } catch (err) {
       this.o.log.warn({ err: String(err) }, "Cannot release the lease");

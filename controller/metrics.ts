@@ -13,12 +13,15 @@ export class ControllerMetrics {
   readonly webhookDeliveries: Counter<"result">;
   readonly eventsDropped: Counter;
   readonly isLeader: Gauge;
+  readonly shardsHeld: Gauge<"shard">;
 
   constructor(sources: {
     phases: () => (string | undefined)[];
     queueDepth: () => number;
     inFlight: () => number;
     isLeader: () => boolean;
+    /** Sharded: the shard count and the shards this replica holds. */
+    shards?: () => { count: number; held: readonly number[] };
   }) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "kubecrew_controller_" });
@@ -81,10 +84,21 @@ export class ControllerMetrics {
     });
     this.isLeader = new Gauge({
       name: "kubecrew_controller_leader",
-      help: "1 while this replica holds the leader lease",
+      help: "1 while this replica holds the leader lease (sharded: at least one shard's lease)",
       registers,
       collect() {
         this.set(sources.isLeader() ? 1 : 0);
+      },
+    });
+    this.shardsHeld = new Gauge({
+      name: "kubecrew_controller_shard_held",
+      help: "Per shard of executions (KUBECREW_CONTROLLER_SHARDS > 1): 1 while this replica holds its Lease",
+      labelNames: ["shard"],
+      registers,
+      collect() {
+        const shards = sources.shards?.();
+        if (!shards) return;
+        for (let i = 0; i < shards.count; i++) this.set({ shard: String(i) }, shards.held.includes(i) ? 1 : 0);
       },
     });
   }

@@ -2,14 +2,14 @@ import { isFinished, type ExecutionPhase } from "../core/execution.ts";
 import type { KubeObject } from "../kube/client.ts";
 import { cacheKey, objectKey, type Informer } from "../kube/informer.ts";
 import { byExecution, type Caches } from "./caches.ts";
-import type { WorkQueue } from "./work-queue.ts";
+import type { KeySink } from "./shard-ownership.ts";
 
 /**
  * Which keys a change in the caches puts in the work queues: an execution's own key for every change of it or of one
  * of its children (a child's change in the urgent lane); a crew's key in the crew queue; and a crew that appears or changes puts in the executions that
  * have not taken their snapshot of it yet.
  */
-export function queueOnChange(caches: Caches, queues: { executions: WorkQueue; crews: WorkQueue }): void {
+export function queueOnChange(caches: Caches, queues: { executions: KeySink; crews: KeySink }): void {
   caches.executions.on((_event, o) => queues.executions.add(objectKey(o)));
   for (const informer of [caches.jobs, caches.results] as Informer<KubeObject>[]) {
     // A child changed: work in progress (a task ended, a result arrived) goes before kickoffs still waiting.

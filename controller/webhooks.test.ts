@@ -45,8 +45,13 @@ afterEach(async () => {
   for (const c of cleanup.splice(0)) await c();
 });
 
-function dispatcher(secret: string | undefined, finished: [string, DeliveryResult][]) {
+function dispatcher(
+  secret: string | undefined,
+  finished: [string, DeliveryResult][],
+  owns?: (d: WebhookDelivery) => boolean,
+) {
   const d = new WebhookDispatcher({
+    ...(owns ? { owns } : {}),
     log: silentLogger(),
     secretFor: async () => secret,
     onFinished: (del, result) => {
@@ -105,6 +110,25 @@ describe("WebhookDispatcher", () => {
     await d.idle();
     expect(r.received).toHaveLength(3);
     expect(r.received[0]!.headers["x-kubecrew-signature"]).toBeUndefined();
+    expect(finished).toEqual([["task:research", "delivered"]]);
+  });
+
+  it("sharded: stops retrying a delivery whose execution's shard this replica lost, and may take it up again", async () => {
+    const r = await receiver([500, 500, 200]);
+    cleanup.push(r.close);
+    const finished: [string, DeliveryResult][] = [];
+    let owned = true;
+    const d = dispatcher(undefined, finished, () => owned);
+    d.enqueue(delivery(r.url));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    owned = false;
+    await d.idle();
+    expect(r.received).toHaveLength(1);
+    expect(finished).toEqual([]);
+    owned = true;
+    expect(d.enqueue(delivery(r.url))).toBe(true);
+    await d.idle();
+    expect(r.received).toHaveLength(3);
     expect(finished).toEqual([["task:research", "delivered"]]);
   });
 

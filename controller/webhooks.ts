@@ -48,6 +48,9 @@ export interface WebhookDispatcherOptions {
   now?: () => Date;
   /** The outbound client's fetch (the outbound URL policy); the global fetch only in unit tests. */
   fetch?: typeof fetch;
+  /** Sharded: whether this replica still owns the delivery's execution; a delivery whose shard was lost is dropped
+   * before its next attempt (the shard's new holder sends what is not recorded). */
+  owns?: (delivery: WebhookDelivery) => boolean;
 }
 
 /** `sha256=<hex>` of HMAC-SHA256(secret, "<timestamp>.<body>"). */
@@ -125,6 +128,10 @@ export class WebhookDispatcher {
 
   private async attempt(p: Pending): Promise<void> {
     const { delivery } = p;
+    if (this.opts.owns && !this.opts.owns(delivery)) {
+      this.known.delete(deliveryId(delivery));
+      return;
+    }
     const maxAttempts = this.opts.maxAttempts ?? 8;
     const log = this.opts.log.child({ execution: delivery.execution, hook: delivery.hook });
     let outcome: { ok: true } | { ok: false; retry: boolean; detail: string };

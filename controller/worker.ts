@@ -25,11 +25,18 @@ export async function runWorker(o: {
   kind: string;
   /** Counted in the reconcile metrics (the execution workers). */
   metrics?: ControllerMetrics;
+  /** Sharded: whether this replica still owns the key (its shard may have been lost since it was queued). */
+  owns?: (key: string) => boolean;
 }): Promise<void> {
   const { queue, log, metrics } = o;
   for (;;) {
     const key = await queue.get();
     if (key === undefined) return;
+    if (o.owns && !o.owns(key)) {
+      queue.forget(key);
+      queue.done(key);
+      continue;
+    }
     const started = performance.now();
     let result = "success";
     try {
