@@ -19,7 +19,9 @@
  *   - last line: `executions/min <n>; ratio <r>; rss_mb <m>; status_p99_ms <p>` (the 1-task crew at the largest
  *     count, its ratio against the writes alone; RSS at the end, with every execution in the caches; p99 over all runs).
  * Wall time: 1,000 1-task executions took 10 min here (2 shared cores, loaded); the default counts take hours.
- *   npm run bench:controller-scale   [BENCH_SCALE_COUNTS=1000,10000 BENCH_SCALE_TASKS=1,3 BENCH_WORKERS=…]
+ * BENCH_SCALE_SHARDS=1,2,3: a row per shard count, each run with that many controller replicas sharing the
+ * executions (controller-scale-shards.ts); CPU, writes and RSS are then the replicas' together.
+ *   npm run bench:controller-scale   [BENCH_SCALE_COUNTS=1000,10000 BENCH_SCALE_TASKS=1,3 BENCH_WORKERS=… BENCH_SCALE_SHARDS=1,2,3]
  */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -33,12 +35,12 @@ import {
   createNamespace,
   crewYaml,
   RUNNER_SA,
-  startControllerProcess,
   type ControllerProcess,
 } from "../test/e2e/support/fixture.ts";
 import { compileAsImage, imageEnv } from "./as-image.ts";
 import { baselineWrites } from "./controller-scale-baseline.ts";
 import { RunnerStandIn } from "./controller-scale-runner.ts";
+import { runShardRows, shards, startReplicas } from "./controller-scale-shards.ts";
 import { benchCluster, deleteNamespace, percentile } from "./controller-support.ts";
 
 const counts = (process.env.BENCH_SCALE_COUNTS ?? "1000,10000").split(",").map(Number);
@@ -77,12 +79,16 @@ function controlPlanePid(kubeconfig: string, name: string): number | undefined {
   }
 }
 
-async function controllerWrites(controller: ControllerProcess): Promise<number> {
-  const text = await (await fetch(`${controller.url}/metrics`)).text();
-  return text
-    .split("\n")
-    .filter((l) => l.startsWith("kubecrew_controller_apiserver_writes_total"))
-    .reduce((n, l) => n + Number(l.split(" ").at(-1)), 0);
+async function controllerWrites(controllers: ControllerProcess[]): Promise<number> {
+  let writes = 0;
+  for (const controller of controllers) {
+    const text = await (await fetch(`${controller.url}/metrics`)).text();
+    writes += text
+      .split("\n")
+      .filter((l) => l.startsWith("kubecrew_controller_apiserver_writes_total"))
+      .reduce((n, l) => n + Number(l.split(" ").at(-1)), 0);
+  }
+  return writes;
 }
 
 async function until(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
@@ -97,6 +103,7 @@ interface ExecutionView extends KubeObject {
   status?: { phase?: string; tasks?: { phase?: string }[] };
 }
 
+if (await runShardRows(import.meta.filename)) process.exit(0);
 const cluster = benchCluster(["--kwok"]);
 const client = new KubeClient(cluster.kubeConfig);
 /** A namespace with the crews; their tasks may wait long for a pod (a deadline is not what this measures). */
@@ -108,7 +115,7 @@ async function scaleNamespace(): Promise<string> {
   }
   return ns;
 }
-let controller: ControllerProcess | undefined;
+let replicas: ControllerProcess[] = [];
 const informers: { stop(): Promise<void> }[] = [];
 const namespaces: string[] = [];
 try {
@@ -183,27 +190,26 @@ try {
   await Promise.all([executions.start(), jobs.start(), runner.start()]);
   informers.push(executions, jobs, runner);
 
-  controller = await startControllerProcess(cluster.kubeconfig, namespace, {
-    identity: "scale",
-    cli: compiledCli,
-    env: {
-      ...imageEnv(),
-      KUBECREW_LEADER_ELECT: "false",
-      LOG_LEVEL: "warn",
-      KUBECREW_RUNNER_IMAGE: runnerImage,
-      KUBECREW_RUNNER_SERVICE_ACCOUNT: RUNNER_SA,
-      ...(process.env.BENCH_WORKERS ? { KUBECREW_CONTROLLER_WORKERS: process.env.BENCH_WORKERS } : {}),
-    },
+  replicas = await startReplicas(cluster.kubeconfig, namespace, compiledCli, {
+    ...imageEnv(),
+    LOG_LEVEL: "warn",
+    KUBECREW_RUNNER_IMAGE: runnerImage,
+    KUBECREW_RUNNER_SERVICE_ACCOUNT: RUNNER_SA,
+    ...(process.env.BENCH_WORKERS ? { KUBECREW_CONTROLLER_WORKERS: process.env.BENCH_WORKERS } : {}),
   });
-  const pid = controller.child.pid;
-  const rssAtStart = rssMb(pid);
+  const controller = replicas[0]!;
+  const pid = replicas.map((r) => r.child.pid).join(",");
+  // One shard: the controller's own figures; more: the replicas' together (CPU, writes), RSS the largest replica's.
+  const cpuOf = () => replicas.reduce((sum, r) => sum + cpuSeconds(r.child.pid), 0);
+  const rssOf = () => Math.max(...replicas.map((r) => rssMb(r.child.pid)));
+  const rssAtStart = rssOf();
   const apiserverPid = controlPlanePid(cluster.kubeconfig, "kube-apiserver");
   const etcdPid = controlPlanePid(cluster.kubeconfig, "etcd");
   const controlPlaneCpu = () => cpuSeconds(apiserverPid) + cpuSeconds(etcdPid);
   const settings = { defaultImage: runnerImage, defaultServiceAccount: RUNNER_SA, runnerCommand: ["kubecrew"] };
 
   console.log(
-    `controller scale on the local control plane with KWOK (one fake node), one controller replica (pid ${pid});` +
+    `controller scale on the local control plane with KWOK (one fake node), ${shards === 1 ? "one controller replica" : `${shards} shards over ${shards} controller replicas`} (pid ${pid});` +
       ` counts ${counts.join(", ")}, crews of ${taskCounts.join(" and ")} task(s); controller RSS at start` +
       ` ${rssAtStart.toFixed(0)} MB`,
   );
@@ -216,8 +222,8 @@ try {
       const prefix = `t${tasks}-n${count}`;
       const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
       const timeoutMs = Math.max(600_000, count * tasks * 200);
-      const writes0 = await controllerWrites(controller);
-      const cpu0 = cpuSeconds(pid);
+      const writes0 = await controllerWrites(replicas);
+      const cpu0 = cpuOf();
       const plane0 = controlPlaneCpu();
       const t0 = performance.now();
       await Promise.all(
@@ -235,7 +241,7 @@ try {
       const sampler = process.env.BENCH_SCALE_VERBOSE
         ? setInterval(() => {
             void (async () => {
-              const text = await (await fetch(`${controller!.url}/metrics`)).text();
+              const text = await (await fetch(`${controller.url}/metrics`)).text();
               const gauge = (n: string) =>
                 text
                   .split("\n")
@@ -252,9 +258,9 @@ try {
       await until(`${count} executions of ${tasks} task(s)`, () => names.every((n) => finished.has(n)), timeoutMs);
       clearInterval(sampler);
       const seconds = (performance.now() - t0) / 1000;
-      const cpu = cpuSeconds(pid) - cpu0;
+      const cpu = cpuOf() - cpu0;
       const plane = controlPlaneCpu() - plane0;
-      const writes = (await controllerWrites(controller)) - writes0;
+      const writes = (await controllerWrites(replicas)) - writes0;
       created += count;
       const latencies = names.flatMap((n) =>
         Array.from({ length: tasks }, (_, i) => {
@@ -267,7 +273,7 @@ try {
       // Untimed: the Jobs' pods finish before the baseline starts, so it does not share the CPUs with them.
       const ownJobs = names.flatMap((n) => Array.from({ length: tasks }, (_, i) => `${namespace}/${n}-${i}`));
       await until("the controller's Jobs complete", () => ownJobs.every((j) => jobsDone.has(j)), timeoutMs);
-      const rss = rssMb(pid);
+      const rss = rssOf();
 
       const baseNames = names.map((n) => `b-${n}`);
       const basePlane0 = controlPlaneCpu();
@@ -310,9 +316,9 @@ try {
         console.log(`  FAILED            ${failedExecutions.length} executions, ${failedJobs} Jobs (so far)`);
     }
   }
-  const rss = rssMb(pid);
+  const rss = rssOf();
   console.log(
-    `controller: ${cpuSeconds(pid).toFixed(1)} s CPU in all, RSS ${rss.toFixed(0)} MB with ${created} executions` +
+    `controller: ${cpuOf().toFixed(1)} s CPU in all, RSS ${rss.toFixed(0)} MB with ${created} executions` +
       ` and their children in its caches`,
   );
   console.log(
@@ -320,7 +326,7 @@ try {
       ` status_p99_ms ${percentile(allLatencies, 99).toFixed(0)}`,
   );
 } finally {
-  await controller?.kill("SIGTERM");
+  for (const r of replicas) await r.kill("SIGTERM");
   for (const i of informers) await i.stop();
   for (const ns of namespaces) await deleteNamespace(cluster.kubeconfig, ns);
   client.close();

@@ -199,6 +199,9 @@ securityContext:
 {{- if and (gt (int .Values.controller.replicas) 1) (not .Values.controller.leaderElection.enabled) }}
 {{- fail "controller.replicas > 1 needs controller.leaderElection.enabled=true: two controllers would both create Jobs" }}
 {{- end }}
+{{- if and (gt (int .Values.controller.shards) 1) (not .Values.controller.leaderElection.enabled) }}
+{{- fail "controller.shards > 1 needs controller.leaderElection.enabled=true: shards are held on Leases" }}
+{{- end }}
 {{- if and (not .Values.redis.enabled) (not .Values.externalRedis.url) (not .Values.externalRedis.existingSecret) }}
 {{- fail "redis.enabled=false needs externalRedis.url or externalRedis.existingSecret" }}
 {{- end }}
