@@ -131,14 +131,23 @@ describe.skipIf(installed)("executions sharded across two controller replicas", 
       expect(final.status, `${id}: ${JSON.stringify(final)}`).toBe("completed");
       expect(final.result.tasks).toHaveLength(TASKS);
     }
-    // Exactly one Job per task, and one success result per task (no task was run twice).
+    // Exactly one Job per task, and one result per task (no task was run twice).
     const jobs = await jobsOf(kubeconfig, namespace);
     for (const id of ids) {
       const names = jobs.filter((j) => j.metadata.labels["kubecrew.io/execution"] === id).map((j) => j.metadata.name);
       expect(names.sort()).toEqual(Array.from({ length: TASKS }, (_, i) => `${id}-${i}`));
+      // Per task its success `<execution>-<index>` and no failed attempt (`<pod>-failed`); steps aside.
       const results = (await resultsOf(kubeconfig, namespace, id)).map((r) => r.metadata.name as string);
-      expect(results.sort()).toEqual(Array.from({ length: TASKS }, (_, i) => `${id}-${i}`));
+      const outcomes = results.filter((r) => !r.endsWith("-steps"));
+      expect(outcomes.sort()).toEqual(Array.from({ length: TASKS }, (_, i) => `${id}-${i}`));
     }
+    // Each Job ran one pod to success (no second attempt); the last pods may still be exiting when status completes.
+    await waitFor(
+      "every Job complete",
+      async () => (await jobsOf(kubeconfig, namespace)).every((j) => j.status?.succeeded === 1),
+      30_000,
+    );
+    for (const job of await jobsOf(kubeconfig, namespace)) expect(job.status.failed ?? 0).toBe(0);
     // One crew webhook per execution by delivery id. Resends of one delivery id can only come from the killed
     // replica's shard (a POST answered but not yet recorded when it died); the survivor's own shard has none.
     await waitFor("every crew webhook", async () => new Set(receiver.hooks.map(deliveryOf)).size === ids.length);
