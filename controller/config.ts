@@ -97,6 +97,16 @@ export function controllerConfigFromEnv(env: Record<string, string | undefined>)
   if (c.KUBECREW_CONTROLLER_SHARDS > 1 && !c.KUBECREW_LEADER_ELECT) {
     throw new ConfigError("KUBECREW_CONTROLLER_SHARDS", "more than 1 shard needs KUBECREW_LEADER_ELECT=true (Leases)");
   }
+  if (
+    c.KUBECREW_CONTROLLER_SHARDS > 1 &&
+    !/^[a-z0-9]([a-z0-9.-]{0,50}[a-z0-9])?$/.test(c.KUBECREW_LEADER_ELECTION_ID)
+  ) {
+    // It names the shard Leases and labels them (a label value: 63 characters at most).
+    throw new ConfigError(
+      "KUBECREW_LEADER_ELECTION_ID",
+      "with shards, at most 52 lowercase letters, digits, '-' or '.'",
+    );
+  }
   if (c.KUBECREW_SHARD_RENEW_DEADLINE_SECONDS >= c.KUBECREW_SHARD_LEASE_DURATION_SECONDS) {
     throw new ConfigError("KUBECREW_SHARD_RENEW_DEADLINE_SECONDS", "must be shorter than the shard lease duration");
   }
