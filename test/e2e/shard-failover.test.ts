@@ -123,6 +123,7 @@ describe.skipIf(installed)("executions sharded across two controller replicas", 
       30_000,
       100,
     );
+    console.log(`shard ${victimShard}'s Lease held by the survivor ${takenAfterMs} ms after the SIGKILL`);
     expect(takenAfterMs).toBeLessThan(15_000);
     await waitFor("the survivor reports both shards", async () => (await heldShards(a)).length === 2, 5_000);
 
