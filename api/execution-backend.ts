@@ -42,6 +42,13 @@ export interface ExecutionBackend {
   /** Starts a run under a new kickoff_id, or answers the one an Idempotency-Key already started. */
   createExecution(execution: NewExecution): Promise<KickoffOutcome>;
   getExecution(crew: string, id: string): Promise<ExecutionView | undefined>;
+  /**
+   * What the backend holds at once, without reading through or waiting: the crew, and the crew's execution (the
+   * informer cache's, or the local one). Undefined when it does not hold it: getCrew/getExecution then decide. A
+   * status poll is answered with them before any routing (api/status-polls.ts).
+   */
+  heldCrew?(name: string): Crew | undefined;
+  heldExecution?(crew: string, id: string): ExecutionView | undefined;
   /** The crew's executions, newest first (the console's list). */
   listExecutions(crew: string): Promise<ExecutionView[]>;
   /** Asks the execution to stop; the caller has checked that it exists and is not finished. */

@@ -168,43 +168,50 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     return parsed ?? undefined;
   };
 
-  const resultsOf = async (id: string, fromServer: boolean): Promise<Record<string, TaskResultSpec[]>> => {
-    let items = results.byIndex(id);
-    if (fromServer) {
-      readThroughs++;
-      const list = await client.list<KubeObject>(resourcePath(CREW_TASK_RESULTS, namespace), {
-        labelSelector: `${LABEL_EXECUTION}=${id}`,
-      });
-      items = list.items;
-    }
-    const byTask: Record<string, TaskResultSpec[]> = {};
+  const byTask = (items: KubeObject[]): Record<string, TaskResultSpec[]> => {
+    const tasks: Record<string, TaskResultSpec[]> = {};
     for (const item of items) {
       const parsed = parsedResult(item);
-      if (parsed) (byTask[parsed.taskName] ??= []).push(parsed);
+      if (parsed) (tasks[parsed.taskName] ??= []).push(parsed);
     }
-    return byTask;
+    return tasks;
   };
 
-  const view = async (execution: CrewExecution, fromServer: boolean): Promise<ExecutionView> => ({
+  const view = (execution: CrewExecution, results: Record<string, TaskResultSpec[]>): ExecutionView => ({
     id: execution.metadata.name,
     crew: execution.spec.crewRef.name,
     ...(execution.spec.requestedBy ? { requestedBy: execution.spec.requestedBy } : {}),
     spec: execution.spec,
     ...(execution.metadata.creationTimestamp ? { created: execution.metadata.creationTimestamp } : {}),
     ...(execution.status ? { status: execution.status } : {}),
-    results: await resultsOf(execution.metadata.name, fromServer),
+    results,
   });
+  /** The view with the results in the cache. */
+  const viewFromCache = (execution: CrewExecution) => view(execution, byTask(results.byIndex(execution.metadata.name)));
+  /** The view with the results read from the apiserver (an execution the cache did not have yet). */
+  const viewFromServer = async (execution: CrewExecution): Promise<ExecutionView> => {
+    readThroughs++;
+    const list = await client.list<KubeObject>(resourcePath(CREW_TASK_RESULTS, namespace), {
+      labelSelector: `${LABEL_EXECUTION}=${execution.metadata.name}`,
+    });
+    return view(execution, byTask(list.items));
+  };
   // The same view object while neither the execution object nor its results changed: every event stream and status
-  // poll of one execution shares it (and what is derived from it, keyed by it).
-  // The promise is kept, not its value: readers woken by one change together share the one view being built.
-  const views = new WeakMap<CrewExecution, { version: number; view: Promise<ExecutionView> }>();
-  const cachedView = (execution: CrewExecution): Promise<ExecutionView> => {
+  // poll of one execution shares it (and what is derived from it, keyed by it, such as its /status body).
+  const views = new WeakMap<CrewExecution, { version: number; view: ExecutionView }>();
+  const cachedView = (execution: CrewExecution): ExecutionView => {
     const version = resultVersions.get(execution.metadata.name) ?? 0;
     const cached = views.get(execution);
     if (cached?.version === version) return cached.view;
-    const fresh = view(execution, false);
+    const fresh = viewFromCache(execution);
     views.set(execution, { version, view: fresh });
     return fresh;
+  };
+  /** The crew's execution in the cache, parsed; undefined when the cache does not have it (or it is another's). */
+  const executionInCache = (crewName: string, id: string): CrewExecution | undefined => {
+    const raw = executions.get(namespace, id);
+    const parsed = raw && parsedExecution(raw);
+    return parsed?.spec.crewRef.name === crewName ? parsed : undefined;
   };
 
   const createExecutionObject = async (id: string, execution: NewExecution) => {
@@ -256,6 +263,16 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
       return raw && parseCrew(raw);
     },
 
+    heldCrew(name) {
+      const raw = crews.get(namespace, name);
+      return raw && parseCrew(raw);
+    },
+
+    heldExecution(crewName, id) {
+      const execution = executionInCache(crewName, id);
+      return execution && cachedView(execution);
+    },
+
     async listCrews() {
       return crews.list(namespace).flatMap((raw) => parseCrew(raw) ?? []);
     },
@@ -301,7 +318,7 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
       }
       const parsed = parsedExecution(raw);
       if (!parsed || parsed.spec.crewRef.name !== crewName) return undefined;
-      return fromServer ? view(parsed, true) : cachedView(parsed);
+      return fromServer ? viewFromServer(parsed) : cachedView(parsed);
     },
 
     async listExecutions(crewName) {
@@ -312,7 +329,7 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
           return parsed?.spec.crewRef.name === crewName ? [parsed] : [];
         })
         .sort((a, b) => (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""));
-      return Promise.all(mine.map((execution) => view(execution, false)));
+      return mine.map(viewFromCache);
     },
 
     async stopExecution(_crew, id) {

@@ -69,6 +69,10 @@ export class LocalExecutions implements ExecutionBackend {
     return this.crews.get(name);
   }
 
+  heldCrew(name: string): Crew | undefined {
+    return this.crews.get(name);
+  }
+
   async listCrews() {
     return [...this.crews.values()];
   }
@@ -109,6 +113,10 @@ export class LocalExecutions implements ExecutionBackend {
   }
 
   async getExecution(crew: string, id: string): Promise<ExecutionView | undefined> {
+    return this.heldExecution(crew, id);
+  }
+
+  heldExecution(crew: string, id: string): ExecutionView | undefined {
     const execution = this.executions.get(id);
     if (!execution || execution.crew !== crew) return undefined;
     return this.view(execution);

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Principal } from "./principal.ts";
-import { secretHash } from "./token-format.ts";
+import { secretHash, secretHashHex } from "./token-format.ts";
 import type { VerifiedTokens } from "./verified-tokens.ts";
 import { clientSecretMatches, newAccessTokenRecord, newClientRecord, newTokenRecord } from "./token-records.ts";
 import {
@@ -124,9 +124,13 @@ export class RedisTokenStore implements ManagedTokenStore {
     for (const [name, script] of Object.entries(scripts)) redis.defineCommand(name, script);
   }
 
+  /** From the verified-token memory only (none: always undefined). */
+  verifyAtOnce(token: string): Principal | undefined {
+    return this.verified?.get(secretHashHex(token));
+  }
+
   async verify(token: string): Promise<Principal | undefined> {
-    const hash = secretHash(token);
-    const hashHex = hash.toString("hex");
+    const hashHex = secretHashHex(token);
     const known = this.verified?.get(hashHex);
     if (known) return known;
     const generation = this.verified?.begin() ?? 0;
@@ -134,7 +138,7 @@ export class RedisTokenStore implements ManagedTokenStore {
     if (!stored) return undefined;
     const record = JSON.parse(stored) as StoredToken;
     // The lookup is by hash, so timing reveals nothing about the token; compare anyway as defence in depth.
-    if (!timingSafeEqual(Buffer.from(record.hash, "hex"), hash)) return undefined;
+    if (!timingSafeEqual(Buffer.from(record.hash, "hex"), Buffer.from(hashHex, "hex"))) return undefined;
     // Redis expires the key; the check covers the moments between expiry and Redis's eviction, and clock skew.
     const expiresAt = record.expires ? Date.parse(record.expires) : undefined;
     if (expiresAt !== undefined && expiresAt <= this.now()) return undefined;

@@ -7,6 +7,12 @@ import type { Principal } from "./principal.ts";
  */
 export interface TokenStore {
   verify(token: string): Promise<Principal | undefined>;
+  /**
+   * The token's principal when the store can tell without waiting (a token it verified a moment ago, a store in
+   * memory); undefined when it cannot tell at once or the token is not valid, and verify() decides. A status poll is
+   * answered with it before any routing (api/status-polls.ts).
+   */
+  verifyAtOnce?(token: string): Principal | undefined;
 }
 
 export class TokenStoreUnavailable extends Error {

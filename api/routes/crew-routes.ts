@@ -7,7 +7,6 @@ import { IDEMPOTENCY_HEADER, idempotencyKeyHash, parseIdempotencyKey, requestHas
 import { discoverInputs, resolveInputs } from "../../core/inputs.ts";
 import { refusedMcpUrls } from "../../core/mcp-url-refusals.ts";
 import { refuseUrl, type OutboundPolicy } from "../../core/outbound/policy.ts";
-import { statusResponse } from "../../core/status-view.ts";
 import { bearerAuth, principalOf } from "../auth/bearer.ts";
 import { mayUseCrew } from "../auth/principal.ts";
 import type { SessionAuth } from "../auth/session-auth.ts";
@@ -28,27 +27,7 @@ import { parseOr400 } from "../validation.ts";
 import { refuseWrongMethods } from "../wrong-methods.ts";
 import { streamExecutionEvents, type EventStreamOptions } from "./event-stream.ts";
 import { EXECUTIONS_LISTED, executionSummary, mayRead } from "./listings.ts";
-
-/**
- * `/status` answers are serialised once and polling clients get the cached text: a finished execution's per status
- * object (its answer never changes; the backend hands out the same object until the status is written again), any
- * other's per view (the Kubernetes backend hands out the same view until the execution or its results change) and
- * crew (whose task list a run not yet started reports).
- */
-const statusBodies = new WeakMap<object, { crew: Crew; body: string }>();
-
-function statusBody(execution: ExecutionView, crew: Crew): string {
-  const finished = execution.status && isFinished(execution.status.phase) ? execution.status : undefined;
-  const key = finished ?? execution;
-  const cached = statusBodies.get(key);
-  if (cached && (finished || cached.crew === crew)) return cached.body;
-  const spec = execution.status?.crewSpec ?? crew.spec;
-  const body = JSON.stringify(
-    statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length),
-  );
-  statusBodies.set(key, { crew, body });
-  return body;
-}
+import { STATUS_CONTENT_TYPE, statusBody } from "./status-body.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -163,7 +142,7 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
   const status = async (req: Request<{ id: string }>, res: Response) => {
     const crew = await crewFor(req);
     const execution = await visibleExecution(req, crew, req.params.id);
-    res.type("application/json").send(statusBody(execution, crew));
+    res.set("Content-Type", STATUS_CONTENT_TYPE).send(statusBody(execution, crew));
   };
   router.get("/status/:id", auth, status);
   router.get("/:id/status", auth, status);
