@@ -69,8 +69,8 @@ export function statusPolls(deps: {
     const execution = crew && heldExecution(crew.metadata.name, poll.id);
     if (!crew || !execution || !mayRead(principal, execution)) return false;
     const body = statusBody(execution, crew);
-    res.writeHead(200, { "Content-Type": STATUS_CONTENT_TYPE, "Content-Length": body.length });
-    res.end(body);
+    res.writeHead(200, { "Content-Type": STATUS_CONTENT_TYPE, "Content-Length": body.bytes });
+    res.end(body.json);
     return true;
   };
   // Anything unexpected is the app's to answer (its error handler logs it and answers 500).

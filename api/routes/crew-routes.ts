@@ -27,7 +27,7 @@ import { parseOr400 } from "../validation.ts";
 import { refuseWrongMethods } from "../wrong-methods.ts";
 import { streamExecutionEvents, type EventStreamOptions } from "./event-stream.ts";
 import { EXECUTIONS_LISTED, executionSummary, mayRead } from "./listings.ts";
-import { STATUS_CONTENT_TYPE, statusBody } from "./status-body.ts";
+import { statusBody } from "./status-body.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -142,7 +142,7 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
   const status = async (req: Request<{ id: string }>, res: Response) => {
     const crew = await crewFor(req);
     const execution = await visibleExecution(req, crew, req.params.id);
-    res.set("Content-Type", STATUS_CONTENT_TYPE).send(statusBody(execution, crew));
+    res.type("application/json").send(statusBody(execution, crew).json);
   };
   router.get("/status/:id", auth, status);
   router.get("/:id/status", auth, status);

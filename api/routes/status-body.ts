@@ -6,24 +6,32 @@ import type { ExecutionView } from "../execution-backend.ts";
 /** The Content-Type of a `/status` answer (what express gives a JSON string). */
 export const STATUS_CONTENT_TYPE = "application/json; charset=utf-8";
 
+/** A `/status` answer serialised: the JSON text and its length in UTF-8 bytes. */
+export interface StatusBody {
+  json: string;
+  bytes: number;
+}
+
 /**
- * `/status` answers are serialised once and polling clients get the cached bytes: a finished execution's per status
+ * `/status` answers are serialised once and polling clients get the cached text: a finished execution's per status
  * object (its answer never changes; the backend hands out the same object until the status is written again), any
  * other's per view (the Kubernetes backend hands out the same view until the execution or its results change) and
- * crew (whose task list a run not yet started reports).
+ * crew (whose task list a run not yet started reports). Kept as a string, not a Buffer: Node writes a string body in
+ * one piece with the response head, a Buffer beside it (measured: about a third more CPU per answer).
  */
-const statusBodies = new WeakMap<object, { crew: Crew; body: Buffer }>();
+const statusBodies = new WeakMap<object, { crew: Crew; body: StatusBody }>();
 
-/** The `/status` answer of an execution of `crew`, as UTF-8 JSON. */
-export function statusBody(execution: ExecutionView, crew: Crew): Buffer {
+/** The `/status` answer of an execution of `crew`. */
+export function statusBody(execution: ExecutionView, crew: Crew): StatusBody {
   const finished = execution.status && isFinished(execution.status.phase) ? execution.status : undefined;
   const key = finished ?? execution;
   const cached = statusBodies.get(key);
   if (cached && (finished || cached.crew === crew)) return cached.body;
   const spec = execution.status?.crewSpec ?? crew.spec;
-  const body = Buffer.from(
-    JSON.stringify(statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length)),
+  const json = JSON.stringify(
+    statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length),
   );
+  const body = { json, bytes: Buffer.byteLength(json) };
   statusBodies.set(key, { crew, body });
   return body;
 }
