@@ -3,27 +3,31 @@ import { answer, startLlmFixture, type LlmFixture } from "../support/llm-fixture
 import { kubectl } from "./support/kubectl.ts";
 import {
   applyCrew,
-  createNamespace,
-  deleteNamespace,
+  crewNamespace,
   finalStatus,
   kickoff,
+  releaseCrewNamespace,
   startClusterApi,
   startControllerProcess,
   type ClusterApi,
   type ControllerProcess,
 } from "./support/fixture.ts";
-import { installed } from "./support/installed.ts";
+import { hostForPods, installedSystem } from "./support/installed.ts";
 
-/** A crew on an OpenAI-compatible LLM (the fixture server) whose key comes from a Secret through secretKeyRef. */
+/**
+ * A crew on an OpenAI-compatible LLM (the fixture server) whose key comes from a Secret through secretKeyRef: with the
+ * suite's own controller on the local node, and against the chart installed on kind, where the task pods are real
+ * containers that reach the fixture at this machine's address on the kind network.
+ */
 const kubeconfig = inject("kubeconfig");
 let namespace: string;
-let controller: ControllerProcess;
+let controller: ControllerProcess | undefined;
 let api: ClusterApi;
 let llm: LlmFixture;
 
 beforeAll(async () => {
-  llm = await startLlmFixture();
-  namespace = await createNamespace(kubeconfig, "llm");
+  llm = await startLlmFixture(hostForPods());
+  namespace = await crewNamespace(kubeconfig, "llm");
   await kubectl(kubeconfig, [
     "create",
     "secret",
@@ -53,7 +57,7 @@ spec:
     - { name: summary, agent: analyst, description: "Summarise the research", expectedOutput: "A paragraph" }
 `,
   );
-  controller = await startControllerProcess(kubeconfig, namespace);
+  if (!installedSystem) controller = await startControllerProcess(kubeconfig, namespace);
   api = await startClusterApi(kubeconfig, namespace);
 });
 
@@ -61,10 +65,14 @@ afterAll(async () => {
   await api?.stop();
   await controller?.kill("SIGTERM");
   await llm?.stop();
-  if (namespace) await deleteNamespace(kubeconfig, namespace);
+  if (installedSystem) {
+    await kubectl(kubeconfig, ["delete", "crew", "keyed", "-n", namespace, "--ignore-not-found"]);
+    await kubectl(kubeconfig, ["delete", "secret", "llm-key", "-n", namespace, "--ignore-not-found"]);
+  }
+  if (namespace) await releaseCrewNamespace(kubeconfig, namespace);
 });
 
-describe.skipIf(installed)("the agent's LLM key", () => {
+describe("the agent's LLM key", () => {
   it("reaches the runner from a Secret through secretKeyRef, and each task gets the earlier outputs as context", async () => {
     llm.enqueue(
       answer("Tides follow the moon.", { inputTokens: 30, outputTokens: 5 }),

@@ -12,24 +12,26 @@ import { startFixtureMcpServer, type FixtureMcpServer } from "../support/mcp-ser
 import { kubectl } from "./support/kubectl.ts";
 import {
   applyCrew,
-  createNamespace,
-  deleteNamespace,
+  crewNamespace,
   finalStatus,
   kickoff,
+  releaseCrewNamespace,
   startClusterApi,
   startControllerProcess,
   type ClusterApi,
   type ControllerProcess,
 } from "./support/fixture.ts";
-import { installed } from "./support/installed.ts";
+import { hostForPods, installedSystem } from "./support/installed.ts";
 
 /**
  * An agent that acts, as Job pods: an MCP server (built with the official SDK) whose Authorization header comes from a
- * Secret through the task pod's environment, and http_request to an allowed host; the model is the LLM fixture.
+ * Secret through the task pod's environment, and http_request to an allowed host; the model is the LLM fixture. With
+ * the suite's own controller on the local node, and against the chart installed on kind, where the task pods are real
+ * containers that reach the three servers at this machine's address on the kind network.
  */
 const kubeconfig = inject("kubeconfig");
 let namespace: string;
-let controller: ControllerProcess;
+let controller: ControllerProcess | undefined;
 let api: ClusterApi;
 let llm: LlmFixture;
 let mcp: FixtureMcpServer;
@@ -37,11 +39,12 @@ let web: http.Server;
 let webHost: string;
 
 beforeAll(async () => {
-  [llm, mcp] = await Promise.all([startLlmFixture(), startFixtureMcpServer()]);
+  const host = hostForPods();
+  [llm, mcp] = await Promise.all([startLlmFixture(host), startFixtureMcpServer(host)]);
   web = http.createServer((req, res) => res.writeHead(200, { "content-type": "text/plain" }).end(`page ${req.url}`));
-  await new Promise<void>((resolve) => web.listen(0, "127.0.0.1", resolve));
-  webHost = `127.0.0.1:${(web.address() as AddressInfo).port}`;
-  namespace = await createNamespace(kubeconfig, "tools");
+  await new Promise<void>((resolve) => web.listen(0, host, resolve));
+  webHost = `${host}:${(web.address() as AddressInfo).port}`;
+  namespace = await crewNamespace(kubeconfig, "tools");
   await kubectl(kubeconfig, [
     "create",
     "secret",
@@ -56,7 +59,7 @@ beforeAll(async () => {
     namespace,
     `apiVersion: kubecrew.io/v1alpha1
 kind: Crew
-metadata: { name: acting }
+metadata: { name: acting-tools }
 spec:
   inputs: [{ name: topic }]
   llm: { provider: openai-compatible, model: fixture-model, baseURL: "${llm.baseURL}" }
@@ -89,7 +92,7 @@ spec:
     - { name: look, agent: scout, description: Look, expectedOutput: Facts }
 `,
   );
-  controller = await startControllerProcess(kubeconfig, namespace);
+  if (!installedSystem) controller = await startControllerProcess(kubeconfig, namespace);
   api = await startClusterApi(kubeconfig, namespace);
 });
 
@@ -99,10 +102,14 @@ afterAll(async () => {
   await llm?.stop();
   await mcp?.stop();
   web?.close();
-  if (namespace) await deleteNamespace(kubeconfig, namespace);
+  if (installedSystem) {
+    await kubectl(kubeconfig, ["delete", "crew", "acting-tools", "reaching", "-n", namespace, "--ignore-not-found"]);
+    await kubectl(kubeconfig, ["delete", "secret", "kb-token", "-n", namespace, "--ignore-not-found"]);
+  }
+  if (namespace) await releaseCrewNamespace(kubeconfig, namespace);
 });
 
-describe.skipIf(installed)("an agent with tools in a task pod", () => {
+describe("an agent with tools in a task pod", () => {
   it("calls an MCP tool (header from a Secret) and http_request; the output holds both results", async () => {
     llm.enqueue(
       toolCalls(
@@ -111,8 +118,8 @@ describe.skipIf(installed)("an agent with tools in a task pod", () => {
       ),
       quoteToolResults(),
     );
-    const id = await kickoff(api, "acting");
-    const final = await finalStatus(api, "acting", id);
+    const id = await kickoff(api, "acting-tools");
+    const final = await finalStatus(api, "acting-tools", id);
     expect(final.status).toBe("completed");
     expect(final.result.output).toContain("Tool lookup returned: value of tides");
     expect(final.result.output).toContain(
@@ -128,7 +135,7 @@ describe.skipIf(installed)("an agent with tools in a task pod", () => {
     expect(JSON.stringify(final)).not.toContain("kb-from-secret");
   });
 
-  it("refuses at kickoff (422) a crew whose MCP server URL the task pods' outbound policy refuses; loopback is allowed", async () => {
+  it("refuses at kickoff (422) a crew whose MCP server URL the task pods' outbound policy refuses; the suite's own MCP server is allowed", async () => {
     const before = await kubectl(kubeconfig, ["get", "crewexecutions", "-n", namespace, "-o", "name"]);
     const res = await api.call("/crews/reaching/kickoff", { body: { inputs: {} } });
     expect(res.status).toBe(422);

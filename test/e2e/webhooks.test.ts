@@ -15,7 +15,7 @@ import {
   type ControllerProcess,
 } from "./support/fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
-import { installedSystem } from "./support/installed.ts";
+import { hostForPods, installedSystem } from "./support/installed.ts";
 
 // Task, crew and step webhooks as a user receives them: against the suite's own controller process, and against the
 // chart installed on kind, where the controller pod reaches this process's receiver at the host's address on the
@@ -27,13 +27,6 @@ let api: ClusterApi;
 let controller: ControllerProcess | undefined;
 
 let receiver: WebhookReceiver;
-
-/** The address the controller reaches this process at: loopback for its own process, the host's for an installed one. */
-function receiverHost(): string {
-  if (!installedSystem) return "127.0.0.1";
-  if (!installedSystem.hostAddress) throw new Error("e2e installed mode: E2E_HOST_ADDRESS is needed for webhooks");
-  return installedSystem.hostAddress;
-}
 
 async function webhookSecret(crew: string, secret: string): Promise<void> {
   const manifest = await kubectl(kubeconfig, [
@@ -65,7 +58,7 @@ beforeAll(async () => {
   );
   await webhookSecret("hooked", "hook-s3cret");
   await webhookSecret("acting", "step-s3cret");
-  receiver = await startWebhookReceiver(receiverHost());
+  receiver = await startWebhookReceiver(hostForPods());
   if (!installedSystem) controller = await startControllerProcess(kubeconfig, namespace, { identity: "hooks" });
   api = await startClusterApi(kubeconfig, namespace);
 });

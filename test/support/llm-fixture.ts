@@ -204,7 +204,8 @@ function send(res: ServerResponse, status: number, body: string, headers: Record
   res.end(body);
 }
 
-export async function startLlmFixture(): Promise<LlmFixture> {
+/** The fixture, listening on `host` (loopback unless pods elsewhere must reach it, e.g. on a kind cluster). */
+export async function startLlmFixture(host = "127.0.0.1"): Promise<LlmFixture> {
   const queue: FixtureReply[] = [];
   const requests: RecordedRequest[] = [];
   const fixture = {
@@ -290,9 +291,9 @@ export async function startLlmFixture(): Promise<LlmFixture> {
       else respond();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
-  fixture.baseURL = `http://127.0.0.1:${port}/v1`;
+  fixture.baseURL = `http://${host.includes(":") ? `[${host}]` : host}:${port}/v1`;
   fixture.stop = () =>
     new Promise<void>((resolve, reject) => {
       server.closeAllConnections();

@@ -63,8 +63,8 @@ export interface FixtureMcpServer extends RunningServer {
   sessions: { opened: number; closed: number };
 }
 
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+async function listen(server: Server, host = "127.0.0.1"): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   return (server.address() as AddressInfo).port;
 }
 
@@ -85,9 +85,10 @@ async function jsonBody(req: IncomingMessage): Promise<unknown> {
 /**
  * An MCP server built with the official TypeScript SDK (streamable HTTP, stateful sessions), with tools whose answers
  * tests can predict: `lookup` (required `key`, answers `value of <key>`), `broken` (answers isError), `slow` (answers
- * after `delayMs`), `huge` (answers `size` characters).
+ * after `delayMs`), `huge` (answers `size` characters). It listens on `host` (loopback unless pods elsewhere must reach
+ * it, e.g. on a kind cluster).
  */
-export async function startFixtureMcpServer(): Promise<FixtureMcpServer> {
+export async function startFixtureMcpServer(host = "127.0.0.1"): Promise<FixtureMcpServer> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const sessions = { opened: 0, closed: 0 };
   const requests: IncomingHttpHeaders[] = [];
@@ -145,8 +146,9 @@ export async function startFixtureMcpServer(): Promise<FixtureMcpServer> {
       if (!res.headersSent) res.writeHead(500).end(String(error));
     });
   });
-  const port = await listen(http);
-  return { url: `http://127.0.0.1:${port}/mcp`, requests, sessions, stop: () => close(http) };
+  const port = await listen(http, host);
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}/mcp`;
+  return { url, requests, sessions, stop: () => close(http) };
 }
 
 /** An HTTP server that answers every request with `status` and `body` (an HTML page: not MCP). */

@@ -56,6 +56,18 @@ export const installedSystem: InstalledSystem | undefined = parseInstalled(proce
 /** For `describe.skipIf(installed)`: tests that kill, restart or read the metrics of their own controller process. */
 export const installed = installedSystem !== undefined;
 
+/**
+ * The address this process's own servers (webhook receivers, the LLM and MCP fixtures) listen on so that the cluster's
+ * pods reach them: loopback for the suite's own controller and the local node's processes, this machine's address on
+ * the cluster's network (E2E_HOST_ADDRESS) for an installed system in real containers.
+ */
+export function hostForPods(): string {
+  if (!installedSystem) return "127.0.0.1";
+  if (!installedSystem.hostAddress)
+    throw new Error("e2e installed mode: E2E_HOST_ADDRESS is needed (servers pods call)");
+  return installedSystem.hostAddress;
+}
+
 /** Mints an org token for every crew through the admin API; answers the bearer token and its subject. */
 export async function mintOrgToken(system: InstalledSystem): Promise<{ token: string; subject: string }> {
   const res = await fetch(`${system.apiUrl}/admin/tokens`, {
