@@ -154,11 +154,12 @@ describe.skipIf(installed)("step webhooks across controller SIGKILLs", () => {
       const order = processed.filter((p) => p.body.task_id === task).map((p) => p.body.step.index);
       expect(order).toEqual([0, 1, 2]);
     }
-    // Raw duplicates: the POST whose answer the killed controller never saw is sent again (same id); the one
-    // answered just before the second kill is resent only if the kill beat the record.
+    // Raw duplicates: the POST whose answer the killed controller never saw is sent again (same id) — once more if the
+    // second kill also beat the record of that resend (a loaded machine); the one answered just before the second
+    // kill is resent only if the kill beat the record.
     const duplicates = posts.length - processed.length;
     const held = posts[1]!.delivery;
-    expect(posts.filter((p) => p.delivery === held)).toHaveLength(2);
+    expect(posts.filter((p) => p.delivery === held).length).toBeGreaterThanOrEqual(2);
     expect(duplicates).toBeGreaterThanOrEqual(1);
     // Only a step sent before the last restart can be sent again (how many depends on how the kills race the
     // records on a loaded machine); once the last controller runs, each step is recorded and sent once.
