@@ -20,6 +20,8 @@
 #  10. deletes the cluster — also when a step fails or the run is interrupted (KEEP_CLUSTER=1 keeps it for a look
 #      around; a cluster left by a killed run is deleted by the next run, or by `hack/kind-e2e.sh down`)
 #
+#   hack/kind-e2e.sh prepare  only 1 (npm test runs it in the background, niced, while the vitest projects run: on a
+#                           cold machine the builds fill the CPU the tests leave idle)
 #   hack/kind-e2e.sh up     only 1 and 2: leaves the cluster running and prints its kubeconfig's path (for
 #                           `npm run bench:controller-throughput -- --kind`); `hack/kind-e2e.sh down` deletes it
 #
@@ -34,7 +36,7 @@ REPO="$PWD"
 START=$SECONDS
 
 MODE="${1:-all}"
-case "$MODE" in all | up | down) ;; *) echo "usage: hack/kind-e2e.sh [up|down]" >&2 && exit 2 ;; esac
+case "$MODE" in all | up | down | prepare) ;; *) echo "usage: hack/kind-e2e.sh [up|down|prepare]" >&2 && exit 2 ;; esac
 KIND_CLUSTER="${KIND_CLUSTER:-kubecrew-e2e}"
 IMAGE="${IMAGE:-kubecrew:e2e}"
 NAMESPACE="${NAMESPACE:-kubecrew}"
@@ -113,6 +115,7 @@ image_from "$REDIS_IMAGE" "$(bash hack/debian-rootfs.sh --image redis "${REDIS_P
 GATEWAY_API_CRDS="$(cd hack/k8s/traefik && go mod download -json sigs.k8s.io/gateway-api | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')/config/crd/standard"
 [ -d "$GATEWAY_API_CRDS" ] || die "no Gateway API CRDs at $GATEWAY_API_CRDS"
 log "images ready"
+[ "$MODE" != prepare ] || exit 0
 
 # --- 2. the cluster -----------------------------------------------------------------------------------------------
 WORK="$(mktemp -d)"
