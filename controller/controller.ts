@@ -53,11 +53,14 @@ export async function startController(config: ControllerConfig, deps: Controller
   const log = deps.log;
   const now = deps.now ?? (() => new Date());
   const kubeConfig = deps.kubeConfig ?? loadKubeConfig(config.kubeconfigPath);
+  const onResponse = (method: string, path: string, code: number, ms: number) =>
+    metrics.apiRequestDuration.observe({ method, resource: resourceOfPath(path), code }, ms / 1000);
   const client = new KubeClient(kubeConfig, {
     onWrite: (verb, path) => {
       metrics.apiWrites.inc({ verb, resource: resourceOfPath(path) });
       deps.onWrite?.(verb, path);
     },
+    onResponse,
   });
   const caches = createCaches({
     client,
@@ -65,7 +68,10 @@ export async function startController(config: ControllerConfig, deps: Controller
     namespace: config.namespace,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
   });
-  const queues = { executions: new WorkQueue(), crews: new WorkQueue() };
+  const queues = {
+    executions: new WorkQueue({ onWait: (lane, ms) => metrics.queueWait.observe({ lane }, ms / 1000) }),
+    crews: new WorkQueue(),
+  };
   let elector: LeaderElector | undefined;
   let shardElector: ShardElector | undefined;
   let leading = !config.leaderElection.enabled;
@@ -92,6 +98,7 @@ export async function startController(config: ControllerConfig, deps: Controller
       metrics.apiWrites.inc({ verb, resource: resourceOfPath(path) });
       deps.onWrite?.(verb, path);
     },
+    onResponse,
   });
   const events = new EventRecorder({
     client: eventClient,
@@ -99,6 +106,8 @@ export async function startController(config: ControllerConfig, deps: Controller
     instance: config.leaderElection.identity,
     now,
     onDropped: () => metrics.eventsDropped.inc(),
+    perSecond: config.events.perSecond,
+    burst: config.events.burst,
   });
   const outbound = createOutboundClient(config.outbound);
   const { secretKey, defaultSigningKey } = config.webhooks;

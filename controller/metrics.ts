@@ -10,6 +10,8 @@ export class ControllerMetrics {
   readonly queueDepth: Gauge;
   readonly inFlight: Gauge;
   readonly apiWrites: Counter<"verb" | "resource">;
+  readonly apiRequestDuration: Histogram<"method" | "resource" | "code">;
+  readonly queueWait: Histogram<"lane">;
   readonly webhookDeliveries: Counter<"result">;
   readonly eventsDropped: Counter;
   readonly isLeader: Gauge;
@@ -71,6 +73,20 @@ export class ControllerMetrics {
       labelNames: ["verb", "resource"],
       registers,
     });
+    this.apiRequestDuration = new Histogram({
+      name: "kubecrew_controller_apiserver_request_duration_seconds",
+      help: "Time from sending a request to the Kubernetes API to its whole answer (watches not included), by method, resource and HTTP status (0: no answer)",
+      labelNames: ["method", "resource", "code"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.queueWait = new Histogram({
+      name: "kubecrew_controller_queue_wait_seconds",
+      help: "Time an execution's key waited in the work queue for a worker, by lane (urgent: a child changed; normal)",
+      labelNames: ["lane"],
+      buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
     this.webhookDeliveries = new Counter({
       name: "kubecrew_controller_webhook_deliveries_total",
       help: "Webhook deliveries that ended, by result (delivered, failed)",
@@ -79,7 +95,7 @@ export class ControllerMetrics {
     });
     this.eventsDropped = new Counter({
       name: "kubecrew_controller_events_dropped_total",
-      help: "Events not posted because too many were already waiting for the apiserver (best effort under load)",
+      help: "Events not posted: too many were already waiting for the apiserver, or beyond the Events' budget (KUBECREW_EVENTS_PER_SECOND)",
       registers,
     });
     this.isLeader = new Gauge({

@@ -81,4 +81,22 @@ describe("WorkQueue", () => {
     expect(await q.get()).toBe("a");
     expect(await q.get()).toBe("b");
   });
+
+  it("reports how long each key waited, by the lane a worker took it from", async () => {
+    const waits: [string, number][] = [];
+    const q = new WorkQueue({ onWait: (lane, ms) => waits.push([lane, ms]) });
+    const idle = q.get();
+    q.addUrgent("a"); // a worker was waiting: no wait at all
+    expect(await idle).toBe("a");
+    q.add("b");
+    q.add("c");
+    q.addUrgent("c");
+    await new Promise((r) => setTimeout(r, 30));
+    expect(await q.get()).toBe("c");
+    expect(await q.get()).toBe("b");
+    expect(waits.map(([lane]) => lane)).toEqual(["urgent", "urgent", "normal"]);
+    expect(waits[0]![1]).toBe(0);
+    expect(waits[1]![1]).toBeGreaterThanOrEqual(25);
+    expect(waits[2]![1]).toBeGreaterThanOrEqual(25);
+  });
 });

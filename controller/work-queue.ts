@@ -10,6 +10,8 @@
 export interface WorkQueueOptions {
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /** Sees how long each key waited in a lane before a worker took it (0 when a worker was idle). */
+  onWait?: (lane: "urgent" | "normal", ms: number) => void;
 }
 
 export class WorkQueue {
@@ -23,6 +25,9 @@ export class WorkQueue {
   private readonly processing = new Set<string>();
   private readonly failures = new Map<string, number>();
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  /** When each waiting key joined a lane (performance.now()), for onWait. */
+  private readonly queuedAt = new Map<string, number>();
+  private readonly onWait: WorkQueueOptions["onWait"];
   private waiters: ((key: string | undefined) => void)[] = [];
   private shuttingDown = false;
   private readonly baseDelayMs: number;
@@ -31,6 +36,7 @@ export class WorkQueue {
   constructor(options: WorkQueueOptions = {}) {
     this.baseDelayMs = options.baseDelayMs ?? 200;
     this.maxDelayMs = options.maxDelayMs ?? 60_000;
+    this.onWait = options.onWait;
   }
 
   add(key: string): void {
@@ -91,8 +97,12 @@ export class WorkQueue {
 
   /** The next key to work on; undefined once the queue shuts down. The caller must call done(key). */
   get(): Promise<string | undefined> {
-    const key = this.next(this.urgent) ?? this.next(this.queue);
+    const urgent = this.next(this.urgent);
+    const key = urgent ?? this.next(this.queue);
     if (key !== undefined) {
+      const at = this.queuedAt.get(key);
+      this.queuedAt.delete(key);
+      if (at !== undefined) this.onWait?.(urgent !== undefined ? "urgent" : "normal", performance.now() - at);
       this.dirty.delete(key);
       this.processing.add(key);
       return Promise.resolve(key);
@@ -115,8 +125,10 @@ export class WorkQueue {
     if (waiter) {
       this.dirty.delete(key);
       this.processing.add(key);
+      this.onWait?.(urgent ? "urgent" : "normal", 0);
       waiter(key);
     } else {
+      if (this.onWait && !this.queuedAt.has(key)) this.queuedAt.set(key, performance.now());
       this.queued.add(key);
       (urgent ? this.urgent : this.queue).push(key);
     }

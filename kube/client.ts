@@ -73,6 +73,8 @@ export type WriteVerb = "create" | "patch" | "update" | "delete";
 export interface KubeClientOptions {
   /** Called after every write the apiserver accepted (for metrics and the benchmark's write count). */
   onWrite?: (verb: WriteVerb, path: string) => void;
+  /** Called when a request (not a watch) was answered or failed: its method, path, HTTP status (0: no answer), time. */
+  onResponse?: (method: string, path: string, statusCode: number, ms: number) => void;
   /** Per-request timeout for non-watch calls. */
   timeoutMs?: number;
   /** Connections to the apiserver at most (HTTP/1.1: one request each at a time); 64 unless given. */
@@ -172,11 +174,20 @@ export class KubeClient {
   }
 
   async request<T>(method: string, path: string, body?: unknown, contentType = "application/json"): Promise<T> {
-    const res = await this.send(method, path, body, contentType, undefined, this.options.timeoutMs ?? 30_000);
-    const chunks: Buffer[] = [];
-    for await (const chunk of res) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString("utf8");
-    const status = res.statusCode ?? 0;
+    const started = performance.now();
+    let text: string;
+    let status: number;
+    try {
+      const res = await this.send(method, path, body, contentType, undefined, this.options.timeoutMs ?? 30_000);
+      const chunks: Buffer[] = [];
+      for await (const chunk of res) chunks.push(chunk as Buffer);
+      text = Buffer.concat(chunks).toString("utf8");
+      status = res.statusCode ?? 0;
+    } catch (err) {
+      this.options.onResponse?.(method, path, 0, performance.now() - started);
+      throw err;
+    }
+    this.options.onResponse?.(method, path, status, performance.now() - started);
     if (status < 200 || status >= 300) {
       let reason = "Unknown";
       let message = text.slice(0, 500);
