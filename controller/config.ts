@@ -4,6 +4,7 @@ import { ConfigError, logLevel, parseConfig } from "../core/config.ts";
 import { appsEnv, appsSettingsFrom, type AppsSettings } from "../core/execution-apps.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
+import { EVENT_BURST, EVENTS_PER_SECOND } from "./events.ts";
 
 const seconds = (fallback: number) => z.coerce.number().min(0).default(fallback);
 
@@ -45,6 +46,9 @@ export const controllerEnv = z.object({
   KUBECREW_WEBHOOK_TIMEOUT_SECONDS: seconds(10),
   KUBECREW_WATCH_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(300),
   KUBECREW_SHUTDOWN_TIMEOUT_SECONDS: seconds(20),
+  /** Events posted per second at most (0: none), in bursts of up to KUBECREW_EVENTS_BURST. */
+  KUBECREW_EVENTS_PER_SECOND: z.coerce.number().min(0).default(EVENTS_PER_SECOND),
+  KUBECREW_EVENTS_BURST: z.coerce.number().int().min(1).default(EVENT_BURST),
   ...appsEnv,
   ...outboundEnvSchema(clusterPolicy),
 });
@@ -85,6 +89,8 @@ export interface ControllerConfig {
   };
   watchTimeoutSeconds: number;
   shutdownTimeoutMs: number;
+  /** The Events' budget (events.ts). */
+  events: { perSecond: number; burst: number };
   /** Where webhooks may be delivered. */
   outbound: OutboundPolicy;
   /** Connected apps, when KUBECREW_APPS_URL is set. */
@@ -145,6 +151,7 @@ export function controllerConfigFromEnv(env: Record<string, string | undefined>)
     },
     watchTimeoutSeconds: c.KUBECREW_WATCH_TIMEOUT_SECONDS,
     shutdownTimeoutMs: c.KUBECREW_SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    events: { perSecond: c.KUBECREW_EVENTS_PER_SECOND, burst: c.KUBECREW_EVENTS_BURST },
     outbound: outboundPolicyFrom(c),
     ...(apps ? { apps } : {}),
   };

@@ -47,4 +47,39 @@ describe("EventRecorder", () => {
     api.releaseAll();
     await events.flush();
   });
+
+  it("posts at most its budget: a burst, then perSecond; none with perSecond 0", async () => {
+    const api = slowApiserver();
+    let dropped = 0;
+    let clock = 0;
+    const events = new EventRecorder({
+      client: api.client,
+      log: silentLogger(),
+      instance: "test",
+      now: () => new Date(0),
+      perSecond: 2,
+      burst: 3,
+      clockMs: () => clock,
+      onDropped: () => dropped++,
+    });
+    for (let i = 0; i < 5; i++) events.record(target, "Normal", "TaskStarted", `burst ${i}`);
+    expect(api.posted).toHaveLength(3);
+    expect(dropped).toBe(2);
+    clock += 1000; // two more tokens
+    for (let i = 0; i < 3; i++) events.record(target, "Normal", "TaskStarted", `later ${i}`);
+    expect(api.posted).toHaveLength(5);
+    expect(dropped).toBe(3);
+    api.releaseAll();
+    await events.flush();
+
+    const none = new EventRecorder({
+      client: api.client,
+      log: silentLogger(),
+      instance: "t",
+      now: () => new Date(0),
+      perSecond: 0,
+    });
+    none.record(target, "Normal", "TaskStarted", "off");
+    expect(api.posted).toHaveLength(5);
+  });
 });

@@ -12,13 +12,20 @@ export interface EventTarget {
 /** Events waiting for the apiserver at most; beyond that new ones are dropped (as client-go's broadcaster does). */
 export const EVENT_BACKLOG = 500;
 
+/** Events posted per second at most, with bursts of up to EVENT_BURST (the kubelet's defaults: event-qps, -burst). */
+export const EVENTS_PER_SECOND = 50;
+export const EVENT_BURST = 100;
+
 /**
  * Records core/v1 Events on executions. The event's name is derived from the execution, reason and message, so a
  * reconcile replayed on a stale cache (or by a restarted controller) finds the event already there instead of
  * posting it twice. Recording never blocks or fails a reconcile, and Events stay off the hot path: the controller
  * gives the recorder a client of its own with few connections, and when the apiserver falls behind (more than
  * `backlog` Events waiting) new Events are dropped and counted (`onDropped`) instead of queueing up in front of the
- * writes that move executions forward.
+ * writes that move executions forward. And Events have a budget (a token bucket: `perSecond`, bursts of `burst`),
+ * as the kubelet's: at thousands of executions a minute each Event is an apiserver write and an etcd key, for a
+ * record that the status and the event stream already carry; beyond the budget they are dropped and counted too.
+ * `perSecond` 0 records none.
  */
 export class EventRecorder {
   private readonly client: Pick<KubeClient, "create">;
@@ -30,6 +37,11 @@ export class EventRecorder {
   private inFlight = new Set<Promise<void>>();
   private readonly backlog: number;
   private readonly onDropped: () => void;
+  private readonly perSecond: number;
+  private readonly burst: number;
+  private readonly clockMs: () => number;
+  private tokens: number;
+  private filledAt: number;
 
   constructor(opts: {
     client: Pick<KubeClient, "create">;
@@ -39,9 +51,18 @@ export class EventRecorder {
     component?: string;
     backlog?: number;
     onDropped?: () => void;
+    perSecond?: number;
+    burst?: number;
+    /** A monotonic clock in ms for the budget (performance.now unless given). */
+    clockMs?: () => number;
   }) {
     this.client = opts.client;
     this.backlog = opts.backlog ?? EVENT_BACKLOG;
+    this.perSecond = opts.perSecond ?? EVENTS_PER_SECOND;
+    this.burst = Math.max(1, opts.burst ?? EVENT_BURST);
+    this.clockMs = opts.clockMs ?? (() => performance.now());
+    this.tokens = this.burst;
+    this.filledAt = this.clockMs();
     this.onDropped = opts.onDropped ?? (() => undefined);
     this.log = opts.log;
     this.instance = opts.instance;
@@ -54,7 +75,7 @@ export class EventRecorder {
     const name = `${target.name}.${digest}`;
     const key = `${target.namespace}/${name}`;
     if (this.recent.has(key)) return;
-    if (this.inFlight.size >= this.backlog) {
+    if (this.inFlight.size >= this.backlog || !this.withinBudget()) {
       this.onDropped();
       return;
     }
@@ -93,6 +114,17 @@ export class EventRecorder {
       )
       .finally(() => this.inFlight.delete(p));
     this.inFlight.add(p);
+  }
+
+  /** Takes a token from the bucket, refilled at `perSecond` up to `burst`; false when none is left. */
+  private withinBudget(): boolean {
+    if (this.perSecond <= 0) return false;
+    const now = this.clockMs();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.filledAt) / 1000) * this.perSecond);
+    this.filledAt = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
   }
 
   /** Waits for events being posted (graceful shutdown, tests). */
