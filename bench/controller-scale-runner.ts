@@ -52,6 +52,10 @@ export class RunnerStandIn {
       client: o.client,
       path: resourcePath(PODS, o.namespace),
       labelSelector: LABEL_EXECUTION,
+      // Only pods past Pending (Running, then Succeeded): the apiserver sends this watch about half of each pod's
+      // changes (not its creation and binding). The stand-in is no part of a real cluster (there the runner is in the
+      // pod and watches nothing), so what it costs the apiserver is kept small.
+      fieldSelector: "status.phase!=Pending",
       log: silentLogger(),
       transform: podView,
     });

@@ -19,12 +19,18 @@
  *   - last line: `executions/min <n>; ratio <r>; rss_mb <m>; status_p99_ms <p>` (the 1-task crew at the largest
  *     count, its ratio against the writes alone; RSS at the end, with every execution in the caches; p99 over all runs).
  * Wall time: 1,000 1-task executions took 10 min here (2 shared cores, loaded); the default counts take hours.
+ * And where each phase spent the machine, per execution (controller-scale-probe.ts): CPU by process, the apiserver's
+ * writes by resource, 409s and watch events sent by kind, the status patch's latency inside the apiserver; the
+ * controller's (the first replica's) reconciles, queue waits, request latencies and event loop delay.
+ * BENCH_SCALE_PACE=<n>: kickoffs spread at n a minute (the latency below saturation); BENCH_CONTROLLER_ENV=A=1,B=2:
+ * more controller settings (A/B runs); BENCH_SCALE_PROBE=0: no breakdown.
  * BENCH_SCALE_SHARDS=1,2,3: a row per shard count, each run with that many controller replicas sharing the
  * executions (controller-scale-shards.ts); CPU, writes and RSS are then the replicas' together.
  *   npm run bench:controller-scale   [BENCH_SCALE_COUNTS=1000,10000 BENCH_SCALE_TASKS=1,3 BENCH_WORKERS=… BENCH_SCALE_SHARDS=1,2,3]
  */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { crewSpec as crewSpecSchema } from "../core/crew.ts";
 import { silentLogger } from "../core/logger.ts";
 import { KubeClient, type KubeObject } from "../kube/client.ts";
@@ -39,6 +45,7 @@ import {
 } from "../test/e2e/support/fixture.ts";
 import { compileAsImage, imageEnv } from "./as-image.ts";
 import { baselineWrites } from "./controller-scale-baseline.ts";
+import { Probe } from "./controller-scale-probe.ts";
 import { RunnerStandIn } from "./controller-scale-runner.ts";
 import { runShardRows, shards, startReplicas } from "./controller-scale-shards.ts";
 import { benchCluster, deleteNamespace, percentile } from "./controller-support.ts";
@@ -46,6 +53,15 @@ import { benchCluster, deleteNamespace, percentile } from "./controller-support.
 const counts = (process.env.BENCH_SCALE_COUNTS ?? "1000,10000").split(",").map(Number);
 const taskCounts = (process.env.BENCH_SCALE_TASKS ?? "1,3").split(",").map(Number);
 const crewOf = (tasks: number) => `tasks-${tasks}`;
+/** Kickoffs spread evenly at this many a minute instead of all at once (p99 below saturation). */
+const pace = Number(process.env.BENCH_SCALE_PACE ?? 0);
+/** More of the controller's environment, `NAME=value` separated by commas (A/B runs of its settings). */
+const controllerEnv = Object.fromEntries(
+  (process.env.BENCH_CONTROLLER_ENV ?? "")
+    .split(",")
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+);
 const runnerImage = "kubecrew:bench";
 // The controller runs compiled to JavaScript, as in the image (bench/as-image.ts).
 const compiledCli = compileAsImage()(join(import.meta.dirname, "..", "cli", "main.ts"));
@@ -196,6 +212,7 @@ try {
     KUBECREW_RUNNER_IMAGE: runnerImage,
     KUBECREW_RUNNER_SERVICE_ACCOUNT: RUNNER_SA,
     ...(process.env.BENCH_WORKERS ? { KUBECREW_CONTROLLER_WORKERS: process.env.BENCH_WORKERS } : {}),
+    ...controllerEnv,
   });
   const controller = replicas[0]!;
   const pid = replicas.map((r) => r.child.pid).join(",");
@@ -206,12 +223,22 @@ try {
   const apiserverPid = controlPlanePid(cluster.kubeconfig, "kube-apiserver");
   const etcdPid = controlPlanePid(cluster.kubeconfig, "etcd");
   const controlPlaneCpu = () => cpuSeconds(apiserverPid) + cpuSeconds(etcdPid);
+  const probe = new Probe({
+    kubeconfig: cluster.kubeconfig,
+    kubeConfig: cluster.kubeConfig,
+    controllerPid: controller.child.pid,
+    controllerUrl: controller.url,
+  });
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const settings = { defaultImage: runnerImage, defaultServiceAccount: RUNNER_SA, runnerCommand: ["kubecrew"] };
 
   console.log(
     `controller scale on the local control plane with KWOK (one fake node), ${shards === 1 ? "one controller replica" : `${shards} shards over ${shards} controller replicas`} (pid ${pid});` +
       ` counts ${counts.join(", ")}, crews of ${taskCounts.join(" and ")} task(s); controller RSS at start` +
-      ` ${rssAtStart.toFixed(0)} MB`,
+      ` ${rssAtStart.toFixed(0)} MB` +
+      (pace ? `; kickoffs paced at ${pace}/min` : "") +
+      (Object.keys(controllerEnv).length ? `; controller env ${JSON.stringify(controllerEnv)}` : ""),
   );
   const allLatencies: number[] = [];
   let headline: { rate: number; ratio: number } | undefined;
@@ -225,9 +252,12 @@ try {
       const writes0 = await controllerWrites(replicas);
       const cpu0 = cpuOf();
       const plane0 = controlPlaneCpu();
+      const snap0 = await probe.snapshot();
+      loopDelay.reset();
       const t0 = performance.now();
       await Promise.all(
-        names.map(async (name) => {
+        names.map(async (name, i) => {
+          if (pace) await new Promise((r) => setTimeout(r, t0 + (i * 60_000) / pace - performance.now()));
           const e = await client.create<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace), {
             apiVersion: CREW_EXECUTIONS.apiVersion,
             kind: CREW_EXECUTIONS.kind,
@@ -258,6 +288,8 @@ try {
       await until(`${count} executions of ${tasks} task(s)`, () => names.every((n) => finished.has(n)), timeoutMs);
       clearInterval(sampler);
       const seconds = (performance.now() - t0) / 1000;
+      const snap1 = await probe.snapshot();
+      const benchLoopP99 = loopDelay.percentile(99) / 1e6;
       const cpu = cpuOf() - cpu0;
       const plane = controlPlaneCpu() - plane0;
       const writes = (await controllerWrites(replicas)) - writes0;
@@ -277,17 +309,20 @@ try {
 
       const baseNames = names.map((n) => `b-${n}`);
       const basePlane0 = controlPlaneCpu();
+      const snap2 = await probe.snapshot();
       const baseT0 = performance.now();
       const baseSeconds = await baselineWrites({ client, namespace: baseNamespace, crew, names: baseNames, settings });
       const basePlane = controlPlaneCpu() - basePlane0;
+      const snap3 = await probe.snapshot();
       const baseJobs = baseNames.flatMap((n) => Array.from({ length: tasks }, (_, i) => `${baseNamespace}/${n}-${i}`));
       await until("the baseline's Jobs complete", () => baseJobs.every((j) => jobsDone.has(j)), timeoutMs);
       const baseWithPods = (performance.now() - baseT0) / 1000;
+      const snap4 = await probe.snapshot();
 
       const rate = (count / seconds) * 60;
       const baseRate = (count / baseSeconds) * 60;
       if (tasks === (taskCounts.includes(1) ? 1 : taskCounts[0])) headline = { rate, ratio: rate / baseRate };
-      console.log(`${count} executions of ${tasks} task(s):`);
+      console.log(`${count} executions of ${tasks} task(s)${pace ? ` (kickoffs paced at ${pace}/min)` : ""}:`);
       console.log(`  controller        ${seconds.toFixed(1)} s → ${rate.toFixed(0)} executions/min`);
       const podsRate = (count / baseWithPods) * 60;
       console.log(`  baseline writes   ${baseSeconds.toFixed(1)} s → ${baseRate.toFixed(0)} executions/min`);
@@ -312,6 +347,23 @@ try {
           ` (${latencies.length} tasks)` +
           (runner.failures ? `; the stand-in's creates failed ${runner.failures} times (retried)` : ""),
       );
+      // Where each phase spent the machine, per execution (BENCH_SCALE_PROBE=0: not printed).
+      if (process.env.BENCH_SCALE_PROBE !== "0") {
+        const phases = [
+          ["controller run", snap0, snap1],
+          ["baseline writes", snap2, snap3],
+          ["baseline + pods", snap2, snap4],
+        ] as const;
+        for (const [phase, before, after] of phases) {
+          console.log(`  ${phase}:`);
+          console.log(`    CPU ms/execution  ${probe.cpuLine(before, after, count)}`);
+          for (const line of probe.apiserverLines(before, after, count)) console.log(`    ${line}`);
+          console.log(`    ${probe.statusPatchLine(before, after)}`);
+        }
+        console.log(`  controller run, the controller's side${replicas.length > 1 ? " (first replica)" : ""}:`);
+        for (const line of probe.controllerLines(snap0, snap1, count)) console.log(`    ${line}`);
+        console.log(`    the bench's own event loop delay p99 ${benchLoopP99.toFixed(0)} ms`);
+      }
       if (failedExecutions.length > 0 || failedJobs > 0)
         console.log(`  FAILED            ${failedExecutions.length} executions, ${failedJobs} Jobs (so far)`);
     }

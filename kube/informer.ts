@@ -15,6 +15,8 @@ export interface InformerOptions<T extends KubeObject> {
   /** Collection path, e.g. `/apis/batch/v1/namespaces/team-a/jobs` or all namespaces `/apis/batch/v1/jobs`. */
   path: string;
   labelSelector?: string;
+  /** A field selector, as the apiserver knows them (e.g. `status.phase!=Pending` for pods). */
+  fieldSelector?: string;
   log: Logger;
   /** Secondary index keys of an object (e.g. its execution's namespace/name), for byIndex(). */
   indexKeys?: (object: T) => string[];
@@ -222,6 +224,7 @@ export class Informer<T extends KubeObject> {
     do {
       const page = await this.opts.client.list<T>(this.opts.path, {
         labelSelector: this.opts.labelSelector,
+        fieldSelector: this.opts.fieldSelector,
         limit: String(this.opts.pageSize ?? 500),
         continue: continueToken,
       });
@@ -275,6 +278,7 @@ export class Informer<T extends KubeObject> {
         {
           resourceVersion: this.resourceVersion,
           labelSelector: this.opts.labelSelector,
+          fieldSelector: this.opts.fieldSelector,
           allowWatchBookmarks: "true",
           timeoutSeconds: String(timeoutSeconds),
         },
