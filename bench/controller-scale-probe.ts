@@ -186,7 +186,10 @@ export class Probe {
     const conflicts = d("apiserver_request_total", resource, (l) => l.code === "409");
     const reads = d("apiserver_request_total", undefined, (l) => l.verb === "GET" || l.verb === "LIST");
     const kind = (l: Labels) => l.kind ?? l.resource ?? "?";
-    const events = [...d("apiserver_watch_events_total", kind)].sort((a, b) => b[1] - a[1]);
+    // Kinds of fewer than one event per 100 executions (the cluster's own objects) are left out.
+    const events = [...d("apiserver_watch_events_total", kind)]
+      .filter(([, n]) => n >= executions / 100)
+      .sort((a, b) => b[1] - a[1]);
     const bytes = d("apiserver_watch_events_sizes_sum", kind);
     return [
       `writes ${per(total(new Map(writes)))}/execution: ${writes.map(([k, n]) => `${k} ${per(n)}`).join(", ")}; ` +
