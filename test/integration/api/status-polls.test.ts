@@ -7,6 +7,7 @@ import { bearer, startTokensDev, waitFor, type TokensDev } from "../tokens/suppo
  * status, headers and body are the documented ones, and a revoked token, another user's execution, a token for other
  * crews are refused as always.
  */
+const adminKey = "status-polls-admin-key-0123456789abcdef";
 let api: TokensDev;
 let org: string;
 let alice: string;
@@ -39,7 +40,7 @@ async function kickoff(token: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  api = await startTokensDev(inject("redisUrl"));
+  api = await startTokensDev(inject("redisUrl"), { KUBECREW_ADMIN_KEY: adminKey });
   org = (await api.store.createToken({ kind: "org", crews: "*" })).token;
   alice = (await api.store.createToken({ kind: "user", crews: "*", user: "alice" })).token;
   bob = (await api.store.createToken({ kind: "user", crews: "*", user: "bob" })).token;
@@ -73,19 +74,37 @@ describe("status polls", () => {
     }
   });
 
-  it("refuses a revoked token at once, right after polls answered from memory", async () => {
+  const refused = {
+    status: 401,
+    contentType: "application/json; charset=utf-8",
+    contentLength: expect.any(String),
+    wwwAuthenticate: "Bearer",
+    body: JSON.stringify({ error: "Unauthorized", message: "Invalid or missing bearer token" }),
+  };
+
+  it("refuses a token revoked through this API at once, right after polls answered from memory", async () => {
     const { token, record } = await api.store.createToken({ kind: "org", crews: "*" });
     for (let i = 0; i < 3; i++) expect((await poll(`/status/${done}`, token)).status).toBe(200);
-    expect(await api.store.revokeToken(record.id)).toBe(true);
-    expect(await seen(await poll(`/status/${done}`, token))).toEqual({
-      status: 401,
-      contentType: "application/json; charset=utf-8",
-      contentLength: expect.any(String),
-      wwwAuthenticate: "Bearer",
-      body: JSON.stringify({ error: "Unauthorized", message: "Invalid or missing bearer token" }),
+    const revoked = await fetch(`${api.url}/admin/tokens/${record.id}`, {
+      method: "DELETE",
+      headers: { "x-admin-key": adminKey },
     });
+    expect(revoked.status).toBe(204);
+    expect(await seen(await poll(`/status/${done}`, token))).toEqual(refused);
     // The org token verified before the revocation is verified again, not refused.
     expect((await poll(`/status/${done}`, org)).status).toBe(200);
+  });
+
+  it("refuses a token another replica revoked as soon as its revocation message arrives, well within the memory's 2 s", async () => {
+    const { token, record } = await api.store.createToken({ kind: "org", crews: "*" });
+    for (let i = 0; i < 3; i++) expect((await poll(`/status/${done}`, token)).status).toBe(200);
+    // api.store is another replica's store (no memory of its own): this API hears of it on the revocation channel.
+    expect(await api.store.revokeToken(record.id)).toBe(true);
+    const answer = await waitFor(async () => {
+      const res = await seen(await poll(`/status/${done}`, token));
+      return res.status === 401 ? res : undefined;
+    }, 1000);
+    expect(answer).toEqual(refused);
   });
 
   it("shows a user only the executions it started, and answers every refusal with its documented body", async () => {
