@@ -28,8 +28,7 @@
  * executions (controller-scale-shards.ts); CPU, writes and RSS are then the replicas' together.
  *   npm run bench:controller-scale   [BENCH_SCALE_COUNTS=1000,10000 BENCH_SCALE_TASKS=1,3 BENCH_WORKERS=… BENCH_SCALE_SHARDS=1,2,3]
  */
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { crewSpec as crewSpecSchema } from "../core/crew.ts";
 import { silentLogger } from "../core/logger.ts";
@@ -45,7 +44,7 @@ import {
 } from "../test/e2e/support/fixture.ts";
 import { compileAsImage, imageEnv } from "./as-image.ts";
 import { baselineWrites } from "./controller-scale-baseline.ts";
-import { Probe } from "./controller-scale-probe.ts";
+import { controlPlanePid, cpuSeconds, Probe, rssMb } from "./controller-scale-probe.ts";
 import { RunnerStandIn } from "./controller-scale-runner.ts";
 import { runShardRows, shards, startReplicas } from "./controller-scale-shards.ts";
 import { benchCluster, deleteNamespace, percentile } from "./controller-support.ts";
@@ -65,35 +64,6 @@ const controllerEnv = Object.fromEntries(
 const runnerImage = "kubecrew:bench";
 // The controller runs compiled to JavaScript, as in the image (bench/as-image.ts).
 const compiledCli = compileAsImage()(join(import.meta.dirname, "..", "cli", "main.ts"));
-
-/** utime + stime of a process, in seconds (/proc/<pid>/stat, clock ticks of 1/100 s). */
-function cpuSeconds(pid: number | undefined): number {
-  if (!pid) return NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-function rssMb(pid: number | undefined): number {
-  if (!pid) return NaN;
-  const line = readFileSync(`/proc/${pid}/status`, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith("VmRSS:"));
-  return line ? Number(line.split(/\s+/)[1]) / 1024 : NaN;
-}
-
-/** The control plane's own processes (their pid files are next to the local cluster's kubeconfig). */
-function controlPlanePid(kubeconfig: string, name: string): number | undefined {
-  try {
-    return Number(readFileSync(join(dirname(kubeconfig), "run", `${name}.pid`), "utf8").trim());
-  } catch {
-    return undefined;
-  }
-}
 
 async function controllerWrites(controllers: ControllerProcess[]): Promise<number> {
   let writes = 0;
