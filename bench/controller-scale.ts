@@ -28,6 +28,7 @@
  * executions (controller-scale-shards.ts); CPU, writes and RSS are then the replicas' together.
  *   npm run bench:controller-scale   [BENCH_SCALE_COUNTS=1000,10000 BENCH_SCALE_TASKS=1,3 BENCH_WORKERS=… BENCH_SCALE_SHARDS=1,2,3]
  */
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { crewSpec as crewSpecSchema } from "../core/crew.ts";
@@ -222,6 +223,7 @@ try {
       const writes0 = await controllerWrites(replicas);
       const cpu0 = cpuOf();
       const plane0 = controlPlaneCpu();
+      const apiserverCpu0 = cpuSeconds(apiserverPid);
       const snap0 = await probe.snapshot();
       loopDelay.reset();
       const t0 = performance.now();
@@ -237,8 +239,10 @@ try {
           uids.set(name, e.metadata!.uid!);
         }),
       );
-      // BENCH_SCALE_VERBOSE=1: every 5 s, how far it got and what the controller's queue holds.
-      const sampler = process.env.BENCH_SCALE_VERBOSE
+      // Progress: every 5 s with BENCH_SCALE_VERBOSE=1, every 30 s in runs of 5,000 or more (they take long): how
+      // far it got, what the controller's queue holds, and the apiserver's and the controller's RSS and CPU so far.
+      const every = process.env.BENCH_SCALE_VERBOSE ? 5000 : count >= 5000 ? 30_000 : 0;
+      const sampler = every
         ? setInterval(() => {
             void (async () => {
               const text = await (await fetch(`${controller.url}/metrics`)).text();
@@ -250,10 +254,12 @@ try {
               console.log(
                 `    ${((performance.now() - t0) / 1000).toFixed(0)} s: ${names.filter((n) => finished.has(n)).length}` +
                   ` done, ${runner.reported.size} results, queue ${gauge("kubecrew_controller_queue_depth")},` +
-                  ` in flight ${gauge("kubecrew_controller_reconciles_in_flight")}`,
+                  ` in flight ${gauge("kubecrew_controller_reconciles_in_flight")};` +
+                  ` apiserver ${rssMb(apiserverPid).toFixed(0)} MB, ${(cpuSeconds(apiserverPid) - apiserverCpu0).toFixed(0)} s CPU;` +
+                  ` controller ${rssOf().toFixed(0)} MB, ${(cpuOf() - cpu0).toFixed(0)} s CPU; load ${loadavg()[0]!.toFixed(1)}`,
               );
             })().catch(() => undefined);
-          }, 5000)
+          }, every)
         : undefined;
       await until(`${count} executions of ${tasks} task(s)`, () => names.every((n) => finished.has(n)), timeoutMs);
       clearInterval(sampler);
