@@ -148,14 +148,19 @@ ensure() {
     return
   fi
   mkdir -p "$BIN"
-  # One builder at a time: concurrent `npm test` runs wait here instead of building twice.
+  local todo=() b
+  # Everything asked for is built already: no need to wait for a builder of other binaries (on a cold machine the
+  # kind e2e's preparation builds its own binaries while the test suites start their clusters).
+  for b in "$@"; do is_current "$b" || todo+=("$b"); done
+  [ ${#todo[@]} -eq 0 ] && return
+  # One builder at a time: concurrent `npm test` runs wait here instead of building twice; then look again.
   exec 9>"$BIN/.lock"
   flock 9
-  local todo=()
+  todo=()
   for b in "$@"; do is_current "$b" || todo+=("$b"); done
   [ ${#todo[@]} -eq 0 ] && return
   check_go
-  local start=$SECONDS kube=() b
+  local start=$SECONDS kube=()
   for b in "${todo[@]}"; do
     case " ${KUBERNETES_COMMANDS[*]} " in *" $b "*) kube+=("$b") ;; esac
   done
