@@ -14,12 +14,16 @@
  * status load and round, BENCH_KICKOFFS creates per kickoff load and round, BENCH_EXECUTIONS executions in all;
  * every wait has a deadline.
  *   npm run bench:api-cluster   [BENCH_SECONDS=5 BENCH_CONNECTIONS=20 BENCH_ROUNDS=3 BENCH_KICKOFFS=1500
- *                                BENCH_EXECUTIONS=10000 BENCH_KUBECONFIG=… BENCH_API_PROF=<dir for a CPU profile>]
+ *                                BENCH_EXECUTIONS=10000 BENCH_KUBECONFIG=… BENCH_API_PROF=<dir for CPU profiles>]
+ * BENCH_API_PROF: the API process's CPU profile of each kickoff load in that directory (kickoff-<round>; raw-<round>:
+ * the API while the bench creates directly, its informers), for `node bench/profile-summary.ts`.
+ * The profiler costs the API CPU: quote the figures of a run without it.
  */
 import { fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
 import { loadavg } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { RedisTokenStore } from "../api/auth/redis-token-store.ts";
 import { silentLogger } from "../core/logger.ts";
 import { connectRedis, redisReady } from "../core/redis-client.ts";
@@ -162,14 +166,18 @@ interface ServerProcess {
   url: string;
   cpuMs(): Promise<number>;
   memory(): Promise<Memory>;
+  /** `work` under the process's CPU profiler when BENCH_API_PROF is set: <dir>/<name>.cpuprofile. */
+  profiled<T>(name: string, work: () => Promise<T>): Promise<T>;
   stop(): Promise<void>;
 }
 
 /** The API (or, with a body, the bare app) in a process of its own. */
 async function startServer(bareBody?: string): Promise<ServerProcess> {
-  const profile = process.env.BENCH_API_PROF && bareBody === undefined;
+  const profileDir =
+    bareBody === undefined && process.env.BENCH_API_PROF ? resolve(process.env.BENCH_API_PROF) : undefined;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
   const child = fork(serverScript, [], {
-    execArgv: ["--expose-gc", ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_API_PROF}`] : [])],
+    execArgv: ["--expose-gc"],
     env: {
       ...process.env,
       ...imageEnv(),
@@ -180,10 +188,11 @@ async function startServer(bareBody?: string): Promise<ServerProcess> {
       PORT: "0",
       LOG_LEVEL: "warn",
       ...(bareBody !== undefined ? { BENCH_BARE_BODY: bareBody } : {}),
+      ...(profileDir ? { BENCH_API_PROF: profileDir } : { BENCH_API_PROF: "" }),
     },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
-  type Reply = { url?: string; cpuMs?: number } & Partial<Memory>;
+  type Reply = { url?: string; cpuMs?: number; profiling?: boolean; profiled?: string } & Partial<Memory>;
   const replies: Reply[] = [];
   child.on("message", (m) => replies.push(m as Reply));
   const ask = async <K extends keyof Reply>(message: string, field: K) => {
@@ -196,6 +205,13 @@ async function startServer(bareBody?: string): Promise<ServerProcess> {
     url,
     cpuMs: async () => (await ask("cpu", "cpuMs")).cpuMs!,
     memory: async () => ask("rss", "rss") as Promise<Memory>,
+    profiled: async (name, work) => {
+      if (!profileDir) return work();
+      await ask("profile-start", "profiling");
+      const result = await work();
+      await ask(`profile-stop:${name}`, "profiled");
+      return result;
+    },
     stop: async () => {
       child.disconnect();
       await new Promise((r) => child.once("exit", r));
@@ -282,10 +298,10 @@ const raw: number[] = [];
 const rawApiCpu: number[] = [];
 const kickoffs: Measurement[] = [];
 for (let round = 0; round < ROUNDS; round++) {
-  const creates = await rawCreates(KICKOFFS);
+  const creates = await api.profiled(`raw-${round + 1}`, () => rawCreates(KICKOFFS));
   raw.push(creates.rate);
   rawApiCpu.push(creates.apiCpuUs);
-  kickoffs.push(await measure(kickoffLoad(KICKOFFS)));
+  kickoffs.push(await api.profiled(`kickoff-${round + 1}`, () => measure(kickoffLoad(KICKOFFS))));
 }
 
 const kickoffRatio = median(kickoffs.map((m, i) => m.rps / raw[i]!));
