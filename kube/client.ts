@@ -91,6 +91,18 @@ interface ConnectionOptions {
 
 const REFRESH_MS = 60_000;
 
+/**
+ * An https.Agent for one apiserver with one set of TLS material (KubeClient makes a new one when they change). Its
+ * pools are named as an http.Agent names them (host, port, local address), not as https.Agent does: that name
+ * appends every TLS option, the CA, the client certificate and its key included, several KB of text built and
+ * hashed three times per request (add, free, remove) for pools that can only ever be one.
+ */
+class ApiserverAgent extends https.Agent {
+  override getName(options?: https.RequestOptions): string {
+    return http.Agent.prototype.getName.call(this, options);
+  }
+}
+
 export class KubeClient {
   readonly kubeConfig: KubeAccess;
   private readonly options: KubeClientOptions;
@@ -116,7 +128,7 @@ export class KubeClient {
       sameTls && previous
         ? previous.agent
         : base.protocol === "https:"
-          ? new https.Agent({
+          ? new ApiserverAgent({
               keepAlive: true,
               maxSockets: this.options.maxSockets ?? 64,
               ca: opts.ca,
@@ -179,9 +191,7 @@ export class KubeClient {
     let status: number;
     try {
       const res = await this.send(method, path, body, contentType, undefined, this.options.timeoutMs ?? 30_000);
-      const chunks: Buffer[] = [];
-      for await (const chunk of res) chunks.push(chunk as Buffer);
-      text = Buffer.concat(chunks).toString("utf8");
+      text = await responseText(res);
       status = res.statusCode ?? 0;
     } catch (err) {
       this.options.onResponse?.(method, path, 0, performance.now() - started);
@@ -296,6 +306,19 @@ export class KubeClient {
   close(): void {
     for (const agent of this.agents) agent.destroy();
   }
+}
+
+/** A response's whole body, read with events (an async iterator costs a promise per chunk on every request). */
+function responseText(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on("data", (chunk: Buffer) => chunks.push(chunk));
+    res.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    res.once("error", reject);
+    res.once("close", () => {
+      if (!res.complete) reject(new Error("the apiserver's answer ended before its end"));
+    });
+  });
 }
 
 function writeVerb(method: string): WriteVerb {
