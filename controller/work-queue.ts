@@ -1,3 +1,5 @@
+import { DelayedKeys } from "./delayed-keys.ts";
+
 /**
  * A work queue keyed by object (as client-go's): a key waits at most once; a key being processed is never handed to
  * a second worker, and one added meanwhile is handed out again when the first worker is done; failed keys come back
@@ -24,7 +26,8 @@ export class WorkQueue {
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly failures = new Map<string, number>();
-  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  /** Keys added with addAfter, until they are due (one timer for all). */
+  private readonly later = new DelayedKeys((key) => this.add(key));
   /** When each waiting key joined a lane (performance.now()), for onWait. */
   private readonly queuedAt = new Map<string, number>();
   private readonly onWait: WorkQueueOptions["onWait"];
@@ -66,15 +69,7 @@ export class WorkQueue {
   addAfter(key: string, ms: number): void {
     if (this.shuttingDown) return;
     if (ms <= 0) return this.add(key);
-    const at = Date.now() + ms;
-    const pending = this.timers.get(key);
-    if (pending && pending.at <= at) return;
-    if (pending) clearTimeout(pending.timer);
-    const timer = setTimeout(() => {
-      this.timers.delete(key);
-      this.add(key);
-    }, ms);
-    this.timers.set(key, { at, timer });
+    this.later.schedule(key, ms);
   }
 
   /** Adds the key again after a backoff that doubles with each consecutive failure of that key. */
@@ -151,8 +146,7 @@ export class WorkQueue {
 
   shutDown(): void {
     this.shuttingDown = true;
-    for (const { timer } of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+    this.later.clear();
     for (const w of this.waiters.splice(0)) w(undefined);
   }
 }
