@@ -3,6 +3,7 @@ import { crewSpec } from "../core/crew.ts";
 import { crewExecution } from "../core/execution.ts";
 import type { KubeObject } from "../kube/client.ts";
 import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
+import { StringPool } from "../kube/string-pool.ts";
 import { executionForCache, trimJob, trimResult } from "./caches.ts";
 import { jobRunState, observeTasks, type JobObject, type TaskResultObject } from "./observe.ts";
 
@@ -106,6 +107,26 @@ const results: TaskResultObject[] = [
   },
 ];
 
+/** A CrewExecution as the apiserver sends it, with managedFields and kubectl's last-applied copy. */
+const execution = (name: string, snapshot: unknown): KubeObject => ({
+  apiVersion: "kubecrew.io/v1alpha1",
+  kind: "CrewExecution",
+  metadata: {
+    name,
+    namespace: "crews",
+    uid: `uid-${name}`,
+    resourceVersion: "7",
+    generation: 1,
+    creationTimestamp: "2026-01-01T00:00:00Z",
+    annotations: {
+      "kubectl.kubernetes.io/last-applied-configuration": JSON.stringify({ spec: { crewRef: { name: "c" } } }),
+      "kubecrew.io/webhooks-delivered": "{}",
+    },
+    managedFields,
+  },
+  spec: { crewRef: { name: "c" }, inputs: { topic: name } },
+  status: { phase: "Running", crewSpec: snapshot, tasks: [{ name: "one", phase: "Running" }] },
+});
 describe("the controller's caches", () => {
   it("keep of a Job what gives the same run state, without its template, owners or condition timestamps", () => {
     for (const job of jobs) {
@@ -118,43 +139,59 @@ describe("the controller's caches", () => {
       expect(JSON.stringify(kept).length).toBeLessThan(JSON.stringify(job).length / 2);
     }
     expect(trimJob(jobs[3]!).metadata?.deletionTimestamp).toBe("2026-01-01T00:03:00Z");
+    // The condition that ended it (of a success only the fact; of a failure its reason and message); no counts of pods.
+    expect(trimJob(jobs[0]!)).toEqual({
+      metadata: {
+        name: "e-one",
+        namespace: "crews",
+        resourceVersion: "1042",
+        creationTimestamp: "2026-01-01T00:00:00Z",
+        labels: { "kubecrew.io/execution": "e", "kubecrew.io/task": "one" },
+      },
+      status: {
+        startTime: "2026-01-01T00:00:01Z",
+        conditions: [{ type: "Complete", status: "True" }],
+      },
+    });
+    expect(trimJob(jobs[1]!).status?.conditions).toEqual([
+      {
+        type: "Failed",
+        status: "True",
+        reason: "DeadlineExceeded",
+        message: "Job was active longer than specified deadline",
+      },
+    ]);
+  });
+
+  it("keep the same objects with their strings from a pool", () => {
+    const pool = new StringPool(4);
+    for (const job of jobs) expect(trimJob(job, pool.intern)).toEqual(trimJob(job));
+    for (const result of results) expect(trimResult(result, pool.intern)).toEqual(trimResult(result));
+    const plain = executionForCache(new CrewSpecSnapshots());
+    const pooled = executionForCache(new CrewSpecSnapshots(), pool.intern);
+    const whole = execution("a", structuredClone(spec));
+    expect(pooled(whole)).toEqual(plain(whole));
   });
 
   it("observe the same tasks from trimmed Jobs and results as from the apiserver's objects", () => {
-    const trimmed = observeTasks(spec, jobs.map(trimJob), results.map(trimResult));
+    const trimmed = observeTasks(
+      spec,
+      jobs.map((j) => trimJob(j)),
+      results.map((r) => trimResult(r)),
+    );
     expect(trimmed).toEqual(observeTasks(spec, jobs, results));
     expect(trimmed.one?.results[0]).toMatchObject({ taskName: "one", output: "the draft" });
     expect(trimResult(results[0]!).metadata).toEqual({
       name: "e-one-result",
       namespace: "crews",
-      uid: "r1",
       resourceVersion: "1050",
       creationTimestamp: "2026-01-01T00:00:59Z",
-      labels: { "kubecrew.io/execution": "e", "kubecrew.io/task": "one" },
+      labels: { "kubecrew.io/execution": "e" },
     });
   });
 
   it("keep one crew snapshot for every execution of the same crew version, and parse the same executions", () => {
     const transform = executionForCache(new CrewSpecSnapshots());
-    const execution = (name: string, snapshot: unknown): KubeObject => ({
-      apiVersion: "kubecrew.io/v1alpha1",
-      kind: "CrewExecution",
-      metadata: {
-        name,
-        namespace: "crews",
-        uid: `uid-${name}`,
-        resourceVersion: "7",
-        generation: 1,
-        creationTimestamp: "2026-01-01T00:00:00Z",
-        annotations: {
-          "kubectl.kubernetes.io/last-applied-configuration": JSON.stringify({ spec: { crewRef: { name: "c" } } }),
-          "kubecrew.io/webhooks-delivered": "{}",
-        },
-        managedFields,
-      },
-      spec: { crewRef: { name: "c" }, inputs: { topic: name } },
-      status: { phase: "Running", crewSpec: snapshot, tasks: [{ name: "one", phase: "Running" }] },
-    });
     // Each object comes from its own JSON.parse of a watch event: equal snapshots, distinct objects.
     const a = transform(execution("a", structuredClone(spec)));
     const b = transform(execution("b", structuredClone(spec)));

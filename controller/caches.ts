@@ -2,7 +2,16 @@ import type { Logger } from "../core/logger.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
 import { cacheKey, Informer, withoutManagedFields } from "../kube/informer.ts";
-import { CREW_EXECUTIONS, CREW_TASK_RESULTS, CREWS, JOBS, LABEL_EXECUTION, resourcePath } from "../kube/resources.ts";
+import {
+  CREW_EXECUTIONS,
+  CREW_TASK_RESULTS,
+  CREWS,
+  JOBS,
+  LABEL_EXECUTION,
+  LABEL_TASK,
+  resourcePath,
+} from "../kube/resources.ts";
+import { StringPool } from "../kube/string-pool.ts";
 import type { JobObject, TaskResultObject } from "./observe.ts";
 
 /** The controller's view of the cluster: one informer per kind it reads. Jobs and results are indexed by execution. */
@@ -19,62 +28,112 @@ export function byExecution(o: KubeObject): string[] {
   return execution ? [cacheKey(o.metadata!.namespace!, execution)] : [];
 }
 
+/** What a transform does with a string it keeps: the pool's copy (createCaches), or the string itself. */
+type Keep = (s: string) => string;
+const asIs: Keep = (s) => s;
+
 /**
- * The metadata the controller reads of a child (Job, result): its identity, labels and timestamps. Not its owner
- * references, finalizers, annotations or managedFields: with 10,000 executions and their children in the caches,
- * what nobody reads is most of the controller's memory.
+ * The metadata the controller reads of a child (Job, result): its name, namespace, resourceVersion, timestamps, and of
+ * its labels those in `labels` (its execution, for the index; a Job's task). Not its uid, owner references,
+ * finalizers, annotations or managedFields: with 10,000 executions and their children in the caches, what nobody
+ * reads is most of the controller's memory.
  */
-function childMetadata(object: KubeObject): KubeObject["metadata"] {
+function childMetadata(object: KubeObject, labels: readonly string[], keep: Keep): KubeObject["metadata"] {
   const m = object.metadata ?? {};
+  const kept: Record<string, string> = {};
+  for (const label of labels) {
+    const value = m.labels?.[label];
+    if (value !== undefined) kept[label] = keep(value);
+  }
+  // One literal with every field (absent ones undefined): an object built up field by field takes a second block
+  // for its fields past the fourth.
   return {
-    ...(m.name !== undefined ? { name: m.name } : {}),
-    ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
-    ...(m.uid !== undefined ? { uid: m.uid } : {}),
-    ...(m.resourceVersion !== undefined ? { resourceVersion: m.resourceVersion } : {}),
-    ...(m.creationTimestamp !== undefined ? { creationTimestamp: m.creationTimestamp } : {}),
-    ...(m.deletionTimestamp !== undefined ? { deletionTimestamp: m.deletionTimestamp } : {}),
-    ...(m.labels ? { labels: m.labels } : {}),
+    name: m.name,
+    namespace: m.namespace === undefined ? undefined : keep(m.namespace),
+    resourceVersion: m.resourceVersion,
+    creationTimestamp: m.creationTimestamp === undefined ? undefined : keep(m.creationTimestamp),
+    deletionTimestamp: m.deletionTimestamp === undefined ? undefined : keep(m.deletionTimestamp),
+    labels: kept,
   };
 }
 
+const JOB_LABELS = [LABEL_EXECUTION, LABEL_TASK] as const;
+const RESULT_LABELS = [LABEL_EXECUTION] as const;
+
 /**
- * A Job as the controller keeps it: its metadata and the status fields of JobObject (what jobRunState reads); the
- * pod template (most of a Job) and the conditions' timestamps are never read.
+ * A Job as the controller keeps it: what jobRunState() and the triggers read — its metadata (childMetadata), start
+ * time and the one condition that ended it, as jobRunState() picks it (of a success only the fact, of a failure its
+ * reason and message). The pod template (most of a Job), its counts of pods, the other conditions and their
+ * timestamps are never read.
  */
-export function trimJob(job: JobObject): JobObject {
+export function trimJob(job: JobObject, keep: Keep = asIs): JobObject {
   const status = job.status;
+  const isTrue = (type: string) => status?.conditions?.find((c) => c.type === type && c.status === "True");
+  const succeeded = isTrue("Complete") ?? isTrue("SuccessCriteriaMet");
+  const failed = succeeded ? undefined : (isTrue("Failed") ?? isTrue("FailureTarget"));
+  const end = succeeded
+    ? { type: keep(succeeded.type), status: keep(succeeded.status) }
+    : failed && {
+        type: keep(failed.type),
+        status: keep(failed.status),
+        ...(failed.reason !== undefined ? { reason: keep(failed.reason) } : {}),
+        ...(failed.message !== undefined ? { message: keep(failed.message) } : {}),
+      };
   const kept = status && {
-    ...(status.active !== undefined ? { active: status.active } : {}),
-    ...(status.succeeded !== undefined ? { succeeded: status.succeeded } : {}),
-    ...(status.failed !== undefined ? { failed: status.failed } : {}),
-    ...(status.startTime !== undefined ? { startTime: status.startTime } : {}),
-    ...(status.completionTime !== undefined ? { completionTime: status.completionTime } : {}),
-    ...(status.conditions
-      ? {
-          conditions: status.conditions.map(({ type, status, reason, message }) => ({
-            type,
-            status,
-            ...(reason !== undefined ? { reason } : {}),
-            ...(message !== undefined ? { message } : {}),
-          })),
-        }
-      : {}),
+    ...(status.startTime !== undefined ? { startTime: keep(status.startTime) } : {}),
+    ...(end ? { conditions: [end] } : {}),
   };
-  return { metadata: childMetadata(job), ...(kept ? { status: kept } : {}) };
+  return { metadata: childMetadata(job, JOB_LABELS, keep), ...(kept ? { status: kept } : {}) };
 }
+
+/** A result's fields that recur across results (its execution, task, agent, model), kept once (the rest as sent). */
+const RESULT_SHARED = ["taskName", "agent", "model"] as const;
 
 /** A CrewTaskResult as the controller keeps it: its metadata (childMetadata) and the runner's report (spec). */
-export function trimResult(result: TaskResultObject): TaskResultObject {
-  return { metadata: childMetadata(result), spec: result.spec };
+export function trimResult(result: TaskResultObject, keep: Keep = asIs): TaskResultObject {
+  const spec = result.spec as Record<string, unknown> | undefined;
+  let kept: unknown = spec;
+  if (keep !== asIs && spec && typeof spec === "object" && !Array.isArray(spec)) {
+    const copy: Record<string, unknown> = { ...spec };
+    for (const field of RESULT_SHARED) if (typeof copy[field] === "string") copy[field] = keep(copy[field]);
+    const ref = copy.executionRef as { name?: unknown } | undefined;
+    if (ref && typeof ref.name === "string") copy.executionRef = { ...ref, name: keep(ref.name) };
+    kept = copy;
+  }
+  return { metadata: childMetadata(result, RESULT_LABELS, keep), spec: kept };
 }
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
+/** Strings of an execution's status (not its crew snapshot) kept once: longer ones are a run's own (an error). */
+const POOLED_LENGTH = 256;
+
+/**
+ * Replaces the short strings in `value` by `keep`'s equal copies, in place: no reader can tell an equal string apart,
+ * and the objects keep their shape (a copy built up field by field takes more memory than the object parsed). The
+ * crew snapshot is left to CrewSpecSnapshots.
+ */
+function keepStrings(value: object, keep: Keep): void {
+  const entries = value as Record<string, unknown>;
+  for (const k of Object.keys(entries)) {
+    const v = entries[k];
+    if (typeof v === "string") {
+      if (v.length <= POOLED_LENGTH) entries[k] = keep(v);
+    } else if (v && typeof v === "object" && k !== "crewSpec") {
+      keepStrings(v, keep);
+    }
+  }
+}
+
 /**
  * A CrewExecution as the controller keeps it: all of it but managedFields and kubectl's last-applied copy, with its
- * status's crew snapshot shared with every other execution of the same crew version (`snapshots`).
+ * status's crew snapshot shared with every other execution of the same crew version (`snapshots`), and its
+ * namespace, timestamps and status strings (phases, task names, reasons) kept once (`keep`).
  */
-export function executionForCache(snapshots: CrewSpecSnapshots): (execution: KubeObject) => KubeObject {
+export function executionForCache(
+  snapshots: CrewSpecSnapshots,
+  keep: Keep = asIs,
+): (execution: KubeObject) => KubeObject {
   return (raw) => {
     const execution = withoutManagedFields(raw);
     const metadata = execution.metadata;
@@ -84,8 +143,13 @@ export function executionForCache(snapshots: CrewSpecSnapshots): (execution: Kub
       annotations && LAST_APPLIED in annotations
         ? Object.fromEntries(Object.entries(annotations).filter(([name]) => name !== LAST_APPLIED))
         : annotations;
+    if (status && keep !== asIs) keepStrings(status, keep);
+    if (metadata?.namespace !== undefined) metadata.namespace = keep(metadata.namespace);
+    if (metadata?.creationTimestamp !== undefined) metadata.creationTimestamp = keep(metadata.creationTimestamp);
     return {
       ...execution,
+      ...(execution.apiVersion !== undefined ? { apiVersion: keep(execution.apiVersion) } : {}),
+      ...(execution.kind !== undefined ? { kind: keep(execution.kind) } : {}),
       ...(metadata && trimmedAnnotations !== annotations
         ? { metadata: { ...metadata, annotations: trimmedAnnotations } }
         : {}),
@@ -103,26 +167,35 @@ export function createCaches(o: {
 }): Caches {
   const ns = o.namespace || undefined;
   // Every cache drops managedFields (nobody reads them; on a small object they are half its size); the children keep
-  // only what the controller reads, executions share their crew snapshots.
+  // only what the controller reads, executions share their crew snapshots. One pool for the strings all four share:
+  // an execution's key is also its children's index key, its name their label, its namespace everyone's.
+  const strings = new StringPool(8192);
+  const keep = strings.intern;
   const base = {
     client: o.client,
     log: o.log,
     watchTimeoutSeconds: o.watchTimeoutSeconds,
     transform: withoutManagedFields,
+    keys: keep,
   };
   const children = { labelSelector: LABEL_EXECUTION, indexKeys: byExecution };
   return {
     executions: new Informer<KubeObject>({
       ...base,
-      transform: executionForCache(new CrewSpecSnapshots()),
+      transform: executionForCache(new CrewSpecSnapshots(), keep),
       path: resourcePath(CREW_EXECUTIONS, ns),
     }),
     crews: new Informer<KubeObject>({ ...base, path: resourcePath(CREWS, ns) }),
-    jobs: new Informer<JobObject>({ ...base, ...children, transform: trimJob, path: resourcePath(JOBS, ns) }),
+    jobs: new Informer<JobObject>({
+      ...base,
+      ...children,
+      transform: (job) => trimJob(job, keep),
+      path: resourcePath(JOBS, ns),
+    }),
     results: new Informer<TaskResultObject>({
       ...base,
       ...children,
-      transform: trimResult,
+      transform: (result) => trimResult(result, keep),
       path: resourcePath(CREW_TASK_RESULTS, ns),
     }),
   };

@@ -32,6 +32,12 @@ export interface InformerOptions<T extends KubeObject> {
    * cost no memory. It must keep metadata.name, namespace and resourceVersion, and what `indexKeys` reads.
    */
   transform?: (object: T) => T;
+  /**
+   * Where the cache's keys (`<namespace>/<name>`, and those of `indexKeys`) come from, e.g. a StringPool's intern: a
+   * key is built anew from each event's object, and several caches key by the same names (an execution, and its
+   * children's index).
+   */
+  keys?: (key: string) => string;
 }
 
 /** Drops metadata.managedFields (server-side apply bookkeeping, often the largest part of an object): no reader of
@@ -63,7 +69,8 @@ function isOlder(candidate: KubeObject, current: KubeObject): boolean {
 export class Informer<T extends KubeObject> {
   private readonly opts: InformerOptions<T>;
   private readonly store = new Map<string, T>();
-  private readonly index = new Map<string, Set<string>>();
+  /** Index key → the keys of its objects: one key as itself (the common case: a Set costs ~150 bytes), more in a Set. */
+  private readonly index = new Map<string, string | Set<string>>();
   private readonly handlers: InformerHandler<T>[] = [];
   private resourceVersion = "";
   private stopped = false;
@@ -120,8 +127,8 @@ export class Informer<T extends KubeObject> {
 
   byIndex(key: string): T[] {
     const keys = this.index.get(key);
-    if (!keys) return [];
-    return [...keys].flatMap((k) => {
+    if (keys === undefined) return [];
+    return (typeof keys === "string" ? [keys] : [...keys]).flatMap((k) => {
       const o = this.store.get(k);
       return o ? [o] : [];
     });
@@ -133,11 +140,21 @@ export class Informer<T extends KubeObject> {
    */
   upsert(written: T): void {
     const object = this.transformed(written);
-    const key = objectKey(object);
+    const key = this.keyOf(object);
     const current = this.store.get(key);
     if (current && isOlder(object, current)) return;
     this.put(key, object);
     this.emit(current ? "update" : "add", object, current);
+  }
+
+  private keyOf(object: T): string {
+    const key = objectKey(object);
+    return this.opts.keys ? this.opts.keys(key) : key;
+  }
+
+  private indexKeysOf(object: T): string[] {
+    const keys = this.opts.indexKeys?.(object) ?? [];
+    return this.opts.keys ? keys.map(this.opts.keys) : keys;
   }
 
   private transformed(object: T): T {
@@ -148,10 +165,11 @@ export class Informer<T extends KubeObject> {
     const previous = this.store.get(key);
     if (previous) this.unindex(key, previous);
     this.store.set(key, object);
-    for (const k of this.opts.indexKeys?.(object) ?? []) {
-      let set = this.index.get(k);
-      if (!set) this.index.set(k, (set = new Set()));
-      set.add(key);
+    for (const k of this.indexKeysOf(object)) {
+      const keys = this.index.get(k);
+      if (keys === undefined || keys === key) this.index.set(k, key);
+      else if (typeof keys === "string") this.index.set(k, new Set([keys, key]));
+      else keys.add(key);
     }
   }
 
@@ -165,9 +183,13 @@ export class Informer<T extends KubeObject> {
 
   private unindex(key: string, object: T): void {
     for (const k of this.opts.indexKeys?.(object) ?? []) {
-      const set = this.index.get(k);
-      set?.delete(key);
-      if (set?.size === 0) this.index.delete(k);
+      const keys = this.index.get(k);
+      if (keys === key) {
+        this.index.delete(k);
+      } else if (typeof keys === "object") {
+        keys.delete(key);
+        if (keys.size === 1) this.index.set(k, keys.values().next().value!);
+      }
     }
   }
 
@@ -228,7 +250,10 @@ export class Informer<T extends KubeObject> {
         limit: String(this.opts.pageSize ?? 500),
         continue: continueToken,
       });
-      for (const item of page.items) seen.set(objectKey(item), this.transformed(item));
+      for (const item of page.items) {
+        const object = this.transformed(item);
+        seen.set(this.keyOf(object), object);
+      }
       continueToken = page.metadata.continue || undefined;
       resourceVersion = page.metadata.resourceVersion ?? "";
     } while (continueToken);
@@ -319,7 +344,7 @@ export class Informer<T extends KubeObject> {
       if (rv) this.resourceVersion = rv;
       return true;
     }
-    const key = objectKey(object);
+    const key = this.keyOf(object);
     if (event.type === "DELETED") {
       const previous = this.remove(key);
       this.emit("delete", object, previous);
