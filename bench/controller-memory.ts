@@ -6,7 +6,7 @@
  * the local control plane; the Jobs are managed by no controller of the cluster (`spec.managedBy`, and suspended), so no
  * pod runs. Then, for each variant of the controller's environment, the controller starts (compiled as the image runs it,
  * with the image's ENV: bench/as-image.ts), lists everything, reconciles every execution once, and takes a burst of
- * watch events (every object annotated once); its memory is printed after each step:
+ * watch events (every object annotated once), then idles 30 s; its memory is printed after each step:
  *   RSS (anonymous; file pages, mostly the node binary; malloc's brk heap), V8's heap used/total and external memory.
  *
  *   npm run bench:controller-memory   [BENCH_MEMORY_COUNT=10000 BENCH_MEMORY_VARIANTS='image|MALLOC_ARENA_MAX=2|…']
@@ -196,10 +196,14 @@ try {
     const burstSeconds = (performance.now() - tb) / 1000;
     await settled(controller);
     const afterBurst = await memoryLine(controller);
+    // Idle: V8's memory reducer collects and gives back what the burst left (it starts ~8 s after the last GC).
+    await new Promise((resolve) => setTimeout(resolve, 30_000));
+    const idle = await memoryLine(controller);
     const writes = await controllerGauge(controller, "apiserver_writes_total");
     console.log(`variant ${variant}  (env: ${JSON.stringify(env)})`);
     console.log(`  caches synced, every execution reconciled (${syncSeconds.toFixed(0)} s): ${synced}`);
     console.log(`  after a burst of ${paths.length} watch events (${burstSeconds.toFixed(0)} s): ${afterBurst}`);
+    console.log(`  30 s later, idle: ${idle}`);
     console.log(
       `  controller CPU ${cpuSynced.toFixed(1)} s to sync, ${(cpuSeconds(pid) - cpuSynced).toFixed(1)} s for the burst;` +
         ` its writes ${writes}`,
