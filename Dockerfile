@@ -53,6 +53,13 @@ WORKDIR /app
 # the larger young generation only kept pages resident (a process caching 10,000 executions: 201 MB RSS by default,
 # 146 MB with 4 MB, no more CPU). A NODE_OPTIONS of the pod's own replaces this one.
 ENV NODE_ENV=production NODE_COMPILE_CACHE=/tmp/node-compile-cache NODE_OPTIONS=--max-semi-space-size=4
+# glibc's malloc (the base image is Debian's glibc), for what Node allocates outside V8's heap (network and TLS buffers,
+# list answers, compiler zones): a fixed mmap threshold of 64 KiB, so large buffers are mapped and given back when freed
+# (by default the threshold rises to the largest buffer freed so far, up to 32 MiB, and later ones stay in the brk
+# heap), trimming above 128 KiB, and two arenas instead of eight per core (each thread's arena kept what it freed).
+# bench:controller-memory, 10,000 executions cached and a burst of 30,000 watch events: malloc's heap 55 → 27 MB,
+# RSS 283 → 210 MB. An env of the pod's own replaces these.
+ENV MALLOC_ARENA_MAX=2 GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536:glibc.malloc.trim_threshold=131072
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 # The compiled modules, laid out as the sources are (core/, kube/, …, cli/main.js).

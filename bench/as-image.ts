@@ -44,8 +44,9 @@ export function compileAsImage(entries: string[] = []): (source: string) => stri
 }
 
 /**
- * The environment the image gives every process (the Dockerfile's ENV: NODE_ENV, and NODE_OPTIONS with its V8 heap
- * flags), but its compile cache: a benchmark's process gets the same.
+ * The environment the image gives every process (the Dockerfile's ENV: NODE_ENV, NODE_OPTIONS with its V8 heap flags,
+ * and glibc's malloc settings, MALLOC_ARENA_MAX and GLIBC_TUNABLES), but its compile cache: a benchmark's process gets
+ * the same.
  */
 export function imageEnv(): Record<string, string> {
   const dockerfile = readFileSync(join(import.meta.dirname, "..", "Dockerfile"), "utf8");

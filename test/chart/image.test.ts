@@ -76,6 +76,8 @@ describe("Dockerfile", () => {
     expect(dockerfile).toMatch(/NODE_COMPILE_CACHE=\/tmp\//);
     // V8's young generation held small (the benches run their processes with the same ENV: bench/as-image.ts).
     expect(dockerfile).toMatch(/^ENV .*NODE_OPTIONS=--max-semi-space-size=\d+$/m);
+    // glibc's malloc gives large buffers back and keeps two arenas (bench:controller-memory; the benches get it too).
+    expect(dockerfile).toMatch(/^ENV .*MALLOC_ARENA_MAX=2 .*GLIBC_TUNABLES=glibc\.malloc\.mmap_threshold=\d+:/m);
     // The final stage has no package manager.
     expect(dockerfile).toMatch(/rm -rf \/usr\/local\/lib\/node_modules\/npm/);
   });
