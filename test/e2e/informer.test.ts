@@ -4,8 +4,9 @@ import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { silentLogger } from "../../core/logger.ts";
-import { Informer, withoutManagedFields } from "../../kube/informer.ts";
+import { cacheKey, Informer, withoutManagedFields } from "../../kube/informer.ts";
 import { KubeClient, type KubeObject } from "../../kube/client.ts";
+import { StringPool } from "../../kube/string-pool.ts";
 import { createNamespace, deleteNamespace, waitFor } from "./support/fixture.ts";
 
 /**
@@ -213,6 +214,45 @@ describe("informer", () => {
     expect(informer.get(namespace, "transform-listed")!.data).toEqual({ kept: "2" });
     expect(handed.length).toBeGreaterThan(0);
     expect(handed.every((o) => o.metadata?.managedFields === undefined)).toBe(true);
+    await informer.stop();
+  });
+
+  it("indexes objects by a key they share, one or many, as they come and go, with keys from a pool", async () => {
+    const pool = new StringPool();
+    const informer = new Informer<KubeObject>({
+      client: admin,
+      path: `/api/v1/namespaces/${namespace}/configmaps`,
+      labelSelector: "group",
+      log: silentLogger(),
+      indexKeys: (o) => [cacheKey(o.metadata!.namespace!, o.metadata!.labels!.group!)],
+      keys: pool.intern,
+    });
+    const path = `/api/v1/namespaces/${namespace}/configmaps`;
+    const create = (name: string, group: string) =>
+      admin.create(path, { apiVersion: "v1", kind: "ConfigMap", metadata: { name, labels: { group } } });
+    const members = (group: string) =>
+      informer
+        .byIndex(cacheKey(namespace, group))
+        .map((o) => o.metadata!.name!)
+        .sort();
+    await create("index-a1", "a");
+    await create("index-b1", "b");
+    await informer.start();
+    expect(members("a")).toEqual(["index-a1"]);
+    await create("index-a2", "a");
+    await create("index-a3", "a");
+    await waitFor("three in group a", async () => members("a").length === 3, 10_000, 50);
+    expect(members("a")).toEqual(["index-a1", "index-a2", "index-a3"]);
+    // One moves to group b; then the others go: the index follows each change.
+    await admin.mergePatch(`${path}/index-a2`, { metadata: { labels: { group: "b" } } });
+    await waitFor("index-a2 in group b", async () => members("b").length === 2, 10_000, 50);
+    expect(members("a")).toEqual(["index-a1", "index-a3"]);
+    await admin.delete(`${path}/index-a1`);
+    await waitFor("index-a1 gone", async () => members("a").length === 1, 10_000, 50);
+    expect(members("a")).toEqual(["index-a3"]);
+    await admin.delete(`${path}/index-a3`);
+    await waitFor("group a empty", async () => members("a").length === 0, 10_000, 50);
+    expect(members("b")).toEqual(["index-a2", "index-b1"]);
     await informer.stop();
   });
 });
