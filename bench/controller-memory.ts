@@ -13,8 +13,8 @@
  *
  * BENCH_MEMORY_VARIANTS: `|`-separated controller environments, each `NAME=value,NAME=value`; `image` is the image's ENV
  * as it is, `none` the image's ENV without any malloc setting (GLIBC_TUNABLES, MALLOC_*). Every other variant is `none`
- * plus its own settings; `cli=<path>` among them runs another compiled kubecrew (e.g. an older commit's, for an A/B of
- * the code on the same data).
+ * plus its own settings (`image,NAME=value`: the image's ENV plus those); `cli=<path>` among them runs another compiled
+ * kubecrew (e.g. an older commit's, for an A/B of the code on the same data).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -42,11 +42,12 @@ const MALLOC_SETTINGS = /^(GLIBC_TUNABLES|MALLOC_\w+)$/;
 
 /** The controller's environment of a variant (see the header). */
 function variantEnv(variant: string): Record<string, string> {
+  const entries = variant.split(",").filter(Boolean);
   const image = imageEnv();
-  if (variant === "image") return image;
-  const env = Object.fromEntries(Object.entries(image).filter(([name]) => !MALLOC_SETTINGS.test(name)));
-  if (variant === "none") return env;
-  for (const kv of variant.split(",").filter(Boolean))
+  const env = entries.includes("image")
+    ? image
+    : Object.fromEntries(Object.entries(image).filter(([name]) => !MALLOC_SETTINGS.test(name)));
+  for (const kv of entries.filter((e) => e.includes("=")))
     env[kv.slice(0, kv.indexOf("="))] = kv.slice(kv.indexOf("=") + 1);
   return env;
 }
