@@ -4,8 +4,8 @@
  * kube-scheduler binds the task pods to a fake node, KWOK's stages move them to Running and then Succeeded, and a
  * stand-in for the runner (controller-scale-runner.ts) creates each task's CrewTaskResult once its pod runs — so the
  * figure is the controller plus the apiserver, nothing of a real pod's start. The controller runs as its own process
- * (`kubecrew controller`, compiled to JavaScript as the image runs it: bench/as-image.ts), so its RSS and CPU are its
- * own.
+ * (`kubecrew controller`, compiled to JavaScript with the image's environment: bench/as-image.ts; its heap limited as
+ * in the chart's pod), so its RSS and CPU are its own.
  *
  * For each crew size (1 and 3 tasks) and count (1,000 and 10,000), all executions kicked off at once:
  *   - executions/min of the controller, from the first create to the last execution Succeeded;
@@ -63,6 +63,12 @@ const controllerEnv = Object.fromEntries(
     .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
 );
 const runnerImage = "kubecrew:bench";
+/**
+ * The controller's heap as in the chart's pod: its 512 Mi memory limit makes Node give V8 a 256 MB old generation
+ * (`heap_size_limit` 268 MB in the image under `docker run --memory 512m`). Here, on a machine of 24 GB and no limit,
+ * V8 would allow 4 GB and let the old generation grow far past what is live between full GCs.
+ */
+const podHeap = "--max-old-space-size=256";
 // The controller runs compiled to JavaScript, as in the image (bench/as-image.ts).
 const compiledCli = compileAsImage()(join(import.meta.dirname, "..", "cli", "main.ts"));
 
@@ -177,8 +183,10 @@ try {
   await Promise.all([executions.start(), jobs.start(), runner.start()]);
   informers.push(executions, jobs, runner);
 
+  const image = imageEnv();
   replicas = await startReplicas(cluster.kubeconfig, namespace, compiledCli, {
-    ...imageEnv(),
+    ...image,
+    NODE_OPTIONS: `${image.NODE_OPTIONS ?? ""} ${podHeap}`.trim(),
     LOG_LEVEL: "warn",
     KUBECREW_RUNNER_IMAGE: runnerImage,
     KUBECREW_RUNNER_SERVICE_ACCOUNT: RUNNER_SA,
@@ -207,7 +215,7 @@ try {
   console.log(
     `controller scale on the local control plane with KWOK (one fake node), ${shards === 1 ? "one controller replica" : `${shards} shards over ${shards} controller replicas`} (pid ${pid});` +
       ` counts ${counts.join(", ")}, crews of ${taskCounts.join(" and ")} task(s); controller RSS at start` +
-      ` ${rssAtStart.toFixed(0)} MB` +
+      ` ${rssAtStart.toFixed(0)} MB; its heap as in the chart's pod (${podHeap})` +
       (pace ? `; kickoffs paced at ${pace}/min` : "") +
       (Object.keys(controllerEnv).length ? `; controller env ${JSON.stringify(controllerEnv)}` : ""),
   );
