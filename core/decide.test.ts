@@ -41,6 +41,8 @@ function input(over: {
   stepWebhooks?: boolean;
   /** Keys of the webhooks delivered so far; by default every one the given status called for (see hooksOf). */
   delivered?: string[];
+  /** False: the controller's limit on tasks starting at once is reached. */
+  canStartTask?: boolean;
 }): DecideInput {
   return {
     execution: {
@@ -68,6 +70,7 @@ function input(over: {
     crew: "crew" in over ? over.crew : crew,
     observed: over.observed ?? {},
     deliveredWebhooks: new Set(over.delivered ?? hooksOf(over.status)),
+    ...(over.canStartTask !== undefined ? { canStartTask: over.canStartTask } : {}),
     now: over.now ?? at(0),
   };
 }
@@ -385,6 +388,71 @@ describe("decide: the next task", () => {
       description: "Report on AI for engineers",
       expectedOutput: "A report",
     });
+  });
+});
+
+describe("decide: no slot to start a task (the controller's limit on tasks starting at once)", () => {
+  it("leaves a new execution as it is: no run, no Running status, no event, nothing to look at later", () => {
+    const d = decide(input({ canStartTask: false }));
+    expect(d.actions).toEqual([]);
+    expect(d.requeueAfterSeconds).toBeUndefined();
+  });
+
+  it("records a running execution's finished task and its webhook, with the next task Pending and not started", () => {
+    const status = statusAfterStart();
+    const d = decide(
+      input({ status, observed: { research: succeeded("research", 0) }, now: at(15), canStartTask: false }),
+    );
+    expect(types(d)).toEqual(["webhook", "setStatus", "event"]);
+    expect(statusOf(d)).toMatchObject({
+      phase: "Running",
+      currentTask: "analysis",
+      progress: { completedTasks: 1, totalTasks: 3 },
+      tasks: [
+        { name: "research", phase: "Succeeded", completionTime: iso(15) },
+        { name: "analysis", phase: "Pending" },
+        { name: "report", phase: "Pending" },
+      ],
+    });
+    expect(statusOf(d).tasks?.[1]).not.toHaveProperty("startTime");
+    expect(statusOf(d).conditions?.[0]).toMatchObject({
+      reason: "Running",
+      message: 'Waiting to start task "analysis" (2/3)',
+    });
+    expect(events(d)).toEqual(['TaskSucceeded: Task "research" (1/3) succeeded in 12.346s']);
+    // Only the execution's deadline runs while the task waits.
+    expect(d.requeueAfterSeconds).toBe(285);
+  });
+
+  it("starts the waiting task once there is a slot, as it would have started at once", () => {
+    const status = statusAfterStart();
+    const observed = { research: succeeded("research", 0) };
+    const waiting = applied(decide(input({ status, observed, now: at(15), canStartTask: false })), status)!;
+    const d = decide(input({ status: waiting, observed, now: at(40) }));
+    expect(ofType(d, "startTask").map((a) => a.taskName)).toEqual(["analysis"]);
+    expect(statusOf(d).tasks?.[1]).toEqual(expect.objectContaining({ phase: "Running", startTime: iso(40) }));
+    expect(statusOf(d).conditions?.[0]?.message).toBe('Running task "analysis" (2/3)');
+    expect(events(d)).toEqual(['TaskStarted: Task "analysis" (2/3) started']);
+    expect(ofType(d, "webhook")).toEqual([]);
+  });
+
+  it("fails a running execution whose deadline passes while its next task waits", () => {
+    const status = statusAfterStart();
+    const observed = { research: succeeded("research", 0) };
+    const waiting = applied(decide(input({ status, observed, now: at(15), canStartTask: false })), status)!;
+    const d = decide(input({ status: waiting, observed, now: at(300), canStartTask: false }));
+    expect(ofType(d, "startTask")).toEqual([]);
+    expect(statusOf(d)).toMatchObject({
+      phase: "Failed",
+      error: 'Execution timed out after 300s while running task "analysis"',
+    });
+  });
+
+  it("changes nothing for a task already running or an execution that finished", () => {
+    const { status, observed } = statusAfter(1);
+    expect(decide(input({ status, observed, now: at(12), canStartTask: false })).actions).toEqual([]);
+    const done = statusAfter(3);
+    expect(decide(input({ ...done, now: at(40), canStartTask: false })).actions).toEqual([]);
   });
 });
 

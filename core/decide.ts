@@ -134,10 +134,14 @@ function decideProgress(input: DecideInput): Decision {
       );
     }
 
-    if (verdict.state === "absent") {
+    // No slot to start the task: a new execution is left as it is (no Running status without its Job); a running
+    // one records what finished, with this task Pending.
+    const waits = verdict.state === "absent" && input.canStartTask === false;
+    if (waits && previous.phase !== "Running") return { actions: [] };
+    if (verdict.state === "absent" && !waits) {
       actions.push({ type: "startTask", index, taskName: task.name, assignment: buildAssignment(input, spec, index) });
     }
-    Object.assign(state, { phase: "Running", startTime: taskStart });
+    if (!waits) Object.assign(state, { phase: "Running", startTime: taskStart });
     const completed = index;
     const status: ExecutionStatus = {
       ...previous,
@@ -155,7 +159,7 @@ function decideProgress(input: DecideInput): Decision {
           type: "Succeeded",
           status: "Unknown",
           reason: "Running",
-          message: `Running task "${task.name}" (${completed + 1}/${spec.tasks.length})`,
+          message: `${waits ? "Waiting to start" : "Running"} task "${task.name}" (${completed + 1}/${spec.tasks.length})`,
           observedGeneration: execution.generation,
         },
         nowIso,
@@ -163,7 +167,7 @@ function decideProgress(input: DecideInput): Decision {
     };
     actions.push(...transitionEvents(spec, previous, status));
     if (!sameJson(status, previous)) actions.push({ type: "setStatus", status });
-    const deadline = Math.min(taskDeadline, executionDeadline);
+    const deadline = waits ? executionDeadline : Math.min(taskDeadline, executionDeadline);
     return { actions: inOrder(actions), requeueAfterSeconds: Math.max(0.1, round((deadline - now.getTime()) / 1000)) };
   }
 

@@ -21,6 +21,12 @@ export interface DecideInput {
   observed: Record<string, ObservedTask>;
   /** Keys of the webhooks already delivered or given up (see due-webhooks.ts): not due again. None when absent. */
   deliveredWebhooks?: ReadonlySet<string>;
+  /**
+   * False when a task due to start must wait (the controller's limit on tasks starting at once is reached): nothing
+   * is started, a new execution stays as it is (Pending) and a running one records its progress with that task
+   * Pending. True when absent.
+   */
+  canStartTask?: boolean;
   now: Date;
 }
 
