@@ -6,6 +6,7 @@ import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
 import { StringPool } from "../kube/string-pool.ts";
 import { executionForCache, trimJob, trimResult } from "./caches.ts";
 import { jobRunState, observeTasks, type JobObject, type TaskResultObject } from "./observe.ts";
+import { jobStarting } from "./start-limit.ts";
 
 /**
  * What the controller's caches keep of each object (controller/caches.ts): less than the apiserver sends, and still
@@ -139,7 +140,8 @@ describe("the controller's caches", () => {
       expect(JSON.stringify(kept).length).toBeLessThan(JSON.stringify(job).length / 2);
     }
     expect(trimJob(jobs[3]!).metadata?.deletionTimestamp).toBe("2026-01-01T00:03:00Z");
-    // The condition that ended it (of a success only the fact; of a failure its reason and message); no counts of pods.
+    // The condition that ended it (of a success only the fact; of a failure its reason and message); of the counts of
+    // pods only a Ready one (the start limit's signal), none here.
     expect(trimJob(jobs[0]!)).toEqual({
       metadata: {
         name: "e-one",
@@ -171,6 +173,13 @@ describe("the controller's caches", () => {
     const pooled = executionForCache(new CrewSpecSnapshots(), pool.intern);
     const whole = execution("a", structuredClone(spec));
     expect(pooled(whole)).toEqual(plain(whole));
+  });
+
+  it("keep of a Job whether its task is still starting (for the limit on tasks starting at once)", () => {
+    const pending = apiserverJob("five", { active: 1, ready: 0, startTime: "2026-01-01T00:04:00Z" });
+    const runs = apiserverJob("six", { active: 1, ready: 1, startTime: "2026-01-01T00:04:00Z" });
+    for (const job of [...jobs, pending, runs]) expect(jobStarting(trimJob(job))).toBe(jobStarting(job));
+    expect([jobStarting(trimJob(pending)), jobStarting(trimJob(runs))]).toEqual([true, false]);
   });
 
   it("observe the same tasks from trimmed Jobs and results as from the apiserver's objects", () => {

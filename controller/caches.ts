@@ -61,10 +61,10 @@ const JOB_LABELS = [LABEL_EXECUTION, LABEL_TASK] as const;
 const RESULT_LABELS = [LABEL_EXECUTION] as const;
 
 /**
- * A Job as the controller keeps it: what jobRunState() and the triggers read — its metadata (childMetadata), start
- * time and the one condition that ended it, as jobRunState() picks it (of a success only the fact, of a failure its
- * reason and message). The pod template (most of a Job), its counts of pods, the other conditions and their
- * timestamps are never read.
+ * A Job as the controller keeps it: what jobRunState(), the triggers and the start limit read — its metadata
+ * (childMetadata), start time, `ready` (its pod runs: the task's start is over, start-limit.ts) and the one condition
+ * that ended it, as jobRunState() picks it (of a success only the fact, of a failure its reason and message). The pod
+ * template (most of a Job), its other counts of pods, the other conditions and their timestamps are never read.
  */
 export function trimJob(job: JobObject, keep: Keep = asIs): JobObject {
   const status = job.status;
@@ -81,6 +81,7 @@ export function trimJob(job: JobObject, keep: Keep = asIs): JobObject {
       };
   const kept = status && {
     ...(status.startTime !== undefined ? { startTime: keep(status.startTime) } : {}),
+    ...(status.ready ? { ready: status.ready } : {}),
     ...(end ? { conditions: [end] } : {}),
   };
   return { metadata: childMetadata(job, JOB_LABELS, keep), ...(kept ? { status: kept } : {}) };

@@ -14,6 +14,14 @@ describe("controller config", () => {
     );
   });
 
+  it("limits tasks starting at once to 100 unless told otherwise; 0 is no limit, a negative count stops it", () => {
+    expect(controllerConfigFromEnv({}).maxStartingTasks).toBe(100);
+    expect(controllerConfigFromEnv({ KUBECREW_CONTROLLER_MAX_STARTING_TASKS: "0" }).maxStartingTasks).toBe(0);
+    expect(() => controllerConfigFromEnv({ KUBECREW_CONTROLLER_MAX_STARTING_TASKS: "-1" })).toThrow(
+      /KUBECREW_CONTROLLER_MAX_STARTING_TASKS/,
+    );
+  });
+
   it("runs one shard (the leader Lease alone) unless told otherwise; shards need leases", () => {
     expect(controllerConfigFromEnv({}).sharding).toEqual({
       shards: 1,

@@ -15,6 +15,8 @@ export const controllerEnv = z.object({
   /** Namespace to watch; empty for every namespace. */
   KUBECREW_NAMESPACE: z.string().default(""),
   KUBECREW_CONTROLLER_WORKERS: z.coerce.number().int().min(1).max(256).default(32),
+  /** Tasks starting at once at most (Job created, pod not running yet); 0: no limit. Sharded: per replica. */
+  KUBECREW_CONTROLLER_MAX_STARTING_TASKS: z.coerce.number().int().min(0).default(100),
   KUBECREW_RUNNER_IMAGE: z.string().min(1).default("kubecrew:0.1.0"),
   KUBECREW_RUNNER_IMAGE_PULL_POLICY: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
   KUBECREW_RUNNER_SERVICE_ACCOUNT: z.string().min(1).default("kubecrew-runner"),
@@ -58,6 +60,8 @@ export interface ControllerConfig {
   kubeconfigPath?: string;
   namespace: string;
   workers: number;
+  /** The limit on tasks starting at once (start-limit.ts); 0: none. */
+  maxStartingTasks: number;
   runnerImage: string;
   runnerImagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   runnerServiceAccount: string;
@@ -121,6 +125,7 @@ export function controllerConfigFromEnv(env: Record<string, string | undefined>)
     ...(c.KUBECONFIG ? { kubeconfigPath: c.KUBECONFIG } : {}),
     namespace: c.KUBECREW_NAMESPACE,
     workers: c.KUBECREW_CONTROLLER_WORKERS,
+    maxStartingTasks: c.KUBECREW_CONTROLLER_MAX_STARTING_TASKS,
     runnerImage: c.KUBECREW_RUNNER_IMAGE,
     ...(c.KUBECREW_RUNNER_IMAGE_PULL_POLICY ? { runnerImagePullPolicy: c.KUBECREW_RUNNER_IMAGE_PULL_POLICY } : {}),
     runnerServiceAccount: c.KUBECREW_RUNNER_SERVICE_ACCOUNT,

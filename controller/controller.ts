@@ -15,6 +15,7 @@ import { LeaderElector } from "./leader-election.ts";
 import { ControllerMetrics, resourceOfPath } from "./metrics.ts";
 import { ShardElector } from "./shard-elector.ts";
 import { ShardOwnership } from "./shard-ownership.ts";
+import { StartLimit } from "./start-limit.ts";
 import { queueOnChange } from "./triggers.ts";
 import { WebhookSecrets } from "./webhook-secrets.ts";
 import { WebhookDispatcher } from "./webhooks.ts";
@@ -82,10 +83,20 @@ export async function startController(config: ControllerConfig, deps: Controller
   let running = false;
   let readyWaiters: (() => void)[] = [];
 
+  // Tasks starting at once, counted from the caches; an execution without a slot waits there, not in the queue.
+  const executionKeys = ownership ? ownership.filtered().executions : queues.executions;
+  const startLimit = new StartLimit({
+    max: config.maxStartingTasks,
+    wake: (key, running) => (running ? executionKeys.addUrgent(key) : executionKeys.add(key)),
+    ...(ownership ? { owns: ownership.ownsExecution } : {}),
+  });
+  startLimit.watch(caches);
+
   const metrics = new ControllerMetrics({
     phases: () => caches.executions.list().map((e) => (e.status as { phase?: string } | undefined)?.phase),
     queueDepth: () => queues.executions.depth,
     inFlight: () => queues.executions.inFlight,
+    starts: () => ({ starting: startLimit.startingCount, waiting: startLimit.waitingCount }),
     isLeader,
     ...(ownership ? { shards: () => ({ count: shards, held: ownership.heldShards }) } : {}),
   });
@@ -141,6 +152,7 @@ export async function startController(config: ControllerConfig, deps: Controller
     log,
     events,
     webhooks,
+    startLimit,
     ...(config.apps
       ? { appCredentials: new AppCredentials({ client, settings: config.apps, fetch: outbound.fetch, log }) }
       : {}),

@@ -6,6 +6,7 @@ import { RecordingKube } from "../test/support/recording-kube.ts";
 import { StaleObjectError } from "./apply.ts";
 import { createCaches, type Caches } from "./caches.ts";
 import { ExecutionReconciler, WEBHOOKS_ANNOTATION } from "./execution-reconciler.ts";
+import { StartLimit } from "./start-limit.ts";
 import type { WebhookDelivery } from "./webhooks.ts";
 
 const NS = "team-a";
@@ -56,8 +57,9 @@ describe("ExecutionReconciler against a recording client", () => {
     reconciler = reconcilerWith(60);
   });
 
-  function reconcilerWith(finishedTtlSeconds: number): ExecutionReconciler {
+  function reconcilerWith(finishedTtlSeconds: number, startLimit?: StartLimit): ExecutionReconciler {
     return new ExecutionReconciler({
+      ...(startLimit ? { startLimit } : {}),
       client: kube,
       caches,
       jobSettings: { defaultImage: "kubecrew:test", defaultServiceAccount: "runner", runnerCommand: ["kubecrew"] },
@@ -168,6 +170,83 @@ describe("ExecutionReconciler against a recording client", () => {
     );
     await reconcilerWith(60).reconcile(KEY);
     expect(hooks).toHaveLength(2);
+  });
+
+  describe("with a limit of 1 task starting at once", () => {
+    let woken: string[];
+    /** Another execution's task whose Job was just created: it holds the one slot until its pod runs. */
+    const otherJob = (status?: { ready: number }) => ({
+      metadata: {
+        name: "other-0",
+        namespace: NS,
+        resourceVersion: String(status ? 2 : 1),
+        labels: { [r.LABEL_EXECUTION]: "other", [r.LABEL_TASK]: "draft", [r.LABEL_TASK_INDEX]: "0" },
+      },
+      ...(status ? { status } : {}),
+    });
+
+    beforeEach(() => {
+      woken = [];
+      const limit = new StartLimit({ max: 1, wake: (key) => woken.push(key) });
+      limit.watch(caches);
+      reconciler = reconcilerWith(60, limit);
+    });
+
+    it("leaves a new execution Pending, writing nothing, until the slot frees; then starts it", async () => {
+      caches.jobs.upsert(otherJob());
+      given(executionObject());
+      const waiting = await reconciler.reconcile(KEY);
+      expect(kube.writes).toEqual([]);
+      expect(events).toEqual([]);
+      expect(waiting).toEqual({});
+
+      caches.jobs.upsert(otherJob({ ready: 1 }));
+      expect(woken).toEqual([KEY]);
+      await reconciler.reconcile(KEY);
+      expect(kube.log).toEqual([
+        `create ${r.resourcePath(r.CONFIG_MAPS, NS)}`,
+        `create ${r.resourcePath(r.JOBS, NS)}`,
+        `patch ${executionPath}/status`,
+      ]);
+      expect(events).toEqual(["Normal TaskStarted"]);
+    });
+
+    it("records a running execution's finished task at once, and starts its next task once a slot frees", async () => {
+      given(executionObject());
+      await reconciler.reconcile(KEY);
+      firstTaskDone();
+      caches.jobs.upsert(otherJob());
+      const before = kube.writes.length;
+      clock += 5000;
+      await reconciler.reconcile(KEY);
+      expect(kube.log.slice(before)).toEqual([`patch ${executionPath}/status`]);
+      expect(kube.writes.at(-1)!.body).toMatchObject({
+        status: {
+          currentTask: "edit",
+          progressText: "1/2",
+          tasks: [
+            { name: "draft", phase: "Succeeded" },
+            { name: "edit", phase: "Pending" },
+          ],
+        },
+      });
+      expect(events).toEqual(["Normal TaskStarted", "Normal TaskSucceeded"]);
+      expect(hooks.map((h) => h.hook)).toEqual(["task:draft"]);
+
+      caches.jobs.upsert(otherJob({ ready: 1 }));
+      expect(woken).toEqual([KEY]);
+      await reconciler.reconcile(KEY);
+      expect(kube.log.slice(before + 1)).toEqual([
+        `create ${r.resourcePath(r.CONFIG_MAPS, NS)}`,
+        `create ${r.resourcePath(r.JOBS, NS)}`,
+        `patch ${executionPath}/status`,
+      ]);
+      expect(kube.writes.at(-2)!.body).toMatchObject({ metadata: { name: `${ID}-1` } });
+      expect(kube.writes.at(-1)!.body).toMatchObject({
+        status: { tasks: [{ phase: "Succeeded" }, { phase: "Running" }] },
+      });
+      expect(events.at(-1)).toBe("Normal TaskStarted");
+    });
   });
 
   describe("a finished execution", () => {

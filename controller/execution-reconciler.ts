@@ -1,7 +1,7 @@
 import { cleanupDueInMs } from "../core/cleanup.ts";
 import { crewSpec as crewSpecSchema, type CrewSpec } from "../core/crew.ts";
 import { decide } from "../core/decide.ts";
-import type { Action, DecideInput } from "../core/decision.ts";
+import type { Action, DecideInput, Decision } from "../core/decision.ts";
 import { crewExecution, isFinished, type CrewExecution, type ExecutionStatus } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
 import { successfulResult, type ObservedTask } from "../core/observed-task.ts";
@@ -28,6 +28,7 @@ import type { Caches } from "./caches.ts";
 import type { EventRecorder } from "./events.ts";
 import { lastWords } from "./last-words.ts";
 import { observeTasks, type JobObject, type TaskResultObject } from "./observe.ts";
+import type { StartLimit } from "./start-limit.ts";
 import { taskInputs, taskJob, type ExecutionRef, type TaskJobSettings } from "./task-job.ts";
 import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webhooks.ts";
 import type { ReconcileResult } from "./worker.ts";
@@ -47,6 +48,8 @@ export interface ExecutionReconcilerOptions {
   webhooks: Pick<WebhookDispatcher, "enqueue">;
   /** Connected apps: the credential Secret of executions whose crew declares apps (absent: not configured). */
   appCredentials?: AppCredentials;
+  /** The limit on tasks starting at once (absent: none). */
+  startLimit?: Pick<StartLimit, "tryStart" | "settle" | "forget">;
 }
 
 /**
@@ -68,8 +71,10 @@ export class ExecutionReconciler {
   async reconcile(key: string): Promise<ReconcileResult> {
     const [namespace, name] = splitKey(key);
     const raw = this.o.caches.executions.get(namespace, name);
-    if (!raw || raw.metadata?.deletionTimestamp) return {};
-    const parsed = crewExecution.safeParse(raw);
+    const parsed = raw && !raw.metadata?.deletionTimestamp ? crewExecution.safeParse(raw) : undefined;
+    // Gone, going or unreadable: it starts nothing, and gives up its turn for a slot if it waited for one.
+    if (!parsed?.success) this.o.startLimit?.forget(key);
+    if (!raw || !parsed) return {};
     if (!parsed.success) {
       this.o.log.warn(
         { execution: key, problems: parsed.error.issues.map((i) => i.message) },
@@ -81,9 +86,13 @@ export class ExecutionReconciler {
     const ref: ExecutionRef = { name, namespace, uid: raw.metadata!.uid!, crew: execution.spec.crewRef.name };
 
     const input = await this.observe(raw, execution, ref);
-    const decision = decide(input);
+    const { decision, slot } = this.decideWithinLimit(input, raw, key);
     let status = execution.status;
-    for (const action of decision.actions) status = await this.apply(action, raw, ref, input, status);
+    try {
+      for (const action of decision.actions) status = await this.apply(action, raw, ref, input, status);
+    } finally {
+      if (slot) this.o.startLimit?.settle(key);
+    }
 
     let requeueAfterMs =
       decision.requeueAfterSeconds !== undefined ? Math.ceil(decision.requeueAfterSeconds * 1000) : undefined;
@@ -99,6 +108,28 @@ export class ExecutionReconciler {
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
       ...(status?.phase ? { phase: status.phase } : {}),
     };
+  }
+
+  /**
+   * decide(), within the limit on tasks starting at once: a decision that starts a task takes a slot, or is made again
+   * without the start (the execution waits for a slot; see start-limit.ts). `slot`: one was taken, to settle.
+   */
+  private decideWithinLimit(input: DecideInput, raw: KubeObject, key: string): { decision: Decision; slot: boolean } {
+    const decision = decide(input);
+    const limit = this.o.startLimit;
+    if (!limit) return { decision, slot: false };
+    const start = decision.actions.find((a) => a.type === "startTask");
+    if (!start) {
+      limit.forget(key);
+      return { decision, slot: false };
+    }
+    const slot = limit.tryStart({
+      execution: key,
+      job: cacheKey(input.execution.namespace!, taskJobName(input.execution.name, start.index)),
+      running: input.execution.status?.phase === "Running",
+      createdAt: raw.metadata?.creationTimestamp ?? "",
+    });
+    return slot ? { decision, slot } : { decision: decide({ ...input, canStartTask: false }), slot };
   }
 
   /** decide()'s input: the execution, its crew (until it took its snapshot), its tasks, the webhooks delivered. */

@@ -9,6 +9,8 @@ export class ControllerMetrics {
   readonly executions: Gauge<"phase">;
   readonly queueDepth: Gauge;
   readonly inFlight: Gauge;
+  readonly startingTasks: Gauge;
+  readonly waitingToStart: Gauge;
   readonly apiWrites: Counter<"verb" | "resource">;
   readonly apiRequestDuration: Histogram<"method" | "resource" | "code">;
   readonly queueWait: Histogram<"lane">;
@@ -21,6 +23,8 @@ export class ControllerMetrics {
     phases: () => (string | undefined)[];
     queueDepth: () => number;
     inFlight: () => number;
+    /** The limit on tasks starting at once: tasks starting, executions waiting for a slot. */
+    starts: () => { starting: number; waiting: number };
     isLeader: () => boolean;
     /** Sharded: the shard count and the shards this replica holds. */
     shards?: () => { count: number; held: readonly number[] };
@@ -65,6 +69,22 @@ export class ControllerMetrics {
       registers,
       collect() {
         this.set(sources.inFlight());
+      },
+    });
+    this.startingTasks = new Gauge({
+      name: "kubecrew_controller_starting_tasks",
+      help: "Tasks starting now: Job created, pod not running yet (KUBECREW_CONTROLLER_MAX_STARTING_TASKS at most)",
+      registers,
+      collect() {
+        this.set(sources.starts().starting);
+      },
+    });
+    this.waitingToStart = new Gauge({
+      name: "kubecrew_controller_executions_waiting_to_start",
+      help: "Executions whose next task waits for a slot under KUBECREW_CONTROLLER_MAX_STARTING_TASKS",
+      registers,
+      collect() {
+        this.set(sources.starts().waiting);
       },
     });
     this.apiWrites = new Counter({

@@ -9,6 +9,8 @@ export interface JobObject extends KubeObject {
   spec?: { template?: unknown; backoffLimit?: number; activeDeadlineSeconds?: number };
   status?: {
     active?: number;
+    /** Pods of the Job with the Ready condition (kube-controller-manager ≥ 1.24 writes it): the task's pod runs. */
+    ready?: number;
     succeeded?: number;
     failed?: number;
     startTime?: string;

@@ -15,6 +15,8 @@ import type { KeySink } from "./shard-ownership.ts";
  * version the cache already holds (the controller's own write, put in the cache from the apiserver's answer), and a
  * Job's status changes that leave its run where it was (active, ready, uncounted pods: about four per task, none of
  * which moves an execution). At thousands of executions a minute each such event was a reconcile doing nothing.
+ * A Job's `ready` does matter to the limit on tasks starting at once: start-limit.ts listens to the Job cache for it
+ * itself, and queues only the execution whose turn it is (not the Job's own).
  */
 export function queueOnChange(caches: Caches, queues: { executions: KeySink; crews: KeySink }): void {
   caches.executions.on((event, o, previous) => {
