@@ -14,8 +14,8 @@ describe("controller config", () => {
     );
   });
 
-  it("limits tasks starting at once to 100 unless told otherwise; 0 is no limit, a negative count stops it", () => {
-    expect(controllerConfigFromEnv({}).maxStartingTasks).toBe(100);
+  it("limits tasks starting at once to 300 unless told otherwise; 0 is no limit, a negative count stops it", () => {
+    expect(controllerConfigFromEnv({}).maxStartingTasks).toBe(300);
     expect(controllerConfigFromEnv({ KUBECREW_CONTROLLER_MAX_STARTING_TASKS: "0" }).maxStartingTasks).toBe(0);
     expect(() => controllerConfigFromEnv({ KUBECREW_CONTROLLER_MAX_STARTING_TASKS: "-1" })).toThrow(
       /KUBECREW_CONTROLLER_MAX_STARTING_TASKS/,

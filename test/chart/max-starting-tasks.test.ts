@@ -1,5 +1,5 @@
 /**
- * The chart's limit on tasks starting at once (controller.maxStartingTasks): the controller gets 100 by default, the
+ * The chart's limit on tasks starting at once (controller.maxStartingTasks): the controller gets 300 by default, the
  * value given (0: no limit), and the schema refuses what the controller would refuse at startup.
  */
 import { describe, expect, it } from "vitest";
@@ -12,8 +12,8 @@ const limitOf = (values?: object) =>
   );
 
 describe("controller.maxStartingTasks", () => {
-  it("hands the controller 100 by default, or the value given; 0 turns the limit off", () => {
-    expect(limitOf()).toBe("100");
+  it("hands the controller 300 by default, or the value given; 0 turns the limit off", () => {
+    expect(limitOf()).toBe("300");
     expect(limitOf({ controller: { maxStartingTasks: 40 } })).toBe("40");
     expect(limitOf({ controller: { maxStartingTasks: 0 } })).toBe("0");
   });
