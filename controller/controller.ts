@@ -169,7 +169,10 @@ export async function startController(config: ControllerConfig, deps: Controller
       { executions: caches.executions.list().length, namespace: config.namespace || "(all)" },
       "Caches synced; starting workers",
     );
-    for (let i = 0; i < config.workers; i++) {
+    // The configured workers take any key; a quarter more take only urgent ones (a task's result, a Job's end), so
+    // work in progress never waits behind kickoffs whose round trips hold every other worker.
+    const urgentOnly = Math.max(1, Math.ceil(config.workers / 4));
+    for (let i = 0; i < config.workers + urgentOnly; i++) {
       workers.push(
         runWorker({
           queue: queues.executions,
@@ -177,6 +180,7 @@ export async function startController(config: ControllerConfig, deps: Controller
           log,
           kind: "execution",
           metrics,
+          urgentOnly: i >= config.workers,
           ...(ownership ? { owns: ownership.ownsExecution } : {}),
         }),
       );

@@ -71,6 +71,31 @@ describe("WorkQueue", () => {
     expect(fifth).toBeUndefined();
   });
 
+  it("keeps a worker that takes only urgent keys free of kickoffs, for a finished task", async () => {
+    const q = new WorkQueue();
+    q.add("kickoff-1");
+    q.add("kickoff-2");
+    // The urgent-only worker leaves the waiting kickoffs alone and waits.
+    let kept: string | undefined;
+    const keptWorker = q.get({ urgentOnly: true }).then((k) => (kept = k));
+    expect(await q.get()).toBe("kickoff-1"); // the other worker, busy with it from now on
+    await new Promise((r) => setTimeout(r, 10));
+    expect(kept).toBeUndefined();
+    // A task finished: the kept worker takes it at once, though a kickoff is still waiting.
+    q.addUrgent("finished-task");
+    await keptWorker;
+    expect(kept).toBe("finished-task");
+    expect(q.depth).toBe(1);
+    // A new kickoff never goes to a waiting urgent-only worker; an ordinary one takes it.
+    const kept2 = q.get({ urgentOnly: true });
+    const ordinary = q.get();
+    expect(await ordinary).toBe("kickoff-2");
+    q.add("kickoff-3");
+    q.addUrgent("another-task");
+    expect(await kept2).toBe("another-task");
+    expect(await q.get()).toBe("kickoff-3");
+  });
+
   it("puts a key added urgently while it is processed in the urgent lane when it is done", async () => {
     const q = new WorkQueue();
     q.add("a");

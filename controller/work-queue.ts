@@ -7,7 +7,9 @@ import { DelayedKeys } from "./delayed-keys.ts";
  *
  * Two lanes: `addUrgent` keys (work in progress: a child of the execution changed, e.g. a task's result arrived) are
  * handed out before `add` keys (new work: a kickoff). Under a burst of kickoffs a finished task then waits for a free
- * worker, not for every kickoff queued before it; finishing work comes before starting more.
+ * worker, not for every kickoff queued before it; finishing work comes before starting more. A worker may also take
+ * urgent keys only (`get({ urgentOnly: true })`): kept for them, it is free when every other worker is busy starting
+ * new work, so a finished task does not wait for a kickoff's round trips to end.
  */
 export interface WorkQueueOptions {
   baseDelayMs?: number;
@@ -31,7 +33,7 @@ export class WorkQueue {
   /** When each waiting key joined a lane (performance.now()), for onWait. */
   private readonly queuedAt = new Map<string, number>();
   private readonly onWait: WorkQueueOptions["onWait"];
-  private waiters: ((key: string | undefined) => void)[] = [];
+  private waiters: { resolve: (key: string | undefined) => void; urgentOnly: boolean }[] = [];
   private shuttingDown = false;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
@@ -91,9 +93,9 @@ export class WorkQueue {
   }
 
   /** The next key to work on; undefined once the queue shuts down. The caller must call done(key). */
-  get(): Promise<string | undefined> {
+  get(o: { urgentOnly?: boolean } = {}): Promise<string | undefined> {
     const urgent = this.next(this.urgent);
-    const key = urgent ?? this.next(this.queue);
+    const key = urgent ?? (o.urgentOnly ? undefined : this.next(this.queue));
     if (key !== undefined) {
       const at = this.queuedAt.get(key);
       this.queuedAt.delete(key);
@@ -103,7 +105,7 @@ export class WorkQueue {
       return Promise.resolve(key);
     }
     if (this.shuttingDown) return Promise.resolve(undefined);
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve) => this.waiters.push({ resolve, urgentOnly: o.urgentOnly ?? false }));
   }
 
   /** The first key of a lane still waiting (stale entries of keys moved to the urgent lane are dropped). */
@@ -116,17 +118,28 @@ export class WorkQueue {
 
   /** A dirty key not being processed goes to a waiting worker, or joins a lane. */
   private handOut(key: string, urgent: boolean): void {
-    const waiter = this.waiters.shift();
+    const waiter = this.waiters.splice(this.waiterFor(urgent), 1)[0];
     if (waiter) {
       this.dirty.delete(key);
       this.processing.add(key);
       this.onWait?.(urgent ? "urgent" : "normal", 0);
-      waiter(key);
+      waiter.resolve(key);
     } else {
       if (this.onWait && !this.queuedAt.has(key)) this.queuedAt.set(key, performance.now());
       this.queued.add(key);
       (urgent ? this.urgent : this.queue).push(key);
     }
+  }
+
+  /**
+   * The waiting worker for a key of this lane (an index past the end: none): an urgent key goes to a worker kept for
+   * urgent keys first, leaving the others for new work; a key of the other lane only to a worker that takes any.
+   */
+  private waiterFor(urgent: boolean): number {
+    const kept = urgent ? this.waiters.findIndex((w) => w.urgentOnly) : -1;
+    if (kept >= 0) return kept;
+    const any = this.waiters.findIndex((w) => !w.urgentOnly);
+    return any >= 0 ? any : this.waiters.length;
   }
 
   done(key: string): void {
@@ -147,6 +160,6 @@ export class WorkQueue {
   shutDown(): void {
     this.shuttingDown = true;
     this.later.clear();
-    for (const w of this.waiters.splice(0)) w(undefined);
+    for (const w of this.waiters.splice(0)) w.resolve(undefined);
   }
 }

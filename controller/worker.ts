@@ -27,10 +27,12 @@ export async function runWorker(o: {
   metrics?: ControllerMetrics;
   /** Sharded: whether this replica still owns the key (its shard may have been lost since it was queued). */
   owns?: (key: string) => boolean;
+  /** Takes only the queue's urgent keys (a worker kept for work in progress). */
+  urgentOnly?: boolean;
 }): Promise<void> {
   const { queue, log, metrics } = o;
   for (;;) {
-    const key = await queue.get();
+    const key = await queue.get({ urgentOnly: o.urgentOnly ?? false });
     if (key === undefined) return;
     if (o.owns && !o.owns(key)) {
       queue.forget(key);
