@@ -4,19 +4,9 @@ import { verifyAppCredential } from "../../core/app-credential.ts";
 import { startAppsMcpFixture, type AppsMcpFixture } from "../support/apps-mcp-fixture.ts";
 import { waitFor } from "../support/wait-for.ts";
 import { kubectl, kubectlStatus } from "./support/kubectl.ts";
-import {
-  applyCrew,
-  createNamespace,
-  deleteNamespace,
-  finalStatus,
-  kickoff,
-  startClusterApi,
-  startControllerProcess,
-  type ClusterApi,
-  type ControllerProcess,
-  type Loose,
-} from "./support/fixture.ts";
+import { finalStatus, kickoff, type Loose } from "./support/fixture.ts";
 import { installed } from "./support/installed.ts";
+import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
 
 /**
  * The execution-scoped app credential on a real apiserver (issue 14 item 5): the controller mints it into the
@@ -28,18 +18,14 @@ import { installed } from "./support/installed.ts";
 const kubeconfig = inject("kubeconfig");
 const SIGNING_KEY = "e2e-apps-signing-key-0123456789abcdef0123";
 const INTERNAL_KEY = "e2e-internal-api-key-0123456789abcdef";
-let namespace: string;
-let controller: ControllerProcess;
-let api: ClusterApi;
+let system: OwnSystem;
 let apps: AppsMcpFixture;
 
 beforeAll(async () => {
   apps = await startAppsMcpFixture(SIGNING_KEY);
-  namespace = await createNamespace(kubeconfig, "apps");
-  await applyCrew(
-    kubeconfig,
-    namespace,
-    `apiVersion: kubecrew.io/v1alpha1
+  system = await startOwnSystem(kubeconfig, "apps", {
+    crews: [
+      `apiVersion: kubecrew.io/v1alpha1
 kind: Crew
 metadata: { name: mailer }
 spec:
@@ -53,25 +39,23 @@ spec:
     - { name: write, agent: writer, description: Write, expectedOutput: Text }
   runner: { retries: 0 }
 `,
-  );
-  controller = await startControllerProcess(kubeconfig, namespace, {
-    env: apps.controllerEnv(INTERNAL_KEY),
+    ],
+    controller: { env: apps.controllerEnv(INTERNAL_KEY) },
   });
-  api = await startClusterApi(kubeconfig, namespace);
 });
 
 afterAll(async () => {
-  await api?.stop();
-  await controller?.kill("SIGTERM");
+  await system?.stop();
   await apps?.stop();
-  if (namespace) await deleteNamespace(kubeconfig, namespace);
 });
 
 const getJson = async (...args: string[]) =>
-  JSON.parse(await kubectl(kubeconfig, ["get", ...args, "-n", namespace, "-o", "json"])) as Loose;
+  JSON.parse(await kubectl(kubeconfig, ["get", ...args, "-n", system.namespace, "-o", "json"])) as Loose;
 
 describe.skipIf(installed)("the app credential of an execution in a cluster", () => {
   it("lives in the execution's Secret while it runs, reaches the apps through the pod's volume, then is revoked and gone", async () => {
+    const { api, namespace } = system;
+    const controller = system.controllers[0]!;
     const id = await kickoff(api, "mailer", { user: "alice" });
     const execution = await getJson("crewexecution", id);
     expect(execution.spec.requestedBy).toEqual({ kind: "org", subject: api.subject, user: "alice" });

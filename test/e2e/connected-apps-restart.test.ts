@@ -1,22 +1,9 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startAppsMcpFixture, type AppsMcpFixture } from "../support/apps-mcp-fixture.ts";
 import { kubectl, kubectlStatus } from "./support/kubectl.ts";
-import {
-  applyCrew,
-  createNamespace,
-  deleteNamespace,
-  finalStatus,
-  jobsOf,
-  kickoff,
-  sleep,
-  startClusterApi,
-  startControllerProcess,
-  waitFor,
-  type ClusterApi,
-  type ControllerProcess,
-  type Loose,
-} from "./support/fixture.ts";
+import { finalStatus, jobsOf, kickoff, sleep, waitFor, type Loose } from "./support/fixture.ts";
 import { installed } from "./support/installed.ts";
+import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
 
 /**
  * Issue 14: an execution's `-apps` Secret (its app credential) goes when the execution finishes, whichever controller
@@ -28,10 +15,8 @@ import { installed } from "./support/installed.ts";
 const kubeconfig = inject("kubeconfig");
 const SIGNING_KEY = "e2e-apps-restart-signing-key-0123456789abcdef";
 const INTERNAL_KEY = "e2e-apps-restart-internal-key-0123456789";
-let namespace: string;
-let api: ClusterApi;
+let system: OwnSystem;
 let apps: AppsMcpFixture;
-const controllers: ControllerProcess[] = [];
 
 const crew = (name: string, executionTimeoutSeconds: number) => `apiVersion: kubecrew.io/v1alpha1
 kind: Crew
@@ -47,34 +32,26 @@ spec:
 
 beforeAll(async () => {
   apps = await startAppsMcpFixture(SIGNING_KEY);
-  namespace = await createNamespace(kubeconfig, "apps-restart");
-  await applyCrew(kubeconfig, namespace, crew("brief", 12));
-  await applyCrew(kubeconfig, namespace, crew("lasting", 3600));
-  api = await startClusterApi(kubeconfig, namespace);
+  system = await startOwnSystem(kubeconfig, "apps-restart", {
+    crews: [crew("brief", 12), crew("lasting", 3600)],
+    killWith: "SIGKILL",
+  });
 });
 
 afterAll(async () => {
-  await api?.stop();
-  for (const c of controllers) await c.kill("SIGKILL");
+  await system?.stop();
   await apps?.stop();
-  if (namespace) await deleteNamespace(kubeconfig, namespace);
 });
 
-const controller = async (identity: string) => {
-  const started = await startControllerProcess(kubeconfig, namespace, {
-    identity,
-    env: apps.controllerEnv(INTERNAL_KEY),
-  });
-  controllers.push(started);
-  return started;
-};
+const controller = (identity: string) => system.startController({ identity, env: apps.controllerEnv(INTERNAL_KEY) });
 const secretExists = async (id: string) =>
-  (await kubectlStatus(kubeconfig, ["get", "secret", `${id}-apps`, "-n", namespace])).code === 0;
+  (await kubectlStatus(kubeconfig, ["get", "secret", `${id}-apps`, "-n", system.namespace])).code === 0;
 const getJson = async (...args: string[]) =>
-  JSON.parse(await kubectl(kubeconfig, ["get", ...args, "-n", namespace, "-o", "json"])) as Loose;
+  JSON.parse(await kubectl(kubeconfig, ["get", ...args, "-n", system.namespace, "-o", "json"])) as Loose;
 
 describe.skipIf(installed)("an execution's apps Secret across a controller restart", () => {
   it("is deleted by the controller that sees the finish, also when the credential expired while none ran", async () => {
+    const { api, namespace } = system;
     const first = await controller("apps-a");
     const brief = await kickoff(api, "brief", { user: "alice" });
     const lasting = await kickoff(api, "lasting", { user: "alice" });

@@ -22,18 +22,9 @@ import {
   type ProviderAndService,
 } from "../integration/integrations/harness.ts";
 import { kubectl, kubectlStatus } from "./support/kubectl.ts";
-import {
-  applyCrew,
-  createNamespace,
-  deleteNamespace,
-  finalStatus,
-  kickoff,
-  startClusterApi,
-  startControllerProcess,
-  type ClusterApi,
-  type ControllerProcess,
-} from "./support/fixture.ts";
+import { finalStatus, kickoff } from "./support/fixture.ts";
 import { installed } from "./support/installed.ts";
+import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
 
 /**
  * Issue 14's chain on the local cluster, once per provider family (app-chains.ts: Google, Microsoft, Salesforce,
@@ -64,9 +55,7 @@ let apis: ProviderApis & { stop(): Promise<void> };
 let llm: LlmFixture;
 let integrations: ProviderAndService;
 const integrationsLogs = capturingLogger();
-let namespace: string;
-let controller: ControllerProcess;
-let api: ClusterApi;
+let system: OwnSystem;
 
 beforeAll(async () => {
   [redis, apis, llm] = await Promise.all([startRedis(), startProviderApis(), startLlmFixture()]);
@@ -77,23 +66,20 @@ beforeAll(async () => {
     logger: integrationsLogs.logger,
     now: () => new Date(Date.now() + aheadMs),
   });
-  namespace = await createNamespace(kubeconfig, "chain");
-  for (const chain of appChains) await applyCrew(kubeconfig, namespace, chainCrewYaml(chain, llm.baseURL));
-  await applyCrew(kubeconfig, namespace, everyAppCrew(llm.baseURL));
-  controller = await startControllerProcess(kubeconfig, namespace, {
-    env: {
-      KUBECREW_APPS_URL: `${integrations.service.url}/v1/mcp`,
-      KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
-      OAUTH_INTERNAL_API_KEY: internalApiKey,
+  system = await startOwnSystem(kubeconfig, "chain", {
+    crews: [...appChains.map((chain) => chainCrewYaml(chain, llm.baseURL)), everyAppCrew(llm.baseURL)],
+    controller: {
+      env: {
+        KUBECREW_APPS_URL: `${integrations.service.url}/v1/mcp`,
+        KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
+        OAUTH_INTERNAL_API_KEY: internalApiKey,
+      },
     },
   });
-  api = await startClusterApi(kubeconfig, namespace);
 });
 
 afterAll(async () => {
-  await api?.stop();
-  await controller?.kill("SIGTERM");
-  if (namespace) await deleteNamespace(kubeconfig, namespace);
+  await system?.stop();
   await integrations?.stop();
   await apis?.stop();
   await llm?.stop();
@@ -103,6 +89,8 @@ afterAll(async () => {
 describe.skipIf(installed)("connected apps on the local cluster with the real integrations service", () => {
   for (const chain of appChains) {
     it(`${chain.family}: a task pod calls ${chain.action} with alice's access token; afterwards the credential is refused`, async () => {
+      const { api, namespace } = system;
+      const controller = system.controllers[0]!;
       prepareSignIn(integrations.provider, chain, apis);
       const { accessToken } = await connectApp(
         integrations.service.url,
@@ -167,6 +155,8 @@ describe.skipIf(installed)("connected apps on the local cluster with the real in
   }
 
   it("one task calls every family's action twice at once with every stored token expired: one refresh per family whose tokens expire", async () => {
+    const { api, namespace } = system;
+    const controller = system.controllers[0]!;
     const lastToken = (chain: (typeof appChains)[number]) =>
       apis[chain.receives.api].requests.filter((r) => r.operation === chain.receives.operation).at(-1)!.token;
     const before = new Map(appChains.map((chain) => [chain, lastToken(chain)]));

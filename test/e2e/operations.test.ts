@@ -2,77 +2,68 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { kubectl } from "./support/kubectl.ts";
 import {
   applyCrew,
-  createNamespace,
   crewYaml,
-  deleteNamespace,
   finalStatus,
   configMapsOf,
   jobsOf,
   resultsOf,
   kickoff,
-  startClusterApi,
-  startControllerProcess,
   status,
   waitFor,
   ORG_TOKEN,
-  type ClusterApi,
   type ControllerProcess,
 } from "./support/fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 import { installed } from "./support/installed.ts";
+import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
 
 const kubeconfig = inject("kubeconfig");
-let namespace: string;
-let api: ClusterApi;
+let system: OwnSystem;
+/** The leader: the first controller, then the one that took over. */
 let controller: ControllerProcess;
-const extra: ControllerProcess[] = [];
 const TTL = 4;
 
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  namespace = await createNamespace(kubeconfig, "ops");
-  await applyCrew(kubeconfig, namespace, crewYaml("hooked", "mock", { tasks: 3 }));
-  await applyCrew(kubeconfig, namespace, crewYaml("quick", "mock", { tasks: 1 }));
-  // Each LLM turn takes 3 s: the first turn's steps are on the cluster while the second one runs.
-  await applyCrew(
-    kubeconfig,
-    namespace,
-    crewYaml("pondering", "call-tools+sleep-3000", { tasks: 1 }).replace(
-      'backstory: "Writes well." }',
-      'backstory: "Writes well.", tools: [http_request] }',
-    ),
-  );
-  await applyCrew(kubeconfig, namespace, crewYaml("slow", "sleep-60000", { tasks: 1 }));
+  system = await startOwnSystem(kubeconfig, "ops", {
+    crews: [
+      crewYaml("hooked", "mock", { tasks: 3 }),
+      crewYaml("quick", "mock", { tasks: 1 }),
+      // Each LLM turn takes 3 s: the first turn's steps are on the cluster while the second one runs.
+      crewYaml("pondering", "call-tools+sleep-3000", { tasks: 1 }).replace(
+        'backstory: "Writes well." }',
+        'backstory: "Writes well.", tools: [http_request] }',
+      ),
+      crewYaml("slow", "sleep-60000", { tasks: 1 }),
+    ],
+    killWith: "SIGKILL",
+  });
   await kubectl(kubeconfig, [
     "create",
     "secret",
     "generic",
     "hooked-webhook",
     "-n",
-    namespace,
+    system.namespace,
     "--from-literal=secret=hook-s3cret",
   ]);
   receiver = await startWebhookReceiver();
-  controller = await startControllerProcess(kubeconfig, namespace, {
+  controller = await system.startController({
     identity: "ops-a",
     env: { KUBECREW_FINISHED_TTL_SECONDS: String(TTL) },
   });
-  api = await startClusterApi(kubeconfig, namespace);
 });
 
 afterAll(async () => {
-  await api?.stop();
-  await controller?.kill("SIGKILL");
-  for (const c of extra) await c.kill("SIGKILL");
+  await system?.stop();
   receiver?.close();
-  if (namespace) await deleteNamespace(kubeconfig, namespace);
 });
 
 describe.skipIf(installed)("steps while a task runs", () => {
   it("puts each step on the attempt's CrewTaskResult as it ends and streams it over /status/{id}/events", async () => {
-    const id = await kickoff(api, "pondering");
-    const events = await fetch(`${api.url}/crews/pondering/status/${id}/events`, {
+    const id = await kickoff(system.api, "pondering");
+    const events = await fetch(`${system.api.url}/crews/pondering/status/${id}/events`, {
       headers: { authorization: `Bearer ${ORG_TOKEN}` },
     });
     expect(events.status).toBe(200);
@@ -81,20 +72,20 @@ describe.skipIf(installed)("steps while a task runs", () => {
     const progress = await waitFor(
       "steps on the running attempt's result",
       async () => {
-        const results = await resultsOf(kubeconfig, namespace, id);
+        const results = await resultsOf(kubeconfig, system.namespace, id);
         const live = results.find((r) => r.metadata.name.endsWith("-steps"));
         return live?.spec.steps?.length >= 2 ? live : undefined;
       },
       30_000,
     );
-    expect((await status(api, "pondering", id)).status).toBe("running");
+    expect((await status(system.api, "pondering", id)).status).toBe("running");
     expect(progress.spec.output).toBeUndefined();
     expect(progress.spec.error).toBeUndefined();
     expect(progress.spec.steps.map((s: { kind: string; tool?: string }) => [s.kind, s.tool])).toEqual([
       ["llm", undefined],
       ["tool", "http_request"],
     ]);
-    expect((await finalStatus(api, "pondering", id)).result.tasks[0].steps).toBe(3);
+    expect((await finalStatus(system.api, "pondering", id)).result.tasks[0].steps).toBe(3);
     const frames = (await text)
       .split("\n\n")
       .filter((b) => b.startsWith("id: "))
@@ -106,20 +97,20 @@ describe.skipIf(installed)("steps while a task runs", () => {
 describe.skipIf(installed)("crews", () => {
   it("shows READY and TASKS for a valid crew, and rejects or reports one whose task names a missing agent or that repeats a task name", async () => {
     await waitFor("crew Ready", async () => {
-      const table = await kubectl(kubeconfig, ["get", "crew", "hooked", "-n", namespace]);
+      const table = await kubectl(kubeconfig, ["get", "crew", "hooked", "-n", system.namespace]);
       const [header, row] = table.trim().split("\n");
       return /^NAME\s+READY\s+TASKS\s+AGE/.test(header!) && /^hooked\s+True\s+3\s/.test(row!);
     });
     // Either the CRD's validation rejects the crew, or the controller reports it with Ready=False; both name the fault.
     const rejectedOrReported = async (name: string, yaml: string, rejection: RegExp, report: string) => {
       try {
-        await applyCrew(kubeconfig, namespace, yaml);
+        await applyCrew(kubeconfig, system.namespace, yaml);
       } catch (err) {
         expect(String((err as { stderr?: string }).stderr ?? err)).toMatch(rejection);
         return;
       }
       const ready = await waitFor(`crew ${name} reported not Ready`, async () => {
-        const crew = JSON.parse(await kubectl(kubeconfig, ["get", "crew", name, "-n", namespace, "-o", "json"]));
+        const crew = JSON.parse(await kubectl(kubeconfig, ["get", "crew", name, "-n", system.namespace, "-o", "json"]));
         return crew.status?.conditions?.find(
           (c: { type: string; status: string }) => c.type === "Ready" && c.status === "False",
         );
@@ -165,12 +156,12 @@ describe.skipIf(installed)("operations", () => {
         );
       return Number(line?.split(" ").at(-1) ?? 0);
     };
-    const id = await kickoff(api, "quick");
-    await finalStatus(api, "quick", id);
+    const id = await kickoff(system.api, "quick");
+    await finalStatus(system.api, "quick", id);
     const before = await statusPatches();
     const reconciles = await controller.metric('kubecrew_controller_reconciles_total{result="success"}');
     for (let i = 0; i < 5; i++)
-      await kubectl(kubeconfig, ["annotate", "ce", id, "-n", namespace, "--overwrite", `poke=${i}`]);
+      await kubectl(kubeconfig, ["annotate", "ce", id, "-n", system.namespace, "--overwrite", `poke=${i}`]);
     await waitFor(
       "reconciled again",
       async () => (await controller.metric('kubecrew_controller_reconciles_total{result="success"}')) >= reconciles + 5,
@@ -179,29 +170,29 @@ describe.skipIf(installed)("operations", () => {
   });
 
   it("answers /status from its caches: polling costs the apiserver no request", async () => {
-    const id = await kickoff(api, "quick");
-    await finalStatus(api, "quick", id);
-    const before = api.backend.readThroughs();
-    for (let i = 0; i < 50; i++) await status(api, "quick", id);
-    expect(api.backend.readThroughs()).toBe(before);
+    const id = await kickoff(system.api, "quick");
+    await finalStatus(system.api, "quick", id);
+    const before = system.api.backend.readThroughs();
+    for (let i = 0; i < 50; i++) await status(system.api, "quick", id);
+    expect(system.api.backend.readThroughs()).toBe(before);
   });
 
   it("removes Jobs and ConfigMaps of a finished execution after the TTL, keeping its results", async () => {
-    const id = await kickoff(api, "quick");
-    await finalStatus(api, "quick", id);
-    expect(await jobsOf(kubeconfig, namespace, id)).toHaveLength(1);
+    const id = await kickoff(system.api, "quick");
+    await finalStatus(system.api, "quick", id);
+    expect(await jobsOf(kubeconfig, system.namespace, id)).toHaveLength(1);
     await waitFor(
       "children removed",
       async () => {
-        const jobs = await jobsOf(kubeconfig, namespace, id);
-        const cms = await configMapsOf(kubeconfig, namespace, id);
+        const jobs = await jobsOf(kubeconfig, system.namespace, id);
+        const cms = await configMapsOf(kubeconfig, system.namespace, id);
         return jobs.length === 0 && cms.length === 0;
       },
       (TTL + 20) * 1000,
     );
-    const results = await resultsOf(kubeconfig, namespace, id);
+    const results = await resultsOf(kubeconfig, system.namespace, id);
     expect(results).toHaveLength(2); // the success and the attempt's steps (`<pod>-steps`)
-    expect((await status(api, "quick", id)).status).toBe("completed");
+    expect((await status(system.api, "quick", id)).status).toBe("completed");
 
     // Once removed, later reconciles of the execution remove nothing again (no marker is written on it either).
     const configMapDeletes = 'kubecrew_controller_apiserver_writes_total{verb="delete",resource="configmaps"}';
@@ -209,7 +200,7 @@ describe.skipIf(installed)("operations", () => {
     expect(deletes).toBeGreaterThan(0);
     const reconciles = await controller.metric('kubecrew_controller_reconciles_total{result="success"}');
     for (let i = 0; i < 3; i++)
-      await kubectl(kubeconfig, ["annotate", "ce", id, "-n", namespace, "--overwrite", `poke=${i}`]);
+      await kubectl(kubeconfig, ["annotate", "ce", id, "-n", system.namespace, "--overwrite", `poke=${i}`]);
     await waitFor(
       "reconciled again",
       async () => (await controller.metric('kubecrew_controller_reconciles_total{result="success"}')) >= reconciles + 3,
@@ -218,11 +209,11 @@ describe.skipIf(installed)("operations", () => {
   });
 
   it("deleting a CrewExecution removes its Job, pod, ConfigMap and results through the garbage collector", async () => {
-    const id = await kickoff(api, "slow");
+    const id = await kickoff(system.api, "slow");
     await waitFor("Job running", async () =>
-      (await jobsOf(kubeconfig, namespace, id)).find((j) => (j.status?.active ?? 0) > 0),
+      (await jobsOf(kubeconfig, system.namespace, id)).find((j) => (j.status?.active ?? 0) > 0),
     );
-    await kubectl(kubeconfig, ["delete", "ce", id, "-n", namespace, "--wait=false"]);
+    await kubectl(kubeconfig, ["delete", "ce", id, "-n", system.namespace, "--wait=false"]);
     await waitFor(
       "children collected",
       async () => {
@@ -231,7 +222,7 @@ describe.skipIf(installed)("operations", () => {
           "get",
           "jobs,pods,configmaps,crewtaskresults",
           "-n",
-          namespace,
+          system.namespace,
           "-l",
           selector,
           "-o",
@@ -244,8 +235,7 @@ describe.skipIf(installed)("operations", () => {
   });
 
   it("elects one leader: a second replica waits, and takes over when the leader shuts down", async () => {
-    const standby = await startControllerProcess(kubeconfig, namespace, { identity: "ops-b", waitForLeader: false });
-    extra.push(standby);
+    const standby = await system.startController({ identity: "ops-b", waitForLeader: false });
     expect((await fetch(`${standby.url}/readyz`)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 2500));
     expect(await standby.metric("kubecrew_controller_leader")).toBe(0);
@@ -259,8 +249,8 @@ describe.skipIf(installed)("operations", () => {
     expect(await controller.kill("SIGTERM")).toBe(0);
     await waitFor("standby leads", async () => (await standby.metric("kubecrew_controller_leader")) === 1, 15_000);
     expect(Date.now() - started).toBeLessThan(4000); // released, not expired
-    const id = await kickoff(api, "quick");
-    expect((await finalStatus(api, "quick", id)).status).toBe("completed");
+    const id = await kickoff(system.api, "quick");
+    expect((await finalStatus(system.api, "quick", id)).status).toBe("completed");
     controller = standby; // the leader from here on
   });
 });
@@ -268,12 +258,12 @@ describe.skipIf(installed)("operations", () => {
 describe.skipIf(installed)("webhooks across a controller crash", () => {
   it("delivers a webhook its receiver refused until the controller was SIGKILLed, from the next controller", async () => {
     receiver.failNext = 1000;
-    const id = await kickoff(api, "quick", { crewWebhookUrl: `${receiver.url}/crew` });
-    expect((await finalStatus(api, "quick", id)).status).toBe("completed");
+    const id = await kickoff(system.api, "quick", { crewWebhookUrl: `${receiver.url}/crew` });
+    expect((await finalStatus(system.api, "quick", id)).status).toBe("completed");
     await new Promise((r) => setTimeout(r, 1000)); // a few refused attempts
     expect(await controller.kill("SIGKILL")).toBeNull();
     receiver.failNext = 0;
-    controller = await startControllerProcess(kubeconfig, namespace, {
+    controller = await system.startController({
       identity: "ops-b",
       env: { KUBECREW_FINISHED_TTL_SECONDS: String(TTL) },
     });

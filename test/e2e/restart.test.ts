@@ -1,42 +1,26 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import {
-  applyCrew,
-  createNamespace,
-  crewYaml,
-  deleteNamespace,
-  finalStatus,
-  jobsOf,
-  kickoff,
-  sleep,
-  startClusterApi,
-  startControllerProcess,
-  type ClusterApi,
-  type ControllerProcess,
-  waitFor,
-} from "./support/fixture.ts";
+import { crewYaml, finalStatus, jobsOf, kickoff, sleep, waitFor } from "./support/fixture.ts";
 import { installed } from "./support/installed.ts";
+import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
 
 const kubeconfig = inject("kubeconfig");
-let namespace: string;
-let api: ClusterApi;
-const controllers: ControllerProcess[] = [];
+let system: OwnSystem;
 
 beforeAll(async () => {
-  namespace = await createNamespace(kubeconfig, "restart");
-  await applyCrew(kubeconfig, namespace, crewYaml("steady", "sleep-1200", { tasks: 3 }));
-  api = await startClusterApi(kubeconfig, namespace);
+  system = await startOwnSystem(kubeconfig, "restart", {
+    crews: [crewYaml("steady", "sleep-1200", { tasks: 3 })],
+    killWith: "SIGKILL",
+  });
 });
 
 afterAll(async () => {
-  await api?.stop();
-  for (const c of controllers) await c.kill("SIGKILL");
-  if (namespace) await deleteNamespace(kubeconfig, namespace);
+  await system?.stop();
 });
 
 describe.skipIf(installed)("a controller killed at any point", () => {
   it("is SIGKILLed mid-run three times and restarted: every execution finishes, with exactly one Job per task", async () => {
-    const first = await startControllerProcess(kubeconfig, namespace, { identity: "replica-a" });
-    controllers.push(first);
+    const { api, namespace } = system;
+    const first = await system.startController({ identity: "replica-a" });
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) ids.push(await kickoff(api, "steady"));
 
@@ -46,8 +30,7 @@ describe.skipIf(installed)("a controller killed at any point", () => {
       await sleep(runFor);
       expect(await current.kill("SIGKILL")).toBeNull();
       await sleep(700); // tasks go on (and finish) while no controller runs
-      current = await startControllerProcess(kubeconfig, namespace, { identity: `replica-${n % 2 === 0 ? "b" : "a"}` });
-      controllers.push(current);
+      current = await system.startController({ identity: `replica-${n % 2 === 0 ? "b" : "a"}` });
     }
 
     for (const id of ids) {

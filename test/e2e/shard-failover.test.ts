@@ -1,28 +1,21 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { KubeConfig } from "@kubernetes/client-node";
 import { shardOf } from "../../core/shard.ts";
-import { KubeClient } from "../../kube/client.ts";
 import { LEASES, resourcePath } from "../../kube/resources.ts";
 import type { Lease } from "../../controller/lease.ts";
 import { shardLeaseName } from "../../controller/shard-elector.ts";
 import { kubectl } from "./support/kubectl.ts";
 import {
-  applyCrew,
-  createNamespace,
   crewYaml,
-  deleteNamespace,
   finalStatus,
   jobsOf,
   kickoff,
   resultsOf,
   sleep,
-  startClusterApi,
-  startControllerProcess,
   waitFor,
-  type ClusterApi,
   type ControllerProcess,
 } from "./support/fixture.ts";
 import { installed } from "./support/installed.ts";
+import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 /**
@@ -34,28 +27,20 @@ import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-re
 const kubeconfig = inject("kubeconfig");
 const ELECTION_ID = "kubecrew-controller";
 const TASKS = 3;
-let namespace: string;
-let api: ClusterApi;
+let system: OwnSystem;
 let receiver: WebhookReceiver;
-let client: KubeClient;
-const controllers: ControllerProcess[] = [];
 
 beforeAll(async () => {
-  namespace = await createNamespace(kubeconfig, "shards");
-  await applyCrew(kubeconfig, namespace, crewYaml("halves", "sleep-1500", { tasks: TASKS }));
-  api = await startClusterApi(kubeconfig, namespace);
+  system = await startOwnSystem(kubeconfig, "shards", {
+    crews: [crewYaml("halves", "sleep-1500", { tasks: TASKS })],
+    killWith: "SIGKILL",
+  });
   receiver = await startWebhookReceiver();
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  client = new KubeClient(kc);
 });
 
 afterAll(async () => {
-  await api?.stop();
-  for (const c of controllers) await c.kill("SIGKILL");
+  await system?.stop();
   receiver?.close();
-  client?.close();
-  if (namespace) await deleteNamespace(kubeconfig, namespace);
 });
 
 /** The shards a replica says it holds, from its /metrics. */
@@ -65,21 +50,23 @@ async function heldShards(c: ControllerProcess): Promise<number[]> {
 }
 
 async function leaseHolder(shard: number): Promise<string> {
-  const lease = await client.get<Lease>(resourcePath(LEASES, namespace, shardLeaseName(ELECTION_ID, shard)));
+  const path = resourcePath(LEASES, system.namespace, shardLeaseName(ELECTION_ID, shard));
+  const lease = await system.client.get<Lease>(path);
   return lease.spec.holderIdentity ?? "";
 }
 
 async function uidOf(id: string): Promise<string> {
-  return (await kubectl(kubeconfig, ["get", "ce", id, "-n", namespace, "-o", "jsonpath={.metadata.uid}"])).trim();
+  const args = ["get", "ce", id, "-n", system.namespace, "-o", "jsonpath={.metadata.uid}"];
+  return (await kubectl(kubeconfig, args)).trim();
 }
 
 describe.skipIf(installed)("executions sharded across two controller replicas", () => {
   it("a SIGKILLed replica's shard is taken over within 15 s and its executions finish, each task once", async () => {
+    const { api, namespace } = system;
     const env = { KUBECREW_CONTROLLER_SHARDS: "2" };
-    for (const identity of ["shard-a", "shard-b"]) {
-      controllers.push(await startControllerProcess(kubeconfig, namespace, { identity, env, waitForLeader: false }));
-    }
-    const [a, b] = controllers as [ControllerProcess, ControllerProcess];
+    for (const identity of ["shard-a", "shard-b"])
+      await system.startController({ identity, env, waitForLeader: false });
+    const [a, b] = system.controllers as [ControllerProcess, ControllerProcess];
     // Each replica settles on one shard (its fair share, ceil(2/2)).
     await waitFor(
       "one shard each",

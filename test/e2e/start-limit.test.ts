@@ -1,25 +1,12 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { KubeConfig } from "@kubernetes/client-node";
 import { silentLogger } from "../../core/logger.ts";
-import { KubeClient, type KubeObject } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/client.ts";
 import { Informer, objectKey } from "../../kube/informer.ts";
 import { CREW_TASK_RESULTS, JOBS, LABEL_EXECUTION, resourcePath } from "../../kube/resources.ts";
 import { kubectl } from "./support/kubectl.ts";
-import {
-  applyCrew,
-  createNamespace,
-  crewYaml,
-  deleteNamespace,
-  finalStatus,
-  jobsOf,
-  kickoff,
-  startClusterApi,
-  startControllerProcess,
-  type ClusterApi,
-  type ControllerProcess,
-  type Loose,
-} from "./support/fixture.ts";
+import { crewYaml, finalStatus, jobsOf, kickoff, type Loose } from "./support/fixture.ts";
 import { installed } from "./support/installed.ts";
+import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
 
 /**
  * The limit on tasks starting at once (KUBECREW_CONTROLLER_MAX_STARTING_TASKS=2) on the real control plane and the
@@ -31,10 +18,7 @@ import { installed } from "./support/installed.ts";
 const kubeconfig = inject("kubeconfig");
 const LIMIT = 2;
 const EXECUTIONS = 5;
-let namespace: string;
-let api: ClusterApi;
-let controller: ControllerProcess;
-let client: KubeClient;
+let system: OwnSystem;
 const informers: Informer<KubeObject>[] = [];
 
 interface JobView extends KubeObject {
@@ -49,23 +33,15 @@ interface JobView extends KubeObject {
 
 beforeAll(async () => {
   if (installed) return;
-  namespace = await createNamespace(kubeconfig, "startlimit");
-  await applyCrew(kubeconfig, namespace, crewYaml("slow-start", "sleep-10000", { tasks: 1, taskTimeout: 120 }));
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  client = new KubeClient(kc);
-  controller = await startControllerProcess(kubeconfig, namespace, {
-    env: { KUBECREW_CONTROLLER_MAX_STARTING_TASKS: String(LIMIT) },
+  system = await startOwnSystem(kubeconfig, "startlimit", {
+    crews: [crewYaml("slow-start", "sleep-10000", { tasks: 1, taskTimeout: 120 })],
+    controller: { env: { KUBECREW_CONTROLLER_MAX_STARTING_TASKS: String(LIMIT) } },
   });
-  api = await startClusterApi(kubeconfig, namespace);
 });
 
 afterAll(async () => {
   for (const i of informers) await i.stop();
-  await api?.stop();
-  await controller?.kill("SIGTERM");
-  client?.close();
-  if (namespace) await deleteNamespace(kubeconfig, namespace);
+  await system?.stop();
 });
 
 /**
@@ -75,6 +51,7 @@ afterAll(async () => {
  * the controller creates next.
  */
 async function watchStarts(): Promise<{ starting: () => number; maxStarting: number; maxReady: number }> {
+  const { client, namespace } = system;
   const watched = { client, log: silentLogger(), labelSelector: LABEL_EXECUTION, watchTimeoutSeconds: 60 };
   const jobs = new Informer<JobView>({ ...watched, path: resourcePath(JOBS, namespace) });
   const results = new Informer<KubeObject>({ ...watched, path: resourcePath(CREW_TASK_RESULTS, namespace) });
@@ -112,6 +89,8 @@ async function watchStarts(): Promise<{ starting: () => number; maxStarting: num
 
 describe.skipIf(installed)("a limit of 2 tasks starting at once", () => {
   it("never has more than 2 tasks starting; the rest wait Pending without a Job; running tasks hold no slot; all 5 complete", async () => {
+    const { api, namespace } = system;
+    const controller = system.controllers[0]!;
     const seen = await watchStarts();
     const ids = await Promise.all(Array.from({ length: EXECUTIONS }, () => kickoff(api, "slow-start")));
 

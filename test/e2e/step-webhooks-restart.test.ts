@@ -3,21 +3,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { kubectl } from "./support/kubectl.ts";
-import {
-  applyCrew,
-  createNamespace,
-  crewYaml,
-  deleteNamespace,
-  finalStatus,
-  kickoff,
-  sleep,
-  startClusterApi,
-  startControllerProcess,
-  waitFor,
-  type ClusterApi,
-  type ControllerProcess,
-} from "./support/fixture.ts";
+import { crewYaml, finalStatus, kickoff, sleep, waitFor, type ControllerProcess } from "./support/fixture.ts";
 import { installed } from "./support/installed.ts";
+import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
 
 /**
  * Step webhooks across controller SIGKILLs. Delivery is at least once; every resend carries the same
@@ -28,11 +16,9 @@ import { installed } from "./support/installed.ts";
  */
 const kubeconfig = inject("kubeconfig");
 const SECRET = "chatty-s3cret";
-let namespace: string;
-let api: ClusterApi;
+let system: OwnSystem;
 let receiver: http.Server;
 let receiverUrl: string;
-const controllers: ControllerProcess[] = [];
 let current: ControllerProcess;
 
 interface Post {
@@ -63,41 +49,36 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/step`;
-  namespace = await createNamespace(kubeconfig, "stephooks");
+  system = await startOwnSystem(kubeconfig, "stephooks", {
+    // call-tools calls http_request (a made-up URL: an error the model is told about): three steps per task.
+    crews: [
+      crewYaml("chatty", "call-tools", { tasks: 3 }).replace(
+        'backstory: "Writes well." }',
+        'backstory: "Writes well.", tools: [http_request] }',
+      ),
+    ],
+    killWith: "SIGKILL",
+  });
   await kubectl(kubeconfig, [
     "create",
     "secret",
     "generic",
     "chatty-webhook",
     "-n",
-    namespace,
+    system.namespace,
     `--from-literal=secret=${SECRET}`,
   ]);
-  // call-tools calls http_request (a made-up URL: an error the model is told about): three steps per task.
-  await applyCrew(
-    kubeconfig,
-    namespace,
-    crewYaml("chatty", "call-tools", { tasks: 3 }).replace(
-      'backstory: "Writes well." }',
-      'backstory: "Writes well.", tools: [http_request] }',
-    ),
-  );
-  api = await startClusterApi(kubeconfig, namespace);
-  current = await startControllerProcess(kubeconfig, namespace, { identity: "hooks-a" });
-  controllers.push(current);
+  current = await system.startController({ identity: "hooks-a" });
 });
 
 afterAll(async () => {
-  await api?.stop();
-  for (const c of controllers) await c.kill("SIGKILL");
+  await system?.stop();
   receiver?.close();
-  if (namespace) await deleteNamespace(kubeconfig, namespace);
 });
 
 async function restart(identity: string): Promise<void> {
   expect(await current.kill("SIGKILL")).toBeNull();
-  current = await startControllerProcess(kubeconfig, namespace, { identity });
-  controllers.push(current);
+  current = await system.startController({ identity });
 }
 
 describe.skipIf(installed)("step webhooks across controller SIGKILLs", () => {
@@ -120,12 +101,12 @@ describe.skipIf(installed)("step webhooks across controller SIGKILLs", () => {
           });
       }
     };
-    const id = await kickoff(api, "chatty", { stepWebhookUrl: receiverUrl });
-    const final = await finalStatus(api, "chatty", id, 120_000);
+    const id = await kickoff(system.api, "chatty", { stepWebhookUrl: receiverUrl });
+    const final = await finalStatus(system.api, "chatty", id, 120_000);
     expect(final.status).toBe("completed");
     await killed;
     const uid = (
-      await kubectl(kubeconfig, ["get", "ce", id, "-n", namespace, "-o", "jsonpath={.metadata.uid}"])
+      await kubectl(kubeconfig, ["get", "ce", id, "-n", system.namespace, "-o", "jsonpath={.metadata.uid}"])
     ).trim();
     const expected = ["step1", "step2", "step3"].flatMap((task) =>
       [0, 1, 2].map((index) => `${uid}/step:${task}:1:${index}`),
@@ -136,7 +117,7 @@ describe.skipIf(installed)("step webhooks across controller SIGKILLs", () => {
       60_000,
     );
     await waitFor("every delivery recorded", async () => {
-      const ce = JSON.parse(await kubectl(kubeconfig, ["get", "ce", id, "-n", namespace, "-o", "json"]));
+      const ce = JSON.parse(await kubectl(kubeconfig, ["get", "ce", id, "-n", system.namespace, "-o", "json"]));
       const records = JSON.parse(ce.metadata.annotations?.["kubecrew.io/webhook-deliveries"] ?? "{}");
       return Object.keys(records).filter((k) => k.startsWith("step:")).length === expected.length;
     });
