@@ -14,7 +14,8 @@ import type { V1Pod } from "@kubernetes/client-node";
 import type { Logger } from "../../core/logger.ts";
 import { startKubeletServer } from "./kubelet-server.ts";
 import { registerNode } from "./node-registration.ts";
-import { PodRuntime, type NodeContext } from "./pod-runtime.ts";
+import type { NodeContext } from "./node-context.ts";
+import { PodRuntime } from "./pod-runtime.ts";
 import { kubeTime } from "./pod-status.ts";
 
 export interface LocalNodeOptions {

@@ -1,69 +1,46 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { ApiException, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
-import type { CoreV1Api, V1Container, V1Pod } from "@kubernetes/client-node";
+import { rmSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { V1Container, V1Pod } from "@kubernetes/client-node";
 import type { Logger } from "../../core/logger.ts";
-import { startContainerProcess, type ContainerProcess, type ProcessExit } from "./container-process.ts";
-import { ContainerConfigError, containerEnv, expandVariables, type ObjectSource } from "./env.ts";
-import { podPhase, podStatus, type ContainerRun, type PodRun } from "./pod-status.ts";
-import { requestPodToken, serviceAccountKubeconfig } from "./service-account.ts";
-import { hasServiceAccountToken, mountVolumes, writeVolumes, type VolumeContext } from "./volumes.ts";
-
-/** What every pod on the node shares. */
-export interface NodeContext {
-  core: CoreV1Api;
-  log: Logger;
-  /** Per-pod directories live under here. */
-  podsDir: string;
-  pgidDir: string;
-  /** PATH of every container: <repo>/node_modules/.bin, the `kubecrew` shim, the system. */
-  path: string;
-  apiServer: { url: URL; caPem: Buffer };
-}
-
-const TOKEN_SECONDS = 3600;
-/** The kubelet refreshes projected tokens at 80% of their life. */
-const TOKEN_REFRESH_MS = TOKEN_SECONDS * 800;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function isNotFound(error: unknown): boolean {
-  return error instanceof ApiException && error.code === 404;
-}
+import { isConflict, isNotFound } from "./api-errors.ts";
+import type { ContainerProcess } from "./container-process.ts";
+import { runContainer, type ContainerRunContext } from "./container-run.ts";
+import { ContainerConfigError } from "./env.ts";
+import type { NodeContext } from "./node-context.ts";
+import { PodSandbox, TOKEN_REFRESH_MS } from "./pod-sandbox.ts";
+import { podPhase, type ContainerRun, type PodRun } from "./pod-status.ts";
+import { PodStatusWriter } from "./pod-status-writer.ts";
 
 function podKey(pod: V1Pod): string {
   return `${pod.metadata?.namespace}/${pod.metadata?.name}`;
 }
 
 /**
- * One pod bound to the local node, from creation to deletion: writes its service-account kubeconfig and volumes, runs
- * its init containers one after another and then its containers as processes, reports status as the kubelet does, and
- * kills everything when the pod is deleted or its activeDeadlineSeconds pass.
+ * One pod bound to the local node, from creation to deletion: prepares its sandbox (service-account kubeconfig,
+ * volumes, environment), runs its init containers one after another and then its containers as processes, reports
+ * status as the kubelet does, and kills everything when the pod is deleted or its activeDeadlineSeconds pass.
  */
 export class PodRuntime {
   readonly uid: string;
-  readonly dir: string;
-  readonly root: string;
   private pod: V1Pod;
   private readonly ctx: NodeContext;
   private readonly log: Logger;
   private readonly run: PodRun;
+  private readonly sandbox: PodSandbox;
+  private readonly status: PodStatusWriter;
   private readonly processes = new Map<string, ContainerProcess>();
   private starting = false;
   private started = false;
   private ending: Promise<void> | undefined;
   private deleting = false;
   private timers: NodeJS.Timeout[] = [];
-  private statusQueued = false;
-  private statusChain: Promise<void> = Promise.resolve();
 
   constructor(ctx: NodeContext, pod: V1Pod) {
     this.ctx = ctx;
     this.pod = pod;
     this.uid = pod.metadata!.uid!;
     this.log = ctx.log.child({ pod: podKey(pod) });
-    this.dir = join(ctx.podsDir, `${pod.metadata!.namespace}_${pod.metadata!.name}_${this.uid}`);
-    this.root = join(this.dir, "root");
+    this.sandbox = new PodSandbox(ctx, () => this.pod);
     const waiting = (c: V1Container): ContainerRun => ({
       name: c.name,
       image: c.image ?? "",
@@ -76,11 +53,12 @@ export class PodRuntime {
       initContainers: (pod.spec?.initContainers ?? []).map(waiting),
       containers: (pod.spec?.containers ?? []).map(waiting),
     };
+    this.status = new PodStatusWriter({ core: ctx.core, log: this.log, pod: () => this.pod, run: this.run });
   }
 
   /** Log file of a container; `kubectl logs` reads it through the node's kubelet API. */
   logFile(container: string): string {
-    return join(this.dir, "logs", `${container}.log`);
+    return this.sandbox.logFile(container);
   }
 
   /** The container `kubectl logs` shows when none is named. */
@@ -93,7 +71,7 @@ export class PodRuntime {
   }
 
   isTerminal(): boolean {
-    const phase = podPhase(this.run, this.pod.spec?.restartPolicy ?? "Always");
+    const phase = podPhase(this.run, this.restartPolicy());
     return phase === "Succeeded" || phase === "Failed";
   }
 
@@ -110,7 +88,7 @@ export class PodRuntime {
   /** The pod object is gone from the API (force-deleted, or our own delete went through): stop and clean up. */
   async forget(): Promise<void> {
     await this.end(undefined, 0);
-    rmSync(this.dir, { recursive: true, force: true });
+    rmSync(this.sandbox.dir, { recursive: true, force: true });
   }
 
   /** Node shutdown: stop the processes, leave the pod objects alone. */
@@ -118,97 +96,15 @@ export class PodRuntime {
     await this.end(undefined, 2);
   }
 
-  private objectSource(): ObjectSource {
-    const { core } = this.ctx;
-    const namespace = this.pod.metadata!.namespace!;
-    const read = async <T>(fetch: () => Promise<T>) => {
-      try {
-        return await fetch();
-      } catch (error) {
-        if (isNotFound(error)) return undefined;
-        throw error;
-      }
-    };
-    const decode = (data: Record<string, string> | undefined, encoding: BufferEncoding) =>
-      Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, encoding)]));
-    return {
-      async configMap(name) {
-        const cm = await read(() => core.readNamespacedConfigMap({ name, namespace }));
-        return cm && { ...decode(cm.data, "utf8"), ...decode(cm.binaryData, "base64") };
-      },
-      async secret(name) {
-        const secret = await read(() => core.readNamespacedSecret({ name, namespace }));
-        return secret && decode(secret.data, "base64");
-      },
-    };
-  }
-
-  private volumeContext(): VolumeContext {
-    return {
-      pod: this.pod,
-      volumesDir: join(this.dir, "volumes"),
-      root: this.root,
-      source: this.objectSource(),
-      token: (audience, seconds) => requestPodToken(this.ctx.core, this.pod, audience, seconds),
-      caPem: this.ctx.apiServer.caPem,
-    };
-  }
-
-  private automountsToken(): boolean {
-    return this.pod.spec?.automountServiceAccountToken !== false;
-  }
-
-  private kubeconfigPath(): string {
-    return join(this.dir, "kubeconfig");
-  }
-
-  private async writeServiceAccountKubeconfig(): Promise<void> {
-    const token = await requestPodToken(this.ctx.core, this.pod, undefined, TOKEN_SECONDS);
-    const { url, caPem } = this.ctx.apiServer;
-    const file = this.kubeconfigPath();
-    writeFileSync(`${file}.tmp`, serviceAccountKubeconfig(url.origin, caPem, token, this.pod.metadata!.namespace!), {
-      mode: 0o600,
-    });
-    renameSync(`${file}.tmp`, file);
-  }
-
-  private baseEnv(): Record<string, string> {
-    const env: Record<string, string> = {
-      PATH: this.ctx.path,
-      HOME: this.root,
-      TMPDIR: join(this.root, "tmp"),
-      HOSTNAME: this.pod.metadata!.name!,
-      KUBECREW_CONTAINER_ROOT: this.root,
-      KUBERNETES_SERVICE_HOST: this.ctx.apiServer.url.hostname,
-      KUBERNETES_SERVICE_PORT: this.ctx.apiServer.url.port,
-      KUBERNETES_SERVICE_PORT_HTTPS: this.ctx.apiServer.url.port,
-    };
-    if (this.automountsToken()) env.KUBECONFIG = this.kubeconfigPath();
-    return env;
-  }
-
-  /** Everything a container needs before it can start; a missing Secret or ConfigMap is retried on the next sync. */
-  private async prepare(): Promise<Map<string, Record<string, string>>> {
-    mkdirSync(join(this.dir, "logs"), { recursive: true });
-    mkdirSync(join(this.root, "tmp"), { recursive: true });
-    mkdirSync(join(this.root, "dev"), { recursive: true }); // for /dev/termination-log
-    if (this.automountsToken()) await this.writeServiceAccountKubeconfig();
-    const volumes = this.volumeContext();
-    await writeVolumes(volumes);
-    const envs = new Map<string, Record<string, string>>();
-    const source = this.objectSource();
-    for (const container of [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])]) {
-      envs.set(container.name, await containerEnv(this.pod, container, this.baseEnv(), source));
-      mountVolumes(volumes, container);
-    }
-    return envs;
+  private restartPolicy(): string {
+    return this.pod.spec?.restartPolicy ?? "Always";
   }
 
   private async start(): Promise<void> {
     this.starting = true;
     let envs: Map<string, Record<string, string>>;
     try {
-      envs = await this.prepare();
+      envs = await this.sandbox.prepare();
     } catch (error) {
       this.starting = false;
       const config = error instanceof ContainerConfigError;
@@ -217,7 +113,7 @@ export class PodRuntime {
       for (const c of [...this.run.initContainers, ...this.run.containers]) {
         c.state = { kind: "waiting", reason: config ? "CreateContainerConfigError" : "ContainerCreating", message };
       }
-      void this.writeStatus();
+      void this.status.write();
       return;
     }
     this.started = true;
@@ -226,116 +122,40 @@ export class PodRuntime {
     this.run.sandboxReady = true;
     this.armTimers();
     this.log.info("Starting containers");
-    void this.writeStatus();
+    void this.status.write();
 
-    const restartPolicy = this.pod.spec?.restartPolicy ?? "Always";
+    const containers: ContainerRunContext = {
+      log: this.log,
+      restartPolicy: this.restartPolicy(),
+      root: this.sandbox.root,
+      logFile: (container) => this.sandbox.logFile(container),
+      pgidDir: this.ctx.pgidDir,
+      ending: () => !!this.ending,
+      processes: this.processes,
+      changed: () => void this.status.write(),
+    };
     const initSpecs = this.pod.spec?.initContainers ?? [];
     for (const [i, spec] of initSpecs.entries()) {
-      const exit = await this.runContainer(spec, this.run.initContainers[i]!, envs.get(spec.name)!, "init");
+      const exit = await runContainer(containers, spec, this.run.initContainers[i]!, envs.get(spec.name)!, "init");
       if (this.ending || exit !== 0) {
-        if (!this.ending && restartPolicy === "Never") this.log.info({ container: spec.name }, "Init container failed");
+        if (!this.ending && containers.restartPolicy === "Never") {
+          this.log.info({ container: spec.name }, "Init container failed");
+        }
         await this.finish();
         return;
       }
     }
     const specs = this.pod.spec?.containers ?? [];
-    await Promise.all(specs.map((spec, i) => this.runContainer(spec, this.run.containers[i]!, envs.get(spec.name)!)));
+    await Promise.all(
+      specs.map((spec, i) => runContainer(containers, spec, this.run.containers[i]!, envs.get(spec.name)!)),
+    );
     await this.finish();
   }
 
   private async finish(): Promise<void> {
     this.clearTimers();
-    await this.writeStatus();
-    this.log.info({ phase: podPhase(this.run, this.pod.spec?.restartPolicy ?? "Always") }, "Pod finished");
-  }
-
-  /** Runs one container until it is done for good: restarts per restartPolicy, with a growing back-off. */
-  private async runContainer(
-    spec: V1Container,
-    run: ContainerRun,
-    env: Record<string, string>,
-    kind: "init" | "main" = "main",
-  ): Promise<number> {
-    const policy = this.pod.spec?.restartPolicy ?? "Always";
-    let backoffMs = 1000;
-    for (;;) {
-      if (this.ending) return 137;
-      const argv = [...(spec.command ?? []), ...(spec.args ?? [])].map((part) => expandVariables(part, env));
-      let exit: ProcessExit;
-      let pid: number | undefined;
-      const startedAt = new Date();
-      if (!spec.command?.length) {
-        // The image is ignored, so its entrypoint is unknown: a container must name its command.
-        exit = {
-          exitCode: 128,
-          startError: "the local node runs `command` (+ `args`); the image's entrypoint is unknown",
-        };
-      } else {
-        const cwd = join(this.root, spec.workingDir ?? "/");
-        mkdirSync(cwd, { recursive: true });
-        const proc = startContainerProcess({
-          argv,
-          cwd,
-          env,
-          logFile: this.logFile(spec.name),
-          pgidDir: this.ctx.pgidDir,
-        });
-        pid = proc.pid || undefined;
-        if (proc.pid) {
-          this.processes.set(spec.name, proc);
-          run.state = { kind: "running", startedAt, pid: proc.pid };
-          void this.writeStatus();
-        }
-        exit = await proc.exited;
-        this.processes.delete(spec.name);
-      }
-      run.state = {
-        kind: "terminated",
-        exitCode: exit.exitCode,
-        signal: exit.signal,
-        reason: exit.startError ? "StartError" : exit.exitCode === 0 ? "Completed" : "Error",
-        message: exit.startError ?? this.terminationMessage(spec, exit.exitCode),
-        startedAt,
-        finishedAt: new Date(),
-        pid,
-      };
-      this.log.info({ container: spec.name, exitCode: exit.exitCode, error: exit.startError }, "Container exited");
-      void this.writeStatus();
-      const restart =
-        !this.ending &&
-        (kind === "init"
-          ? exit.exitCode !== 0 && policy !== "Never"
-          : policy === "Always" || (policy === "OnFailure" && exit.exitCode !== 0));
-      if (!restart) return exit.exitCode;
-      run.lastTerminated = run.state;
-      run.state = { kind: "waiting", reason: "CrashLoopBackOff", message: `back-off ${backoffMs / 1000}s restarting` };
-      void this.writeStatus();
-      await sleep(backoffMs);
-      backoffMs = Math.min(backoffMs * 2, 30_000);
-      run.restartCount += 1;
-    }
-  }
-
-  /**
-   * The kubelet's termination message: what the process wrote to <root><terminationMessagePath> (default
-   * /dev/termination-log), at most 4 KiB; with FallbackToLogsOnError and a failure, the end of the log instead.
-   */
-  private terminationMessage(spec: V1Container, exitCode: number): string | undefined {
-    const limit = 4096;
-    const read = (file: string) => {
-      try {
-        const text = readFileSync(file, "utf8");
-        return text.length > limit ? text.slice(-limit) : text;
-      } catch {
-        return "";
-      }
-    };
-    const written = read(join(this.root, spec.terminationMessagePath ?? "/dev/termination-log"));
-    if (written) return written;
-    if (spec.terminationMessagePolicy === "FallbackToLogsOnError" && exitCode !== 0) {
-      return read(this.logFile(spec.name)).split("\n").slice(-80).join("\n").slice(-2048) || undefined;
-    }
-    return undefined;
+    await this.status.write();
+    this.log.info({ phase: podPhase(this.run, this.restartPolicy()) }, "Pod finished");
   }
 
   private armTimers(): void {
@@ -355,7 +175,7 @@ export class PodRuntime {
         ),
       );
     }
-    if (this.automountsToken() || (this.pod.spec?.volumes ?? []).some(hasServiceAccountToken)) {
+    if (this.sandbox.holdsTokens()) {
       const refresh = setInterval(() => void this.refreshTokens(), TOKEN_REFRESH_MS);
       refresh.unref();
       this.timers.push(refresh);
@@ -369,8 +189,7 @@ export class PodRuntime {
 
   private async refreshTokens(): Promise<void> {
     try {
-      if (this.automountsToken()) await this.writeServiceAccountKubeconfig();
-      await writeVolumes(this.volumeContext(), hasServiceAccountToken);
+      await this.sandbox.refreshTokens();
     } catch (error) {
       this.log.warn({ err: error }, "Refreshing service-account tokens failed");
     }
@@ -399,7 +218,7 @@ export class PodRuntime {
         if (!this.isTerminal())
           this.run.failure = { reason: "Terminated", message: "The pod was stopped by the local node" };
         await sleep(10); // let the container loops record their exits
-        await this.writeStatus();
+        await this.status.write();
       })();
     }
     return this.ending;
@@ -419,38 +238,9 @@ export class PodRuntime {
         body: { gracePeriodSeconds: 0, preconditions: { uid: this.uid } },
       });
     } catch (error) {
-      if (!isNotFound(error) && !(error instanceof ApiException && error.code === 409)) {
+      if (!isNotFound(error) && !isConflict(error)) {
         this.log.warn({ err: error }, "Deleting the pod failed");
         this.deleting = false; // the next sync tries again
-      }
-    }
-  }
-
-  /** Coalesces: at most one status write in flight and one queued, each sending the latest state. */
-  private writeStatus(): Promise<void> {
-    if (this.statusQueued) return this.statusChain;
-    this.statusQueued = true;
-    this.statusChain = this.statusChain.then(async () => {
-      this.statusQueued = false;
-      await this.patchStatus();
-    });
-    return this.statusChain;
-  }
-
-  private async patchStatus(): Promise<void> {
-    const { name, namespace } = this.pod.metadata!;
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        const body = { status: podStatus(this.pod, this.run, new Date()) };
-        await this.ctx.core.patchNamespacedPodStatus(
-          { name: name!, namespace: namespace!, body },
-          setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-        );
-        return;
-      } catch (error) {
-        if (isNotFound(error)) return;
-        this.log.warn({ err: error, attempt }, "Writing pod status failed");
-        await sleep(500 * (attempt + 1));
       }
     }
   }
