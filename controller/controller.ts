@@ -220,7 +220,10 @@ export async function startController(config: ControllerConfig, deps: Controller
       log,
       now,
       onGained: (shard) => ownership.gain(shard),
-      onLost: (shard) => ownership.lose(shard),
+      onLost: (shard) => {
+        ownership.lose(shard);
+        startLimit.ownershipChanged();
+      },
     });
     shardElector.start();
   } else if (config.leaderElection.enabled) {

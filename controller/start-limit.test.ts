@@ -224,4 +224,25 @@ describe("the limit on tasks starting at once", () => {
     expect(woken).toEqual(["mine-3"]);
     expect(limit.waitingCount).toBe(1);
   });
+
+  it("sharded, an execution whose shard moves away leaves the line at once: the slot it was woken for goes to the next", () => {
+    const owned = new Set(["crews/mine-1", "crews/mine-2", "crews/mine-3"]);
+    const { caches, limit, woken, start } = world(1, (key) => owned.has(key));
+    expect(start("mine-1")).toBe(true);
+    expect(start("mine-2", { createdAt: "2026-01-01T00:00:01Z" })).toBe(false);
+    expect(start("mine-3", { createdAt: "2026-01-01T00:00:02Z" })).toBe(false);
+    caches.jobs.upsert(job("mine-1", 0, { ready: 1 }));
+    expect(woken).toEqual(["mine-2"]);
+    // mine-2's shard moves to another replica before its reconcile here: this replica's workers skip it, so the slot
+    // it was woken for would wait for the next slot to free (none may: nothing else is starting).
+    owned.delete("crews/mine-2");
+    limit.ownershipChanged();
+    expect(woken).toEqual(["mine-2", "mine-3"]);
+    expect(limit.waitingCount).toBe(1);
+    expect(start("mine-3", { createdAt: "2026-01-01T00:00:02Z" })).toBe(true);
+    // Back here later, it queues anew (its new owner may have started it meanwhile; its reconcile looks again).
+    owned.add("crews/mine-2");
+    expect(start("mine-2", { createdAt: "2026-01-01T00:00:01Z" })).toBe(false);
+    expect(limit.waitingCount).toBe(1);
+  });
 });

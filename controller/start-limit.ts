@@ -163,6 +163,21 @@ export class StartLimit {
     this.slotFreed();
   }
 
+  /**
+   * Sharded: this replica stopped owning some executions (a shard lost or given up). Those waiting here leave the line
+   * at once — their new owner serves them — and the slots any of them had been woken for go to the next in line here:
+   * a woken execution whose shard moved is never reconciled here, so its slot would otherwise wait for the next start
+   * to end, and with nothing else starting, for ever.
+   */
+  ownershipChanged(): void {
+    for (const w of [...this.waiting]) {
+      if (this.counts(w.execution)) continue;
+      this.dequeue(w);
+      this.woken.delete(w.execution);
+    }
+    this.slotFreed();
+  }
+
   /** Tasks starting now (this replica's), slots given to reconciles under way included. */
   get startingCount(): number {
     let n = 0;
@@ -204,8 +219,9 @@ export class StartLimit {
     for (let i = 0; i < this.waiting.length && free > 0;) {
       const w = this.waiting[i]!;
       if (!this.counts(w.execution)) {
-        // A shard lost: its executions wait at their new owner.
+        // A shard lost (ownershipChanged() is called for it): its executions wait at their new owner.
         this.dequeue(w);
+        this.woken.delete(w.execution);
         continue;
       }
       if (!this.woken.has(w.execution)) {
