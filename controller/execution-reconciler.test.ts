@@ -174,6 +174,7 @@ describe("ExecutionReconciler against a recording client", () => {
 
   describe("with a limit of 1 task starting at once", () => {
     let woken: string[];
+    let limit: StartLimit;
     /** Another execution's task whose Job was just created: it holds the one slot until its pod runs. */
     const otherJob = (status?: { ready: number }) => ({
       metadata: {
@@ -187,7 +188,7 @@ describe("ExecutionReconciler against a recording client", () => {
 
     beforeEach(() => {
       woken = [];
-      const limit = new StartLimit({ max: 1, wake: (key) => woken.push(key) });
+      limit = new StartLimit({ max: 1, wake: (key) => woken.push(key) });
       limit.watch(caches);
       reconciler = reconcilerWith(60, limit);
     });
@@ -209,6 +210,26 @@ describe("ExecutionReconciler against a recording client", () => {
         `patch ${executionPath}/status`,
       ]);
       expect(events).toEqual(["Normal TaskStarted"]);
+    });
+
+    it("counts a task whose Job a previous controller created and the Job cache does not show yet", async () => {
+      // The controller before this one created the first task's Job and was killed before writing the status; this
+      // one's Job cache has not seen the Job yet (a stale cache after a restart): the create answers AlreadyExists.
+      given(executionObject());
+      kube.seed(r.resourcePath(r.JOBS, NS), {
+        apiVersion: r.JOBS.apiVersion,
+        kind: r.JOBS.kind,
+        metadata: { name: `${ID}-0`, namespace: NS, labels: { [r.LABEL_EXECUTION]: ID, [r.LABEL_TASK]: "draft" } },
+      });
+      await reconciler.reconcile(KEY);
+      expect(kube.log).toContain(`create ${r.resourcePath(r.JOBS, NS)}`);
+      expect(kube.log).toContain(`patch ${executionPath}/status`);
+
+      // Its task is starting (no pod running yet): it holds the one slot, and the next execution waits.
+      expect(limit.startingCount).toBe(1);
+      const next = { execution: `${NS}/next`, job: `${NS}/next-0`, running: false, createdAt: "" };
+      expect(limit.tryStart(next)).toBe(false);
+      expect(limit.waitingCount).toBe(1);
     });
 
     it("records a running execution's finished task at once, and starts its next task once a slot frees", async () => {

@@ -260,6 +260,11 @@ export class ExecutionReconciler {
         if (created) {
           this.o.caches.jobs.upsert(created as JobObject);
           log.info({ execution: ref.name, task: action.taskName, job: job.metadata?.name }, "Task Job created");
+        } else {
+          // Created by a controller before this one (a restart, a shard moved) and not in the cache yet: read it in,
+          // so that the limit on tasks starting at once counts it before this reconcile's slot is given back.
+          const source = { cache: this.o.caches.jobs, client, type: JOBS };
+          await readThrough(source, ref.namespace, job.metadata!.name!);
         }
         return status;
       }
