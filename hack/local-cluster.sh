@@ -14,6 +14,8 @@
 # default ${XDG_CACHE_HOME:-~/.cache}/kubecrew/cluster. Give each concurrent cluster its own directory (the vitest
 # global setup does). KUBECREW_CLUSTER_PKI=<dir> moves the certificates (default ~/.cache/kubecrew/pki).
 # The binaries come from hack/tools.sh (KUBECREW_TEST_ASSETS overrides, as there).
+# KUBECREW_CLUSTER_PROFILING=1 serves kube-apiserver's /debug/pprof (off by default), for CPU profiles during a bench:
+#   kubectl --kubeconfig <dir>/admin.kubeconfig get --raw '/debug/pprof/profile?seconds=30' > apiserver.pb
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -268,6 +270,8 @@ up() {
   wait_for etcd 20 "$LOGS/etcd.log" curl -sf --max-time 1 "http://127.0.0.1:$etcd_port/health" -o /dev/null
 
   echo "$api_port" >"$STATE/apiserver.port"
+  local profiling=false
+  [ "${KUBECREW_CLUSTER_PROFILING:-}" = 1 ] && profiling=true
   write_kubeconfig "$KUBECONFIG_ADMIN" admin "$api_port"
   write_kubeconfig "$STATE/controller-manager.kubeconfig" controller-manager "$api_port"
   start kube-apiserver "$bin/kube-apiserver" \
@@ -285,7 +289,7 @@ up() {
     --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
     --kubelet-certificate-authority "$PKI/ca.crt" \
     --kubelet-preferred-address-types InternalIP \
-    --allow-privileged=true --profiling=false --enable-priority-and-fairness=false --v=1
+    --allow-privileged=true --profiling="$profiling" --enable-priority-and-fairness=false --v=1
   phase etcd
   wait_for kube-apiserver 60 "$LOGS/kube-apiserver.log" readyz
   phase kube-apiserver
