@@ -7,8 +7,10 @@
  *   - by where it was done (a sample counted in every `WHERE` row its stack passes through: these overlap).
  * Several profiles (one per window of a phase) are added together by `go tool pprof`.
  *   node bench/apiserver-profile-summary.ts [--executions N] [--top 30] <profile.pb>...
+ *   node bench/apiserver-profile-summary.ts --traces [--executions N] <file in `go tool pprof -traces` form>...
  */
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 /**
@@ -154,29 +156,38 @@ export function split(traces: Trace[]): Split {
 if (import.meta.main) {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { executions: { type: "string" }, top: { type: "string", default: "30" } },
+    options: {
+      executions: { type: "string" },
+      top: { type: "string", default: "30" },
+      traces: { type: "boolean", default: false },
+    },
   });
   if (positionals.length === 0) {
-    console.error("usage: node bench/apiserver-profile-summary.ts [--executions N] [--top 30] <profile.pb>...");
+    console.error("usage: node bench/apiserver-profile-summary.ts [--traces] [--executions N] [--top 30] <file>...");
     process.exit(2);
   }
   const executions = values.executions ? Number(values.executions) : undefined;
-  const text = execFileSync("go", ["tool", "pprof", "-traces", ...positionals], {
-    encoding: "utf8",
-    maxBuffer: 1 << 30,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
+  // --traces: the files are already `pprof -traces` text (e.g. perf samples of a stripped binary, symbolized from its
+  // pclntab), not profiles.
+  const text = values.traces
+    ? positionals.map((f) => readFileSync(f, "utf8")).join("\n")
+    : execFileSync("go", ["tool", "pprof", "-traces", ...positionals], {
+        encoding: "utf8",
+        maxBuffer: 1 << 30,
+        stdio: ["ignore", "pipe", "ignore"],
+      });
   const s = split(readTraces(text));
   const row = (name: string, ms: number) =>
     `  ${((ms / s.totalMs) * 100).toFixed(1).padStart(5)} %  ${executions ? `${(ms / executions).toFixed(2).padStart(6)} ms/execution  ` : ""}${name}`;
   console.log(
-    `${positionals.length} profile(s), ${(s.totalMs / 1000).toFixed(1)} s of CPU sampled` +
+    `${positionals.length} file(s), ${(s.totalMs / 1000).toFixed(1)} s of CPU sampled` +
       (executions ? ` (${(s.totalMs / executions).toFixed(1)} ms per execution over ${executions})` : ""),
   );
   console.log("by what the work was (each sample once):");
   for (const [name, ms] of s.work) console.log(row(name, ms));
   console.log("by where it was done (overlapping):");
   for (const [name, ms] of s.where) console.log(row(name, ms));
+  if (values.traces) process.exit(0);
   const top = execFileSync("go", ["tool", "pprof", "-top", "-cum", `-nodecount=${values.top}`, ...positionals], {
     encoding: "utf8",
     maxBuffer: 1 << 28,
