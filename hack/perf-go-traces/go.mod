@@ -1,0 +1,3 @@
+module kubecrew/hack/perf-go-traces
+
+go 1.26
