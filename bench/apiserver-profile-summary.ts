@@ -76,7 +76,7 @@ export const INNERMOST: [group: string, frame: RegExp][] = [
 ];
 
 /** Where the work was done: request handlers by verb, CRDs against built-in kinds, watches and the watch cache. */
-export const WHERE: [place: string, frame: RegExp][] = [
+export const WHERE: [place: string, frame: RegExp, unless?: RegExp][] = [
   [
     "custom resources (crdHandler)",
     /apiextensions-apiserver\/pkg\/(apiserver\.\(\*crdHandler\)|registry\/customresource)/,
@@ -85,7 +85,7 @@ export const WHERE: [place: string, frame: RegExp][] = [
   ["patch (PATCH)", /endpoints\/handlers\.(PatchResource|\(\*patcher\))/],
   ["update (PUT)", /endpoints\/handlers\.UpdateResource/],
   ["delete (DELETE)", /endpoints\/handlers\.(DeleteResource|DeleteCollection)/],
-  ["get and list", /endpoints\/handlers\.(GetResource|ListResource|getResourceHandler)/],
+  ["get and list", /endpoints\/handlers\.(GetResource|ListResource|getResourceHandler)/, /handlers\.handleWatch/],
   ["watch serving (encode and write events)", /endpoints\/handlers\.(\(\*WatchServer\)|serveWatch)/],
   [
     "watch cache (cacher: dispatch, filters; not the writes it passes on)",
@@ -142,8 +142,10 @@ export function split(traces: Trace[]): Split {
       t.frames.flatMap((f) => INNERMOST.find(([, re]) => re.test(f))?.[0] ?? [])[0] ??
       (t.frames.every((f) => /^(runtime|internal\/runtime)[./]/.test(f)) ? "Go runtime (scheduler)" : "other");
     work.set(group, (work.get(group) ?? 0) + t.ms);
-    for (const [place, re] of WHERE)
-      if (t.frames.some((f) => re.test(f))) where.set(place, (where.get(place) ?? 0) + t.ms);
+    for (const [place, re, unless] of WHERE) {
+      if (t.frames.some((f) => re.test(f)) && !(unless && t.frames.some((f) => unless.test(f))))
+        where.set(place, (where.get(place) ?? 0) + t.ms);
+    }
   }
   const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]);
   return {
