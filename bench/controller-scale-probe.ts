@@ -191,6 +191,16 @@ export class Probe {
       .filter(([, n]) => n >= executions / 100)
       .sort((a, b) => b[1] - a[1]);
     const bytes = d("apiserver_watch_events_sizes_sum", kind);
+    // Watches the apiserver cut because their reader fell behind (client-go relists or rewatches after each), and the
+    // LISTs by resource (an informer's relist is one).
+    const terminated = [...d("apiserver_terminated_watchers_total", (l) => l.resource ?? "?")];
+    const lists = [
+      ...d(
+        "apiserver_request_total",
+        (l) => `${l.resource} (${l.scope})`,
+        (l) => l.verb === "LIST",
+      ),
+    ];
     return [
       `writes ${per(total(new Map(writes)))}/execution: ${writes.map(([k, n]) => `${k} ${per(n)}`).join(", ")}; ` +
         `GET/LIST ${per(total(reads))}; 409 ${per(total(conflicts))}` +
@@ -199,6 +209,8 @@ export class Probe {
         events
           .map(([k, n]) => `${k} ${per(n)} (${((bytes.get(k) ?? 0) / executions / 1024).toFixed(1)} KB)`)
           .join(", "),
+      `watchers cut as unresponsive: ${terminated.map(([k, n]) => `${k} ${n}`).join(", ") || "none"}; ` +
+        `LISTs: ${lists.map(([k, n]) => `${k} ${n}`).join(", ") || "none"}`,
     ];
   }
 

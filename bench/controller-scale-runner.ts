@@ -19,6 +19,7 @@ import {
   resourcePath,
 } from "../kube/resources.ts";
 import { taskResultObject } from "../runner/kubernetes-io.ts";
+import { epochMs } from "./controller-scale-observer.ts";
 
 /** What a mock agent answers: a paragraph, about what a short real answer weighs. */
 export const MOCK_OUTPUT = "A short report on bench. ".repeat(12).trim();
@@ -37,7 +38,7 @@ function podView(pod: PodView): PodView {
 }
 
 export class RunnerStandIn {
-  /** `<execution>/<task index>` → performance.now() when the result's create was answered. */
+  /** `<execution>/<task index>` → when the result's create was answered (epoch ms, controller-scale-observer.ts). */
   readonly reported = new Map<string, number>();
   private readonly pods: Informer<PodView>;
   private readonly client: KubeClient;
@@ -99,7 +100,7 @@ export class RunnerStandIn {
       model: "mock",
     });
     this.client.create(resourcePath(CREW_TASK_RESULTS, namespace), result).then(
-      () => this.reported.set(key, performance.now()),
+      () => this.reported.set(key, epochMs()),
       (err: unknown) => {
         if (isAlreadyExists(err)) return;
         this.failures++;

@@ -22,6 +22,10 @@
  * And where each phase spent the machine, per execution (controller-scale-probe.ts): CPU by process, the apiserver's
  * writes by resource, 409s and watch events sent by kind, the status patch's latency inside the apiserver; the
  * controller's (the first replica's) reconciles, queue waits, request latencies and event loop delay.
+ * Where the result → status time goes: an observer on a thread of its own (controller-scale-observer.ts) notes when
+ * each result and each task's success reach it, and the controller's time of the decision; the bench prints the
+ * parts and quarters of kickoff order and of time (controller-scale-latency.ts).
+ * BENCH_SCALE_BASELINES=0: the controller's runs only, for diagnostics (the baselines' lines and the ratio are NaN).
  * BENCH_SCALE_PACE=<n>: kickoffs spread at n a minute (the latency below saturation); BENCH_CONTROLLER_ENV=A=1,B=2:
  * more controller settings (A/B runs); BENCH_SCALE_PROBE=0: no breakdown.
  * BENCH_SCALE_SHARDS=1,2,3: a row per shard count, each run with that many controller replicas sharing the
@@ -45,6 +49,8 @@ import {
 } from "../test/e2e/support/fixture.ts";
 import { compileAsImage, imageEnv } from "./as-image.ts";
 import { baselineWrites } from "./controller-scale-baseline.ts";
+import { latencyLines, type TaskTimes } from "./controller-scale-latency.ts";
+import { epochMs, LatencyObserver } from "./controller-scale-observer.ts";
 import { controlPlanePid, cpuSeconds, Probe, rssMb } from "./controller-scale-probe.ts";
 import { RunnerStandIn } from "./controller-scale-runner.ts";
 import { runShardRows, shards, startReplicas } from "./controller-scale-shards.ts";
@@ -55,6 +61,8 @@ const taskCounts = (process.env.BENCH_SCALE_TASKS ?? "1,3").split(",").map(Numbe
 const crewOf = (tasks: number) => `tasks-${tasks}`;
 /** Kickoffs spread evenly at this many a minute instead of all at once (p99 below saturation). */
 const pace = Number(process.env.BENCH_SCALE_PACE ?? 0);
+/** BENCH_SCALE_BASELINES=0: the controller's runs only (diagnostics; no ratio). */
+const baselines = process.env.BENCH_SCALE_BASELINES !== "0";
 /** More of the controller's environment, `NAME=value` separated by commas (A/B runs of its settings). */
 const controllerEnv = Object.fromEntries(
   (process.env.BENCH_CONTROLLER_ENV ?? "")
@@ -144,7 +152,7 @@ try {
   });
   executions.on((event, e) => {
     if (event === "delete") return;
-    const at = performance.now();
+    const at = epochMs();
     const name = e.metadata!.name!;
     e.status?.tasks?.forEach((t, i) => {
       if (t.phase === "Succeeded" && !taskSeen.has(`${name}/${i}`)) taskSeen.set(`${name}/${i}`, at);
@@ -180,8 +188,9 @@ try {
     if (ended.type === "Failed") failedJobs++;
   });
   const runner = new RunnerStandIn({ client, namespace, uidOf: (e) => uids.get(e) });
-  await Promise.all([executions.start(), jobs.start(), runner.start()]);
-  informers.push(executions, jobs, runner);
+  const observer = new LatencyObserver(cluster.kubeconfig, namespace);
+  await Promise.all([executions.start(), jobs.start(), runner.start(), observer.start()]);
+  informers.push(executions, jobs, runner, observer);
 
   const image = imageEnv();
   replicas = await startReplicas(cluster.kubeconfig, namespace, compiledCli, {
@@ -235,6 +244,7 @@ try {
       const snap0 = await probe.snapshot();
       loopDelay.reset();
       const t0 = performance.now();
+      const t0Epoch = epochMs();
       await Promise.all(
         names.map(async (name, i) => {
           if (pace) await new Promise((r) => setTimeout(r, t0 + (i * 60_000) / pace - performance.now()));
@@ -286,6 +296,24 @@ try {
         }).flat(),
       );
       allLatencies.push(...latencies);
+      const observed = await observer.collect();
+      const times: TaskTimes[] = names.flatMap((n, order) =>
+        Array.from({ length: tasks }, (_, i) => {
+          const key = `${n}/${i}`;
+          const created = runner.reported.get(key);
+          if (created === undefined) return [];
+          return [
+            {
+              order,
+              created,
+              resultSeen: observed.resultSeen.get(key),
+              decided: observed.decided.get(key),
+              statusSeen: observed.statusSeen.get(key),
+              benchSeen: taskSeen.get(key),
+            },
+          ];
+        }).flat(),
+      );
       // Untimed: the Jobs' pods finish before the baseline starts, so it does not share the CPUs with them.
       const ownJobs = names.flatMap((n) => Array.from({ length: tasks }, (_, i) => `${namespace}/${n}-${i}`));
       await until("the controller's Jobs complete", () => ownJobs.every((j) => jobsDone.has(j)), timeoutMs);
@@ -295,12 +323,15 @@ try {
       const basePlane0 = controlPlaneCpu();
       const snap2 = await probe.snapshot();
       const baseT0 = performance.now();
-      const baseSeconds = await baselineWrites({ client, namespace: baseNamespace, crew, names: baseNames, settings });
+      const baseSeconds = baselines
+        ? await baselineWrites({ client, namespace: baseNamespace, crew, names: baseNames, settings })
+        : NaN;
       const basePlane = controlPlaneCpu() - basePlane0;
       const snap3 = await probe.snapshot();
       const baseJobs = baseNames.flatMap((n) => Array.from({ length: tasks }, (_, i) => `${baseNamespace}/${n}-${i}`));
-      await until("the baseline's Jobs complete", () => baseJobs.every((j) => jobsDone.has(j)), timeoutMs);
-      const baseWithPods = (performance.now() - baseT0) / 1000;
+      if (baselines)
+        await until("the baseline's Jobs complete", () => baseJobs.every((j) => jobsDone.has(j)), timeoutMs);
+      const baseWithPods = baselines ? (performance.now() - baseT0) / 1000 : NaN;
       const snap4 = await probe.snapshot();
 
       const rate = (count / seconds) * 60;
@@ -331,13 +362,17 @@ try {
           ` (${latencies.length} tasks)` +
           (runner.failures ? `; the stand-in's creates failed ${runner.failures} times (retried)` : ""),
       );
+      for (const line of latencyLines(times, t0Epoch)) console.log(`  ${line}`);
+      if (observed.relists > 0) console.log(`  the observer relisted ${observed.relists} times (410 Gone)`);
       // Where each phase spent the machine, per execution (BENCH_SCALE_PROBE=0: not printed).
       if (process.env.BENCH_SCALE_PROBE !== "0") {
-        const phases = [
-          ["controller run", snap0, snap1],
-          ["baseline writes", snap2, snap3],
-          ["baseline + pods", snap2, snap4],
-        ] as const;
+        const phases = (
+          [
+            ["controller run", snap0, snap1],
+            ["baseline writes", snap2, snap3],
+            ["baseline + pods", snap2, snap4],
+          ] as const
+        ).slice(0, baselines ? 3 : 1);
         for (const [phase, before, after] of phases) {
           console.log(`  ${phase}:`);
           console.log(`    CPU ms/execution  ${probe.cpuLine(before, after, count)}`);
