@@ -17,6 +17,7 @@ import {
   LABEL_TASK_INDEX,
   resourcePath,
 } from "../kube/resources.ts";
+import { keyMetadata } from "./controller-support.ts";
 
 /** Wall-clock ms with sub-ms precision, comparable across threads and processes of one machine. */
 export const epochMs = () => performance.timeOrigin + performance.now();
@@ -87,12 +88,7 @@ async function observe(o: ObserverData): Promise<void> {
     labelSelector: LABEL_EXECUTION,
     log: silentLogger(),
     transform: (r) => ({
-      metadata: {
-        name: r.metadata?.name,
-        namespace: r.metadata?.namespace,
-        resourceVersion: r.metadata?.resourceVersion,
-        labels: r.metadata?.labels,
-      },
+      metadata: keyMetadata(r, true),
     }),
   });
   results.on((event, r) => {
@@ -106,11 +102,7 @@ async function observe(o: ObserverData): Promise<void> {
     path: resourcePath(CREW_EXECUTIONS, o.namespace),
     log: silentLogger(),
     transform: (e) => ({
-      metadata: {
-        name: e.metadata?.name,
-        namespace: e.metadata?.namespace,
-        resourceVersion: e.metadata?.resourceVersion,
-      },
+      metadata: keyMetadata(e),
       status: {
         tasks: (e.status?.tasks ?? []).map((t) => ({ phase: t.phase, completionTime: t.completionTime })),
       },

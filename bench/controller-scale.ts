@@ -54,7 +54,7 @@ import { epochMs, LatencyObserver } from "./controller-scale-observer.ts";
 import { controlPlanePid, cpuSeconds, Probe, rssMb } from "./controller-scale-probe.ts";
 import { RunnerStandIn } from "./controller-scale-runner.ts";
 import { runShardRows, shards, startReplicas } from "./controller-scale-shards.ts";
-import { benchCluster, deleteNamespace, percentile } from "./controller-support.ts";
+import { benchCluster, deleteNamespace, keyMetadata, percentile } from "./controller-support.ts";
 
 const counts = (process.env.BENCH_SCALE_COUNTS ?? "1000,10000").split(",").map(Number);
 const taskCounts = (process.env.BENCH_SCALE_TASKS ?? "1,3").split(",").map(Number);
@@ -142,11 +142,7 @@ try {
     path: resourcePath(CREW_EXECUTIONS, namespace),
     log: silentLogger(),
     transform: (e) => ({
-      metadata: {
-        name: e.metadata?.name,
-        namespace: e.metadata?.namespace,
-        resourceVersion: e.metadata?.resourceVersion,
-      },
+      metadata: keyMetadata(e),
       status: { phase: e.status?.phase, tasks: (e.status?.tasks ?? []).map((t) => ({ phase: t.phase })) },
     }),
   });
@@ -170,11 +166,7 @@ try {
     labelSelector: LABEL_EXECUTION,
     log: silentLogger(),
     transform: (j) => ({
-      metadata: {
-        name: j.metadata?.name,
-        namespace: j.metadata?.namespace,
-        resourceVersion: j.metadata?.resourceVersion,
-      },
+      metadata: keyMetadata(j),
       status: { conditions: (j.status?.conditions ?? []).filter((c) => c.type === "Complete" || c.type === "Failed") },
     }),
   });

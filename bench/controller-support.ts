@@ -180,4 +180,10 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
+/** What a bench's informer keeps of an object's metadata: its key and resourceVersion (and its labels when asked). */
+export function keyMetadata(o: KubeObject, withLabels = false): KubeObject["metadata"] {
+  const { name, namespace, resourceVersion, labels } = o.metadata ?? {};
+  return withLabels ? { name, namespace, resourceVersion, labels } : { name, namespace, resourceVersion };
+}
+
 export const ms = (n: number) => `${n.toFixed(1)} ms`;
