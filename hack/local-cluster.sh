@@ -16,6 +16,12 @@
 # The binaries come from hack/tools.sh (KUBECREW_TEST_ASSETS overrides, as there).
 # KUBECREW_CLUSTER_PROFILING=1 serves kube-apiserver's /debug/pprof (off by default), for CPU profiles during a bench:
 #   kubectl --kubeconfig <dir>/admin.kubeconfig get --raw '/debug/pprof/profile?seconds=30' > apiserver.pb
+# KUBECREW_CLUSTER_AUDIT=<file> writes kube-apiserver's audit log there (off by default), for the scale bench's split of
+# the result → status time: only the CrewExecution status writes (patch and update of crewexecutions/status), at
+# Request level (the patch body: which write marked a task done) and only their ResponseComplete stage
+# (requestReceivedTimestamp: received; stageTimestamp: answered, the write committed), one JSON line each, written
+# synchronously (blocking mode: none dropped). Its cost: the policy's match on every request, and one ~1.5 KB line
+# per status write (~100 writes/s at 10,000 executions at once).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -217,6 +223,22 @@ kwok_node_ready() {
     -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
 }
 
+# The audit policy of KUBECREW_CLUSTER_AUDIT: the CrewExecution status writes with their bodies, nothing else.
+audit_policy() {
+  cat >"$STATE/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted, Panic]
+rules:
+  - level: Request
+    verbs: [patch, update]
+    resources:
+      - group: kubecrew.io # core/api-group.ts
+        resources: [crewexecutions/status]
+  - level: None
+EOF
+}
+
 default_service_account() { "$KUBECTL" --kubeconfig "$KUBECONFIG_ADMIN" get serviceaccount default -n default >/dev/null 2>&1; }
 
 need_commands() {
@@ -248,6 +270,9 @@ up() {
   if control_plane_running; then
     if [ $with_node = 1 ] && ! pid_alive local-node; then start_node; fi
     if [ $kwok = 1 ] && ! pid_alive kwok; then die "already up without KWOK: run down first"; fi
+    if [ -n "${KUBECREW_CLUSTER_AUDIT:-}" ] && [ "$(cat "$STATE/audit.path" 2>/dev/null)" != "$KUBECREW_CLUSTER_AUDIT" ]; then
+      die "already up without the audit log to $KUBECREW_CLUSTER_AUDIT: run down first"
+    fi
     log "already up; kubeconfig: $KUBECONFIG_ADMIN"
     return
   fi
@@ -272,6 +297,14 @@ up() {
   echo "$api_port" >"$STATE/apiserver.port"
   local profiling=false
   [ "${KUBECREW_CLUSTER_PROFILING:-}" = 1 ] && profiling=true
+  local audit=()
+  rm -f "$STATE/audit.path"
+  if [ -n "${KUBECREW_CLUSTER_AUDIT:-}" ]; then
+    audit_policy
+    audit=(--audit-policy-file "$STATE/audit-policy.yaml" --audit-log-path "$KUBECREW_CLUSTER_AUDIT"
+      --audit-log-format json --audit-log-mode blocking)
+    echo "$KUBECREW_CLUSTER_AUDIT" >"$STATE/audit.path"
+  fi
   write_kubeconfig "$KUBECONFIG_ADMIN" admin "$api_port"
   write_kubeconfig "$STATE/controller-manager.kubeconfig" controller-manager "$api_port"
   start kube-apiserver "$bin/kube-apiserver" \
@@ -289,7 +322,7 @@ up() {
     --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
     --kubelet-certificate-authority "$PKI/ca.crt" \
     --kubelet-preferred-address-types InternalIP \
-    --allow-privileged=true --profiling="$profiling" --enable-priority-and-fairness=false --v=1
+    --allow-privileged=true --profiling="$profiling" --enable-priority-and-fairness=false --v=1 "${audit[@]}"
   phase etcd
   wait_for kube-apiserver 60 "$LOGS/kube-apiserver.log" readyz
   phase kube-apiserver
