@@ -7,6 +7,8 @@
 import { percentile } from "./controller-support.ts";
 
 export interface TaskTimes {
+  /** `<execution>/<task index>`. */
+  key: string;
   /** The task's execution's place in the kickoff order (0 first). */
   order: number;
   created: number;
@@ -17,7 +19,7 @@ export interface TaskTimes {
 }
 
 /** Quarters of `tasks` by `by` (kickoff order, or the time the result was created). */
-function quarters(tasks: TaskTimes[], by: (t: TaskTimes) => number): TaskTimes[][] {
+export function quarters<T>(tasks: T[], by: (t: T) => number): T[][] {
   const sorted = [...tasks].sort((a, b) => by(a) - by(b));
   return [0, 1, 2, 3].map((q) =>
     sorted.slice(Math.floor((q * sorted.length) / 4), Math.floor(((q + 1) * sorted.length) / 4)),
@@ -34,12 +36,12 @@ const parts = {
   observerToMainThread: (t: TaskTimes) => sub(t.benchSeen, t.statusSeen),
 };
 
-function sub(a: number | undefined, b: number | undefined): number | undefined {
+export function sub(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined || b === undefined ? undefined : a - b;
 }
 
 /** p50/p99/max of a part over tasks. */
-function of(tasks: TaskTimes[], part: (t: TaskTimes) => number | undefined): string {
+export function of<T>(tasks: T[], part: (t: T) => number | undefined): string {
   const values = tasks.flatMap((t) => {
     const v = part(t);
     return v === undefined ? [] : [v];

@@ -4,6 +4,9 @@
  * parsing their Jobs. It watches the bench's namespace and notes, per `<execution>/<task index>`, when a
  * CrewTaskResult's ADDED event arrived and when the execution's status first showed that task Succeeded, with the
  * controller's own time of that decision (the task's `completionTime`, the reconcile's clock), all in epoch ms.
+ * With `probeCache` (BENCH_SCALE_AUDIT), it also notes the resourceVersion of that status and, every 100 ms, how far
+ * the apiserver's crewexecutions watch cache has got: a LIST with resourceVersion=0 (served from the cache, answered
+ * with the cache's resourceVersion) of a namespace with nothing in it, so the answer is small.
  */
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { silentLogger } from "../core/logger.ts";
@@ -31,12 +34,21 @@ export interface Observed {
   decided: Map<string, number>;
   /** Relists of the observer's two informers (a watch that expired, 410 Gone). */
   relists: number;
+  /** The resourceVersion of the status that first showed the task Succeeded (with probeCache). */
+  statusRv: Map<string, number>;
+  /** The watch cache's resourceVersion: [probe sent, answered (epoch ms), resourceVersion], in order (probeCache). */
+  cacheRv: [number, number, number][];
 }
+
+/** A namespace no execution is in: the cache probe's LIST answers nothing but the cache's resourceVersion. */
+const EMPTY_NAMESPACE = "kubecrew-bench-none";
+const PROBE_EVERY_MS = 100;
 
 interface ObserverData {
   role: "observer";
   kubeconfig: string;
   namespace: string;
+  probeCache: boolean;
 }
 
 interface StatusView extends KubeObject {
@@ -49,8 +61,8 @@ export class LatencyObserver {
   private readonly ready: Promise<void>;
   private replies: ((o: Observed) => void)[] = [];
 
-  constructor(kubeconfig: string, namespace: string) {
-    const data: ObserverData = { role: "observer", kubeconfig, namespace };
+  constructor(kubeconfig: string, namespace: string, probeCache = false) {
+    const data: ObserverData = { role: "observer", kubeconfig, namespace, probeCache };
     this.worker = new Worker(new URL(import.meta.url), { workerData: data });
     this.ready = new Promise((resolve, reject) => {
       this.worker.once("error", reject);
@@ -82,6 +94,8 @@ async function observe(o: ObserverData): Promise<void> {
   const resultSeen = new Map<string, number>();
   const statusSeen = new Map<string, number>();
   const decided = new Map<string, number>();
+  const statusRv = new Map<string, number>();
+  const cacheRv: [number, number, number][] = [];
   const results = new Informer<KubeObject>({
     client,
     path: resourcePath(CREW_TASK_RESULTS, o.namespace),
@@ -115,16 +129,34 @@ async function observe(o: ObserverData): Promise<void> {
       const key = `${e.metadata!.name}/${i}`;
       if (t.phase !== "Succeeded" || statusSeen.has(key)) return;
       statusSeen.set(key, at);
+      if (o.probeCache) statusRv.set(key, Number(e.metadata!.resourceVersion));
       if (t.completionTime) decided.set(key, Date.parse(t.completionTime));
     });
   });
   await Promise.all([results.start(), executions.start()]);
+  if (o.probeCache) void probeCache(client, cacheRv);
   parentPort!.on("message", (m: { type: string }) => {
     if (m.type !== "collect") return;
-    const observed: Observed = { resultSeen, statusSeen, decided, relists: results.relists + executions.relists - 2 };
+    const relists = results.relists + executions.relists - 2;
+    const observed: Observed = { resultSeen, statusSeen, decided, relists, statusRv, cacheRv };
     parentPort!.postMessage({ type: "observed", observed });
   });
   parentPort!.postMessage({ type: "synced" });
+}
+
+/** Notes the crewexecutions watch cache's resourceVersion every PROBE_EVERY_MS, for as long as the thread lives. */
+async function probeCache(client: KubeClient, samples: [number, number, number][]): Promise<void> {
+  const path = resourcePath(CREW_EXECUTIONS, EMPTY_NAMESPACE);
+  for (;;) {
+    const sent = epochMs();
+    try {
+      const list = await client.list(path, { resourceVersion: "0" });
+      samples.push([sent, epochMs(), Number(list.metadata.resourceVersion)]);
+    } catch {
+      // a probe lost under load: the next one
+    }
+    await new Promise((r) => setTimeout(r, Math.max(0, sent + PROBE_EVERY_MS - epochMs())));
+  }
 }
 
 if (!isMainThread && (workerData as ObserverData | undefined)?.role === "observer") {

@@ -9,6 +9,19 @@ import { createInterface } from "node:readline";
 import { nodeBinary, startControllerProcess, waitFor, type ControllerProcess } from "../test/e2e/support/fixture.ts";
 
 export const shardCounts = (process.env.BENCH_SCALE_SHARDS ?? "1").split(",").map(Number);
+/** The apiserver writes the replicas made so far (their kubecrew_controller_apiserver_writes_total, summed). */
+export async function controllerWrites(controllers: ControllerProcess[]): Promise<number> {
+  let writes = 0;
+  for (const controller of controllers) {
+    const text = await (await fetch(`${controller.url}/metrics`)).text();
+    writes += text
+      .split("\n")
+      .filter((l) => l.startsWith("kubecrew_controller_apiserver_writes_total"))
+      .reduce((n, l) => n + Number(l.split(" ").at(-1)), 0);
+  }
+  return writes;
+}
+
 /** This run's shard count (the one of the rows being run). */
 export const shards = shardCounts.length === 1 ? shardCounts[0]! : 1;
 

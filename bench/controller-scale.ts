@@ -25,6 +25,10 @@
  * Where the result → status time goes: an observer on a thread of its own (controller-scale-observer.ts) notes when
  * each result and each task's success reach it, and the controller's time of the decision; the bench prints the
  * parts and quarters of kickoff order and of time (controller-scale-latency.ts).
+ * BENCH_SCALE_AUDIT=1 (or =<file>, kept): the apiserver's audit log of the execution status writes, and the result →
+ * status time split at that write (controller-scale-audit.ts): the controller's side (result → decision → write
+ * received), the apiserver's write (received → answered: committed) and the watch's delivery (answered → the
+ * observer's event), by quarter, and p99 to the status committed beside p99 to a watcher seeing it.
  * BENCH_SCALE_BASELINES=0: the controller's runs only, for diagnostics (the baselines' lines and the ratio are NaN).
  * BENCH_SCALE_PACE=<n>: kickoffs spread at n a minute (the latency below saturation); BENCH_CONTROLLER_ENV=A=1,B=2:
  * more controller settings (A/B runs); BENCH_SCALE_PROBE=0: no breakdown.
@@ -48,13 +52,14 @@ import {
   type ControllerProcess,
 } from "../test/e2e/support/fixture.ts";
 import { compileAsImage, imageEnv } from "./as-image.ts";
+import { statusWriteAudit } from "./controller-scale-audit.ts";
 import { baselineWrites } from "./controller-scale-baseline.ts";
 import { latencyLines, type TaskTimes } from "./controller-scale-latency.ts";
 import { epochMs, LatencyObserver } from "./controller-scale-observer.ts";
 import { controlPlanePid, cpuSeconds, Probe, rssMb } from "./controller-scale-probe.ts";
 import { RunnerStandIn } from "./controller-scale-runner.ts";
-import { runShardRows, shards, startReplicas } from "./controller-scale-shards.ts";
-import { benchCluster, deleteNamespace, keyMetadata, percentile } from "./controller-support.ts";
+import { controllerWrites, runShardRows, shards, startReplicas } from "./controller-scale-shards.ts";
+import { benchCluster, deleteNamespace, keyMetadata, percentile, until } from "./controller-support.ts";
 
 const counts = (process.env.BENCH_SCALE_COUNTS ?? "1000,10000").split(",").map(Number);
 const taskCounts = (process.env.BENCH_SCALE_TASKS ?? "1,3").split(",").map(Number);
@@ -80,32 +85,13 @@ const podHeap = "--max-old-space-size=256";
 // The controller runs compiled to JavaScript, as in the image (bench/as-image.ts).
 const compiledCli = compileAsImage()(join(import.meta.dirname, "..", "cli", "main.ts"));
 
-async function controllerWrites(controllers: ControllerProcess[]): Promise<number> {
-  let writes = 0;
-  for (const controller of controllers) {
-    const text = await (await fetch(`${controller.url}/metrics`)).text();
-    writes += text
-      .split("\n")
-      .filter((l) => l.startsWith("kubecrew_controller_apiserver_writes_total"))
-      .reduce((n, l) => n + Number(l.split(" ").at(-1)), 0);
-  }
-  return writes;
-}
-
-async function until(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${Math.round(timeoutMs / 1000)} s`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 interface ExecutionView extends KubeObject {
   status?: { phase?: string; tasks?: { phase?: string }[] };
 }
 
 if (await runShardRows(import.meta.filename)) process.exit(0);
-const cluster = benchCluster(["--kwok"]);
+const audit = statusWriteAudit();
+const cluster = benchCluster(["--kwok"], audit?.clusterEnv);
 const client = new KubeClient(cluster.kubeConfig);
 /** A namespace with the crews; their tasks may wait long for a pod (a deadline is not what this measures). */
 async function scaleNamespace(): Promise<string> {
@@ -180,7 +166,7 @@ try {
     if (ended.type === "Failed") failedJobs++;
   });
   const runner = new RunnerStandIn({ client, namespace, uidOf: (e) => uids.get(e) });
-  const observer = new LatencyObserver(cluster.kubeconfig, namespace);
+  const observer = new LatencyObserver(cluster.kubeconfig, namespace, audit !== undefined);
   await Promise.all([executions.start(), jobs.start(), runner.start(), observer.start()]);
   informers.push(executions, jobs, runner, observer);
 
@@ -296,6 +282,7 @@ try {
           if (created === undefined) return [];
           return [
             {
+              key,
               order,
               created,
               resultSeen: observed.resultSeen.get(key),
@@ -355,6 +342,7 @@ try {
           (runner.failures ? `; the stand-in's creates failed ${runner.failures} times (retried)` : ""),
       );
       for (const line of latencyLines(times, t0Epoch)) console.log(`  ${line}`);
+      for (const line of (await audit?.lines(times, observed, namespace, t0Epoch)) ?? []) console.log(`  ${line}`);
       if (observed.relists > 0) console.log(`  the observer relisted ${observed.relists} times (410 Gone)`);
       // Where each phase spent the machine, per execution (BENCH_SCALE_PROBE=0: not printed).
       if (process.env.BENCH_SCALE_PROBE !== "0") {
@@ -384,6 +372,7 @@ try {
     `controller: ${cpuOf().toFixed(1)} s CPU in all, RSS ${rss.toFixed(0)} MB with ${created} executions` +
       ` and their children in its caches`,
   );
+  if (audit) console.log(audit.summary(percentile(allLatencies, 99)));
   console.log(
     `executions/min ${headline!.rate.toFixed(0)}; ratio ${headline!.ratio.toFixed(2)}; rss_mb ${rss.toFixed(0)};` +
       ` status_p99_ms ${percentile(allLatencies, 99).toFixed(0)}`,
@@ -394,4 +383,5 @@ try {
   for (const ns of namespaces) await deleteNamespace(cluster.kubeconfig, ns);
   client.close();
   cluster.stop();
+  audit?.close();
 }

@@ -42,8 +42,11 @@ function applyCrds(kubeconfig: string): void {
   });
 }
 
-/** `upArgs`: what hack/local-cluster.sh up is given (`--kwok`: KWOK's fake node instead of the local node). */
-export function benchCluster(upArgs: string[] = []): BenchCluster {
+/**
+ * `upArgs`: what hack/local-cluster.sh up is given (`--kwok`: KWOK's fake node instead of the local node); `clusterEnv`:
+ * its settings (e.g. KUBECREW_CLUSTER_AUDIT), for the local control plane only.
+ */
+export function benchCluster(upArgs: string[] = [], clusterEnv: Record<string, string> = {}): BenchCluster {
   const given = process.env.BENCH_KUBECONFIG;
   const load = (path: string) => {
     const kc = new KubeConfig();
@@ -71,7 +74,7 @@ export function benchCluster(upArgs: string[] = []): BenchCluster {
     return { kubeconfig, kubeConfig: load(kubeconfig), stop };
   }
   const stateDir = mkdtempSync(join(tmpdir(), "kubecrew-bench-"));
-  const env = { ...process.env, KUBECREW_CLUSTER_DIR: stateDir };
+  const env = { ...process.env, ...clusterEnv, KUBECREW_CLUSTER_DIR: stateDir };
   const cluster = (...args: string[]) =>
     execFileSync("bash", [join(repo, "hack/local-cluster.sh"), ...args], { env, stdio: ["ignore", "pipe", "inherit"] });
   cluster("up", ...upArgs);
@@ -172,6 +175,15 @@ export async function watchWithTimes<T extends KubeObject>(
   });
   await informer.start();
   return informer;
+}
+
+/** Polls `done` every 50 ms until it holds; fails after `timeoutMs`. */
+export async function until(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${Math.round(timeoutMs / 1000)} s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 export function percentile(values: number[], p: number): number {
