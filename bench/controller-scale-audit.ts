@@ -129,12 +129,25 @@ function negatives(tasks: AuditedTask[], part: (t: AuditedTask) => number | unde
 }
 
 /** The lines a run prints with the audit log, parts by quarter as latencyLines() prints the observer's. */
+/**
+ * How far the crewexecutions watch cache was behind the pods' at each pods probe: the time until the crewexecutions
+ * cache reached the resourceVersion the pods' cache had then (0: it had it already). Both follow one etcd's revisions.
+ */
+function behindPods(observed: Pick<Observed, "cacheRv" | "podsCacheRv">): { at: number; ms: number }[] {
+  return observed.podsCacheRv.flatMap(([, answered, rv]) => {
+    const reached = cachedAt(observed.cacheRv, rv);
+    return reached === undefined ? [] : [{ at: answered, ms: Math.max(0, reached - answered) }];
+  });
+}
+
 export function auditLines(
   tasks: AuditedTask[],
   audited: AuditedWrites,
-  probes: [number, number, number][],
+  observed: Pick<Observed, "cacheRv" | "podsCacheRv">,
   t0: number,
 ): string[] {
+  const probes = observed.cacheRv;
+  const behind = behindPods(observed);
   const joined = tasks.filter((t) => t.answered !== undefined);
   const refused = [...audited.refused].map(([code, n]) => `${code} ×${n}`).join(", ") || "none";
   const lines = [
@@ -149,6 +162,10 @@ export function auditLines(
         probes.slice(1).map((p, i) => p[0] - probes[i]![0]),
         (gap) => gap,
       )} ms`,
+    `  the crewexecutions watch cache behind the pods' (the time until it had what the pods' cache had),` +
+      ` by quarter of the run: ${quarters(behind, (b) => b.at)
+        .map((q) => (q.length ? `${((q[0]!.at - t0) / 1000).toFixed(0)} s ${of(q, (b) => b.ms)}` : "-"))
+        .join("; ")} ms`,
     `  ${joined.length} of ${tasks.length} tasks found in the log (${audited.writes} status writes);` +
       ` writes of a task's success refused: ${refused}`,
     `  clocks: write received before the decision in ${negatives(tasks, parts.decisionToReceived)};` +
@@ -221,7 +238,7 @@ export class StatusWriteAudit {
     }
     if (!this.temporary)
       appendFileSync(`${this.path}.tasks.jsonl`, joined.map((t) => JSON.stringify(t) + "\n").join(""));
-    return auditLines(joined, audited, observed.cacheRv, t0);
+    return auditLines(joined, audited, observed, t0);
   }
 
   /** p99 to the status committed over all runs, beside p99 to a watcher seeing it (the headline's). */

@@ -6,7 +6,8 @@
  * controller's own time of that decision (the task's `completionTime`, the reconcile's clock), all in epoch ms.
  * With `probeCache` (BENCH_SCALE_AUDIT), it also notes the resourceVersion of that status and, every 100 ms, how far
  * the apiserver's crewexecutions watch cache has got: a LIST with resourceVersion=0 (served from the cache, answered
- * with the cache's resourceVersion) of a namespace with nothing in it, so the answer is small.
+ * with the cache's resourceVersion) of a namespace with nothing in it, so the answer is small; and the pods' watch
+ * cache the same way, a resource of the same etcd and apiserver that is not a custom resource, for comparison.
  */
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { silentLogger } from "../core/logger.ts";
@@ -18,6 +19,7 @@ import {
   CREW_TASK_RESULTS,
   LABEL_EXECUTION,
   LABEL_TASK_INDEX,
+  PODS,
   resourcePath,
 } from "../kube/resources.ts";
 import { keyMetadata } from "./controller-support.ts";
@@ -38,6 +40,8 @@ export interface Observed {
   statusRv: Map<string, number>;
   /** The watch cache's resourceVersion: [probe sent, answered (epoch ms), resourceVersion], in order (probeCache). */
   cacheRv: [number, number, number][];
+  /** The pods' watch cache's resourceVersion, probed alongside (probeCache). */
+  podsCacheRv: [number, number, number][];
 }
 
 /** A namespace no execution is in: the cache probe's LIST answers nothing but the cache's resourceVersion. */
@@ -96,6 +100,7 @@ async function observe(o: ObserverData): Promise<void> {
   const decided = new Map<string, number>();
   const statusRv = new Map<string, number>();
   const cacheRv: [number, number, number][] = [];
+  const podsCacheRv: [number, number, number][] = [];
   const results = new Informer<KubeObject>({
     client,
     path: resourcePath(CREW_TASK_RESULTS, o.namespace),
@@ -134,19 +139,21 @@ async function observe(o: ObserverData): Promise<void> {
     });
   });
   await Promise.all([results.start(), executions.start()]);
-  if (o.probeCache) void probeCache(client, cacheRv);
+  if (o.probeCache) {
+    void probeCache(client, resourcePath(CREW_EXECUTIONS, EMPTY_NAMESPACE), cacheRv);
+    void probeCache(client, resourcePath(PODS, EMPTY_NAMESPACE), podsCacheRv);
+  }
   parentPort!.on("message", (m: { type: string }) => {
     if (m.type !== "collect") return;
     const relists = results.relists + executions.relists - 2;
-    const observed: Observed = { resultSeen, statusSeen, decided, relists, statusRv, cacheRv };
+    const observed: Observed = { resultSeen, statusSeen, decided, relists, statusRv, cacheRv, podsCacheRv };
     parentPort!.postMessage({ type: "observed", observed });
   });
   parentPort!.postMessage({ type: "synced" });
 }
 
-/** Notes the crewexecutions watch cache's resourceVersion every PROBE_EVERY_MS, for as long as the thread lives. */
-async function probeCache(client: KubeClient, samples: [number, number, number][]): Promise<void> {
-  const path = resourcePath(CREW_EXECUTIONS, EMPTY_NAMESPACE);
+/** Notes a watch cache's resourceVersion every PROBE_EVERY_MS (`path`: a LIST of it), for as long as the thread lives. */
+async function probeCache(client: KubeClient, path: string, samples: [number, number, number][]): Promise<void> {
   for (;;) {
     const sent = epochMs();
     try {
