@@ -20,8 +20,8 @@
 # the result → status time: only the CrewExecution status writes (patch and update of crewexecutions/status), at
 # Request level (the patch body: which write marked a task done) and only their ResponseComplete stage
 # (requestReceivedTimestamp: received; stageTimestamp: answered, the write committed), one JSON line each, written
-# synchronously (blocking mode: none dropped). Its cost: the policy's match on every request, and one ~1.5 KB line
-# per status write (~100 writes/s at 10,000 executions at once).
+# synchronously (blocking mode: none dropped). Its cost: the policy's match on every request, and one ~1.7 KB line
+# per status write (two per 1-task execution: 35 MB for 10,000; ~1.5 ms of kube-apiserver CPU per execution, ~3 %).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
