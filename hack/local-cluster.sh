@@ -22,6 +22,8 @@
 # (requestReceivedTimestamp: received; stageTimestamp: answered, the write committed), one JSON line each, written
 # synchronously (blocking mode: none dropped). Its cost: the policy's match on every request, and one ~1.7 KB line
 # per status write (two per 1-task execution: 35 MB for 10,000; ~1.5 ms of kube-apiserver CPU per execution, ~3 %).
+# KUBECREW_CLUSTER_FEATURE_GATES=<gates> passes kube-apiserver --feature-gates (e.g. ConcurrentWatchObjectDecode=true),
+# for A/B runs of the scale bench; unset, the apiserver runs with its defaults.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -305,6 +307,8 @@ up() {
       --audit-log-format json --audit-log-mode blocking)
     echo "$KUBECREW_CLUSTER_AUDIT" >"$STATE/audit.path"
   fi
+  local gates=()
+  [ -n "${KUBECREW_CLUSTER_FEATURE_GATES:-}" ] && gates=(--feature-gates "$KUBECREW_CLUSTER_FEATURE_GATES")
   write_kubeconfig "$KUBECONFIG_ADMIN" admin "$api_port"
   write_kubeconfig "$STATE/controller-manager.kubeconfig" controller-manager "$api_port"
   start kube-apiserver "$bin/kube-apiserver" \
@@ -322,7 +326,7 @@ up() {
     --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
     --kubelet-certificate-authority "$PKI/ca.crt" \
     --kubelet-preferred-address-types InternalIP \
-    --allow-privileged=true --profiling="$profiling" --enable-priority-and-fairness=false --v=1 "${audit[@]}"
+    --allow-privileged=true --profiling="$profiling" --enable-priority-and-fairness=false --v=1 "${audit[@]}" "${gates[@]}"
   phase etcd
   wait_for kube-apiserver 60 "$LOGS/kube-apiserver.log" readyz
   phase kube-apiserver
