@@ -19,7 +19,7 @@ import { appendFileSync, createReadStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { of, quarters, sub, type TaskTimes } from "./controller-scale-latency.ts";
+import { of, quarterLines, quarters, sub, type TaskTimes } from "./controller-scale-latency.ts";
 import { epochMs, type Observed } from "./controller-scale-observer.ts";
 import { percentile } from "./controller-support.ts";
 
@@ -172,23 +172,17 @@ export function auditLines(
       ` the observer's event before the answer in ${negatives(tasks, parts.answeredToObserver)};` +
       ` the bench's epochMs() − Date.now() ${(epochMs() - Date.now()).toFixed(1)} ms`,
   ];
-  for (const [name, by] of [
-    ["kickoff order", (t: TaskTimes) => t.order],
-    ["the result's creation", (t: TaskTimes) => t.created],
-  ] as const) {
-    lines.push(`  by quarter of ${name}:`);
-    for (const q of quarters(tasks, by)) {
-      if (q.length === 0) continue;
-      const at = (t: TaskTimes) => ((t.created - t0) / 1000).toFixed(0);
-      lines.push(
-        `    results created ${at(q[0]!)}–${at(q.at(-1)!)} s: committed ${of(q, parts.committed)};` +
-          ` observer ${of(q, parts.observer)}; → decision ${of(q, parts.toDecision)};` +
-          ` → received ${of(q, parts.decisionToReceived)}; → answered ${of(q, parts.receivedToAnswered)};` +
-          ` → observer ${of(q, parts.answeredToObserver)} (→ cache ≤ ${of(q, parts.answeredToCache)},` +
-          ` → observer ≥ ${of(q, parts.cacheToObserver)})`,
-      );
-    }
-  }
+  lines.push(
+    ...quarterLines(
+      tasks,
+      t0,
+      (q) =>
+        `committed ${of(q, parts.committed)}; observer ${of(q, parts.observer)}; → decision ${of(q, parts.toDecision)};` +
+        ` → received ${of(q, parts.decisionToReceived)}; → answered ${of(q, parts.receivedToAnswered)};` +
+        ` → observer ${of(q, parts.answeredToObserver)} (→ cache ≤ ${of(q, parts.answeredToCache)},` +
+        ` → observer ≥ ${of(q, parts.cacheToObserver)})`,
+    ),
+  );
   return lines;
 }
 

@@ -59,19 +59,31 @@ export function latencyLines(tasks: TaskTimes[], t0: number): string[] {
       ` decision → status at the observer ${of(tasks, parts.decisionToObserver)};` +
       ` observer → main thread ${of(tasks, parts.observerToMainThread)}`,
   ];
+  lines.push(
+    ...quarterLines(
+      tasks,
+      t0,
+      (q) =>
+        `observer ${of(q, parts.observer)}; main thread ${of(q, parts.mainThread)};` +
+        ` → result at the observer ${of(q, parts.resultAtObserver)}; → decision ${of(q, parts.toDecision)};` +
+        ` decision → observer ${of(q, parts.decisionToObserver)}`,
+    ),
+  );
+  return lines;
+}
+
+/** A line per quarter of kickoff order and of the result's creation, each `describe`d, under a heading of its own. */
+export function quarterLines<T extends TaskTimes>(tasks: T[], t0: number, describe: (q: T[]) => string): string[] {
+  const lines: string[] = [];
   for (const [name, by] of [
-    ["kickoff order", (t: TaskTimes) => t.order],
-    ["the result's creation", (t: TaskTimes) => t.created],
+    ["kickoff order", (t: T) => t.order],
+    ["the result's creation", (t: T) => t.created],
   ] as const) {
     lines.push(`  by quarter of ${name}:`);
     for (const q of quarters(tasks, by)) {
       if (q.length === 0) continue;
-      const at = (t: TaskTimes) => ((t.created - t0) / 1000).toFixed(0);
-      lines.push(
-        `    results created ${at(q[0]!)}–${at(q.at(-1)!)} s: observer ${of(q, parts.observer)};` +
-          ` main thread ${of(q, parts.mainThread)}; → result at the observer ${of(q, parts.resultAtObserver)};` +
-          ` → decision ${of(q, parts.toDecision)}; decision → observer ${of(q, parts.decisionToObserver)}`,
-      );
+      const at = (t: T) => ((t.created - t0) / 1000).toFixed(0);
+      lines.push(`    results created ${at(q[0]!)}–${at(q.at(-1)!)} s: ${describe(q)}`);
     }
   }
   return lines;
