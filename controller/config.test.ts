@@ -22,6 +22,15 @@ describe("controller config", () => {
     );
   });
 
+  it("keeps a quarter as many workers again for urgent keys unless told how many; at least one", () => {
+    expect(controllerConfigFromEnv({}).urgentWorkers).toBe(8);
+    expect(controllerConfigFromEnv({ KUBECREW_CONTROLLER_WORKERS: "2" }).urgentWorkers).toBe(1);
+    expect(controllerConfigFromEnv({ KUBECREW_CONTROLLER_URGENT_WORKERS: "32" }).urgentWorkers).toBe(32);
+    expect(() => controllerConfigFromEnv({ KUBECREW_CONTROLLER_URGENT_WORKERS: "0" })).toThrow(
+      /KUBECREW_CONTROLLER_URGENT_WORKERS/,
+    );
+  });
+
   it("runs one shard (the leader Lease alone) unless told otherwise; shards need leases", () => {
     expect(controllerConfigFromEnv({}).sharding).toEqual({
       shards: 1,

@@ -15,6 +15,8 @@ export const controllerEnv = z.object({
   /** Namespace to watch; empty for every namespace. */
   KUBECREW_NAMESPACE: z.string().default(""),
   KUBECREW_CONTROLLER_WORKERS: z.coerce.number().int().min(1).max(256).default(32),
+  /** Workers beside those that take only urgent keys (a task's result, a Job's end); default a quarter of the workers. */
+  KUBECREW_CONTROLLER_URGENT_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
   /**
    * Tasks starting at once at most (Job created, pod not running yet); 0: no limit. Sharded: per replica. 300: at
    * 2,100 executions/min with 3–8 s from a Job's creation to its pod running, 100–280 are starting (Little's law);
@@ -64,6 +66,8 @@ export interface ControllerConfig {
   kubeconfigPath?: string;
   namespace: string;
   workers: number;
+  /** Workers beside `workers` that take only urgent keys. */
+  urgentWorkers: number;
   /** The limit on tasks starting at once (start-limit.ts); 0: none. */
   maxStartingTasks: number;
   runnerImage: string;
@@ -129,6 +133,7 @@ export function controllerConfigFromEnv(env: Record<string, string | undefined>)
     ...(c.KUBECONFIG ? { kubeconfigPath: c.KUBECONFIG } : {}),
     namespace: c.KUBECREW_NAMESPACE,
     workers: c.KUBECREW_CONTROLLER_WORKERS,
+    urgentWorkers: c.KUBECREW_CONTROLLER_URGENT_WORKERS ?? Math.ceil(c.KUBECREW_CONTROLLER_WORKERS / 4),
     maxStartingTasks: c.KUBECREW_CONTROLLER_MAX_STARTING_TASKS,
     runnerImage: c.KUBECREW_RUNNER_IMAGE,
     ...(c.KUBECREW_RUNNER_IMAGE_PULL_POLICY ? { runnerImagePullPolicy: c.KUBECREW_RUNNER_IMAGE_PULL_POLICY } : {}),

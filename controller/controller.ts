@@ -169,10 +169,9 @@ export async function startController(config: ControllerConfig, deps: Controller
       { executions: caches.executions.list().length, namespace: config.namespace || "(all)" },
       "Caches synced; starting workers",
     );
-    // The configured workers take any key; a quarter more take only urgent ones (a task's result, a Job's end), so
-    // work in progress never waits behind kickoffs whose round trips hold every other worker.
-    const urgentOnly = Math.max(1, Math.ceil(config.workers / 4));
-    for (let i = 0; i < config.workers + urgentOnly; i++) {
+    // The configured workers take any key; more (a quarter as many by default) take only urgent ones (a task's result,
+    // a Job's end), so work in progress never waits behind kickoffs whose round trips hold every other worker.
+    for (let i = 0; i < config.workers + config.urgentWorkers; i++) {
       workers.push(
         runWorker({
           queue: queues.executions,
