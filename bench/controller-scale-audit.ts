@@ -19,7 +19,7 @@ import { appendFileSync, createReadStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { of, quarterLines, quarters, sub, type TaskTimes } from "./controller-scale-latency.ts";
+import { of, parts as latencyParts, quarterLines, quarters, sub, type TaskTimes } from "./controller-scale-latency.ts";
 import { epochMs, type Observed } from "./controller-scale-observer.ts";
 import { percentile } from "./controller-support.ts";
 
@@ -110,8 +110,8 @@ export function cachedAt(samples: [number, number, number][], rv: number | undef
 /** The parts of one task's time, each in ms. */
 const parts = {
   committed: (t: AuditedTask) => sub(t.answered, t.created),
-  observer: (t: AuditedTask) => sub(t.statusSeen, t.created),
-  toDecision: (t: AuditedTask) => sub(t.decided, t.created),
+  observer: latencyParts.observer,
+  toDecision: latencyParts.toDecision,
   decisionToReceived: (t: AuditedTask) => sub(t.received, t.decided),
   receivedToAnswered: (t: AuditedTask) => sub(t.answered, t.received),
   answeredToObserver: (t: AuditedTask) => sub(t.statusSeen, t.answered),

@@ -27,7 +27,7 @@ export function quarters<T>(tasks: T[], by: (t: T) => number): T[][] {
 }
 
 /** The parts of one task's time, each in ms (undefined where a time is missing). */
-const parts = {
+export const parts = {
   observer: (t: TaskTimes) => sub(t.statusSeen, t.created),
   mainThread: (t: TaskTimes) => sub(t.benchSeen, t.created),
   resultAtObserver: (t: TaskTimes) => sub(t.resultSeen, t.created),

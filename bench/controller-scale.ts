@@ -49,6 +49,7 @@ import {
   createNamespace,
   crewYaml,
   RUNNER_SA,
+  waitFor,
   type ControllerProcess,
 } from "../test/e2e/support/fixture.ts";
 import { compileAsImage, imageEnv } from "./as-image.ts";
@@ -59,7 +60,7 @@ import { epochMs, LatencyObserver } from "./controller-scale-observer.ts";
 import { controlPlanePid, cpuSeconds, Probe, rssMb } from "./controller-scale-probe.ts";
 import { RunnerStandIn } from "./controller-scale-runner.ts";
 import { controllerWrites, runShardRows, shards, startReplicas } from "./controller-scale-shards.ts";
-import { benchCluster, deleteNamespace, keyMetadata, percentile, until } from "./controller-support.ts";
+import { benchCluster, deleteNamespace, keyMetadata, percentile } from "./controller-support.ts";
 
 const counts = (process.env.BENCH_SCALE_COUNTS ?? "1000,10000").split(",").map(Number);
 const taskCounts = (process.env.BENCH_SCALE_TASKS ?? "1,3").split(",").map(Number);
@@ -257,7 +258,12 @@ try {
             })().catch(() => undefined);
           }, every)
         : undefined;
-      await until(`${count} executions of ${tasks} task(s)`, () => names.every((n) => finished.has(n)), timeoutMs);
+      await waitFor(
+        `${count} executions of ${tasks} task(s)`,
+        async () => names.every((n) => finished.has(n)),
+        timeoutMs,
+        50,
+      );
       clearInterval(sampler);
       const seconds = (performance.now() - t0) / 1000;
       const snap1 = await probe.snapshot();
@@ -295,7 +301,7 @@ try {
       );
       // Untimed: the Jobs' pods finish before the baseline starts, so it does not share the CPUs with them.
       const ownJobs = names.flatMap((n) => Array.from({ length: tasks }, (_, i) => `${namespace}/${n}-${i}`));
-      await until("the controller's Jobs complete", () => ownJobs.every((j) => jobsDone.has(j)), timeoutMs);
+      await waitFor("the controller's Jobs complete", async () => ownJobs.every((j) => jobsDone.has(j)), timeoutMs, 50);
       const rss = rssOf();
 
       const baseNames = names.map((n) => `b-${n}`);
@@ -309,7 +315,12 @@ try {
       const snap3 = await probe.snapshot();
       const baseJobs = baseNames.flatMap((n) => Array.from({ length: tasks }, (_, i) => `${baseNamespace}/${n}-${i}`));
       if (baselines)
-        await until("the baseline's Jobs complete", () => baseJobs.every((j) => jobsDone.has(j)), timeoutMs);
+        await waitFor(
+          "the baseline's Jobs complete",
+          async () => baseJobs.every((j) => jobsDone.has(j)),
+          timeoutMs,
+          50,
+        );
       const baseWithPods = baselines ? (performance.now() - baseT0) / 1000 : NaN;
       const snap4 = await probe.snapshot();
 

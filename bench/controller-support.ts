@@ -177,15 +177,6 @@ export async function watchWithTimes<T extends KubeObject>(
   return informer;
 }
 
-/** Polls `done` every 50 ms until it holds; fails after `timeoutMs`. */
-export async function until(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${Math.round(timeoutMs / 1000)} s`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
