@@ -2,7 +2,7 @@ import { buildAssignment } from "./assignment.ts";
 import { agentFor, type CrewSpec } from "./crew.ts";
 import { setCondition } from "./conditions.ts";
 import { dueWebhooks } from "./due-webhooks.ts";
-import { isFinished, type ExecutionStatus, type TaskState } from "./execution.ts";
+import { EXECUTION_STOPPED_ERROR, isFinished, type ExecutionStatus, type TaskState } from "./execution.ts";
 import { interpolate } from "./inputs.ts";
 import { sameJson } from "./json.ts";
 import { successfulResult, type ObservedTask } from "./observed-task.ts";
@@ -87,7 +87,7 @@ function decideProgress(input: DecideInput): Decision {
   if (execution.spec.stop) {
     const running = runningIndexes(input, spec);
     for (const index of running) actions.push({ type: "stopTask", index, taskName: spec.tasks[index]!.name });
-    const message = "Execution stopped";
+    const message = EXECUTION_STOPPED_ERROR;
     const marked = markDoneTasks(input, tasks, previous, now, running, "Stopped", message);
     return finish(input, spec, { phase: "Stopped", reason: "Stopped", message, tasks: marked }, actions, startTime);
   }

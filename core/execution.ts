@@ -74,6 +74,9 @@ export const crewExecution = z.object({
 });
 export type CrewExecution = z.infer<typeof crewExecution>;
 
+/** The error a stopped execution reports (`POST /stop`): clients tell a stopped run from a failed one by it. */
+export const EXECUTION_STOPPED_ERROR = "Execution stopped";
+
 export function isFinished(phase: ExecutionPhase | undefined): boolean {
   return phase === "Succeeded" || phase === "Failed" || phase === "Stopped";
 }
