@@ -15,7 +15,7 @@ export function registerTokenCommand(program: Command): void {
     .requiredOption("--crew <name>", "crew the token is valid for; repeat for several, '*' for every crew", collect, [])
     .requiredOption("--kind <kind>", "org (full operations on its crews) or user (kickoff, own executions)")
     .option("--user <user>", "the user a user token belongs to (required with --kind user)")
-    .option("--ttl <duration>", "lifetime, e.g. 3600, 90m, 12h, 30d (default: until revoked)")
+    .option("--ttl <duration>", "lifetime, e.g. 3600, 90m, 12h, 30d, at most 10 years (default: until revoked)")
     .option("--json", "print JSON")
     .action(async (options: { crew: string[]; kind: string; user?: string; ttl?: string; json?: boolean }) => {
       await withTokenStore("token", process.env, async (store) => {
@@ -30,7 +30,9 @@ export function registerTokenCommand(program: Command): void {
           ...(ttlSeconds !== undefined ? { ttl_seconds: ttlSeconds } : {}),
         });
         if (!parsed.success) {
-          throw new CommandFailure(optionErrors(parsed.error, { kind: "--kind", crews: "--crew", user: "--user" }));
+          throw new CommandFailure(
+            optionErrors(parsed.error, { kind: "--kind", crews: "--crew", user: "--user", ttl_seconds: "--ttl" }),
+          );
         }
         const body = parsed.data;
         const { token: secret, record } = await store.createToken({

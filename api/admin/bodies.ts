@@ -12,12 +12,21 @@ export const crewsField = z
 
 const role = z.enum(["org", "user"]);
 
+/** The longest lifetime a token may be given (10 years): the admin API, the CLI and the OpenAPI document use it. */
+export const MAX_TOKEN_TTL_SECONDS = 10 * 365 * 86_400;
+
 export const createTokenBody = z
   .strictObject({
     kind: role.meta({ description: "org: full operations on its crews; user: kickoff and its own executions" }),
     crews: crewsField,
     user: z.string().min(1).max(256).optional().meta({ description: "The user a user token belongs to" }),
-    ttl_seconds: z.number().int().positive().optional().meta({ description: "Lifetime; without it, until revoked" }),
+    ttl_seconds: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_TOKEN_TTL_SECONDS, `at most ${MAX_TOKEN_TTL_SECONDS} seconds (10 years)`)
+      .optional()
+      .meta({ description: "Lifetime in seconds, at most 10 years; without it, until revoked" }),
   })
   .refine((body) => (body.kind === "user") === (body.user !== undefined), {
     message: "user is required for a user token and not allowed for an org token",

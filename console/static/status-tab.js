@@ -101,6 +101,7 @@ function Tokens({ crew }) {
         id="token-ttl"
         type="number"
         min="0.01"
+        max="3650"
         step="any"
         value=${form.ttlDays}
         onInput=${(e) => setForm({ ...form, ttlDays: e.currentTarget.value })}
