@@ -3,6 +3,7 @@ import { z } from "zod";
 import { configOrExit, parseConfig } from "../core/config.ts";
 import { RedisTokenStore } from "../api/auth/redis-token-store.ts";
 import { TokenStoreUnavailable, type ManagedTokenStore } from "../api/auth/token-store.ts";
+import { CommandFailure } from "./command-failure.ts";
 
 /** What the `token` and `client` commands read from the environment. */
 export const adminCliConfigSchema = z
@@ -14,8 +15,8 @@ export const adminCliConfigSchema = z
   })
   .transform((e) => ({ redisUrl: e.REDIS_URL, redisKeyPrefix: e.KUBECREW_REDIS_KEY_PREFIX }));
 
-/** A failure the command reports in one line before exiting 1. */
-export class CommandFailure extends Error {}
+export { CommandFailure } from "./command-failure.ts";
+export { table } from "./table.ts";
 
 /**
  * Runs a management command against the token store in REDIS_URL: a configuration mistake, an unreachable Redis or a
@@ -65,17 +66,6 @@ export function optionErrors(error: z.ZodError, optionOf: Record<string, string>
       return `${optionOf[field] ?? field}: ${issue.message}`;
     })
     .join("; ");
-}
-
-/** Rows as aligned columns under a header. */
-export function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join("  ")
-      .trimEnd();
-  return [line(header), ...rows.map(line)].join("\n") + "\n";
 }
 
 export const crewsText = (crews: string[] | "*") => (crews === "*" ? "*" : crews.join(","));

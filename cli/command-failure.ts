@@ -1,0 +1,10 @@
+/** A failure a command reports in one line (no stack trace) before it exits non-zero. */
+export class CommandFailure extends Error {
+  /** The exit status: 1 unless the command documents another. */
+  readonly exitCode: number;
+
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
