@@ -1,0 +1,84 @@
+import { z } from "zod";
+
+/**
+ * The data of each event of `GET /status/{id}/events` as it goes over the wire (snake_case; `event` repeats the SSE
+ * event name), for the clients that read the stream. `executionEvents()` (execution-events.ts) builds them.
+ */
+
+const base = { kickoff_id: z.string() };
+
+/** A step as `stepWireForm()` sends it. */
+export const stepBody = z.object({
+  index: z.number().int(),
+  kind: z.enum(["llm", "tool"]),
+  tool: z.string().optional(),
+  input: z.string().optional(),
+  output: z.string().optional(),
+  error: z.string().optional(),
+  started_at: z.string(),
+  duration_ms: z.number(),
+  token_usage: z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).optional(),
+});
+export type StepBody = z.infer<typeof stepBody>;
+
+export const taskStartedEvent = z.object({
+  ...base,
+  event: z.literal("task_started"),
+  task_id: z.string(),
+  started_at: z.string(),
+});
+
+export const stepEvent = z.object({
+  ...base,
+  event: z.literal("step"),
+  task_id: z.string(),
+  attempt: z.number().int(),
+  step: stepBody,
+});
+
+export const taskCompletedEvent = z.object({
+  ...base,
+  event: z.literal("task_completed"),
+  task_id: z.string(),
+  agent: z.string(),
+  output: z.string(),
+  execution_time: z.number(),
+  steps: z.number().int().optional(),
+  tools_used: z.array(z.string()).optional(),
+});
+
+export const taskFailedEvent = z.object({
+  ...base,
+  event: z.literal("task_failed"),
+  task_id: z.string(),
+  error: z.string(),
+});
+
+export const executionCompletedEvent = z.object({
+  ...base,
+  event: z.literal("execution_completed"),
+  status: z.literal("completed"),
+  output: z.string(),
+  execution_time: z.number(),
+});
+
+export const executionFailedEvent = z.object({
+  ...base,
+  event: z.literal("execution_failed"),
+  status: z.literal("error"),
+  error: z.string(),
+  execution_time: z.number(),
+});
+
+export const executionEventBody = z.discriminatedUnion("event", [
+  taskStartedEvent,
+  stepEvent,
+  taskCompletedEvent,
+  taskFailedEvent,
+  executionCompletedEvent,
+  executionFailedEvent,
+]);
+export type ExecutionEventBody = z.infer<typeof executionEventBody>;
+
+/** The event names a client knows; a newer server may send others, which a client skips. */
+export const knownEventNames: readonly string[] = executionEventBody.options.map((o) => o.shape.event.value);
