@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { refusedMcpUrls, refusalMessage } from "./mcp-url-refusals.ts";
 import { clusterPolicy, runnerPolicy } from "./outbound/policy.ts";
+import { mcpUrlServerName } from "./task-tools.ts";
 
 const spec = (urls: { servers?: string[]; mcps?: string[] }) => ({
   mcpServers: (urls.servers ?? []).map((url, i) => ({
@@ -31,7 +32,7 @@ describe("refusedMcpUrls", () => {
       },
       {
         field: "spec.agents[0].mcps[1]",
-        server: "[fe80::1]:3000",
+        server: mcpUrlServerName("http://[fe80::1]:3000/mcp"),
         url: "http://[fe80::1]:3000/mcp",
         reason: "fe80::1 is a linkLocal address; calls to it are refused",
       },

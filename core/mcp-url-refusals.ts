@@ -1,13 +1,14 @@
 import type { CrewSpec } from "./crew.ts";
 import { displayUrl } from "./outbound/display-url.ts";
 import { refuseUrl, type OutboundPolicy } from "./outbound/policy.ts";
+import { mcpUrlServerName } from "./task-tools.ts";
 import { parseMcpReference } from "./tools.ts";
 
 /** An MCP server of a crew whose URL the runner's outbound policy refuses: its tool calls could never be made. */
 export interface McpUrlRefusal {
   /** Where in the Crew: `spec.mcpServers[0].url` or `spec.agents[1].mcps[0]`. */
   field: string;
-  /** The server's name as the runner names it: the `mcpServers` entry's, or the URL's host for a URL in `mcps`. */
+  /** The server's name as the runner names it: the `mcpServers` entry's, or mcpUrlServerName() for a URL in `mcps`. */
   server: string;
   /** The URL without query or credentials. */
   url: string;
@@ -31,13 +32,13 @@ export function refusedMcpUrls(spec: Pick<CrewSpec, "mcpServers" | "agents">, po
     agent.mcps.forEach((reference, m) => {
       const parsed = parseMcpReference(reference);
       if (!parsed.isUrl) return;
-      let host: string;
+      let name: string;
       try {
-        host = new URL(parsed.target).host;
+        name = mcpUrlServerName(parsed.target);
       } catch {
-        host = parsed.target;
+        name = parsed.target;
       }
-      check(`spec.agents[${a}].mcps[${m}]`, host, parsed.target);
+      check(`spec.agents[${a}].mcps[${m}]`, name, parsed.target);
     }),
   );
   return refusals;

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { Agent, CrewSpec, Task } from "./crew.ts";
 import { DEFAULT_MCP_TIMEOUT_SECONDS, mcpServer, parseMcpReference, type McpServer } from "./tools.ts";
@@ -23,9 +24,30 @@ export type TaskTools = z.infer<typeof taskTools>;
 
 export const NO_TASK_TOOLS: TaskTools = { mcpServers: [], allowedHosts: [] };
 
+/** Characters of a URL's host, port and path kept in its server's name: the rest of 63 is left to tool names. */
+const READABLE_LENGTH = 32;
+
+/**
+ * The name a server given by URL in an agent's `mcps` goes by (in errors, and in the tool names the model sees when two
+ * servers offer a tool of one name): the URL's host, port and path in letters, digits and `-` (a letter first), cut
+ * to 32 characters, then 8 hex digits of the URL's SHA-256. Query and credentials stay out of the readable part (they
+ * may be secrets) but not out of the digest, so two URLs never share a name, not even on one host, and a URL always
+ * gets the same one. It fits the `mcpServers` name rule and leaves room for a tool name within 64 characters.
+ */
+export function mcpUrlServerName(url: string): string {
+  const { hostname, port, pathname } = new URL(url);
+  const words = [hostname, port, pathname]
+    .join("-")
+    .replace(/[^A-Za-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+  const readable = (/^[A-Za-z]/.test(words) ? words : `mcp-${words}`).slice(0, READABLE_LENGTH).replace(/-+$/, "");
+  const digest = createHash("sha256").update(url).digest("hex").slice(0, 8);
+  return `${readable}-${digest}`;
+}
+
 function serverForUrl(url: string): McpServer {
   return {
-    name: new URL(url).host,
+    name: mcpUrlServerName(url),
     url,
     transport: "streamable-http",
     headers: [],

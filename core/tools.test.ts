@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { crewSpec } from "./crew.ts";
-import { resolveTaskTools } from "./task-tools.ts";
+import { mcpUrlServerName, resolveTaskTools } from "./task-tools.ts";
 import { parseMcpReference, secretEnvName } from "./tools.ts";
 
 const tasks = [{ name: "look", agent: "scout", description: "Look", expectedOutput: "Facts" }];
@@ -92,7 +92,7 @@ describe("a crew's tools", () => {
     const resolved = resolveTaskTools(spec, spec.agents[0]!, spec.tasks[0]!);
     expect(resolved.mcpServers.map((s) => [s.name, s.transport, s.tools])).toEqual([
       ["docs", "streamable-http", ["fetch", "read"]],
-      ["mcp.example.com:8443", "streamable-http", ["echo"]],
+      [mcpUrlServerName("https://mcp.example.com:8443/mcp"), "streamable-http", ["echo"]],
       ["wiki", "sse", ["x", "y"]],
     ]);
     expect(resolved.allowedHosts).toEqual(["*.example.com"]);

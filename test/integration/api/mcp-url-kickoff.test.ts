@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mcpUrlServerName } from "../../../core/task-tools.ts";
 import type { RunningDev } from "../../../dev/start.ts";
 import { startTestDev, tokens } from "../../support/dev-server.ts";
 
@@ -56,7 +57,7 @@ describe("kickoff of a crew whose MCP server URLs the outbound policy refuses", 
       error: "Unprocessable Entity",
       message:
         'Crew "metadata" cannot run: MCP server "srv1" (http://169.254.169.254/latest/mcp): 169.254.169.254 is a ' +
-        'cloud metadata address; calls to it are refused; MCP server "[fe80::1]:3000" (http://[fe80::1]:3000/mcp): ' +
+        `cloud metadata address; calls to it are refused; MCP server "${mcpUrlServerName("http://[fe80::1]:3000/mcp")}" (http://[fe80::1]:3000/mcp): ` +
         "fe80::1 is a linkLocal address; calls to it are refused",
       details: {
         mcp_servers: [
@@ -68,7 +69,7 @@ describe("kickoff of a crew whose MCP server URLs the outbound policy refuses", 
           },
           {
             field: "spec.agents[0].mcps[2]",
-            server: "[fe80::1]:3000",
+            server: mcpUrlServerName("http://[fe80::1]:3000/mcp"),
             url: "http://[fe80::1]:3000/mcp",
             reason: "fe80::1 is a linkLocal address; calls to it are refused",
           },
@@ -93,7 +94,7 @@ describe("kickoff of a crew whose MCP server URLs the outbound policy refuses", 
       },
       {
         field: "spec.agents[0].mcps[1]",
-        server: "127.0.0.1:9",
+        server: mcpUrlServerName("http://127.0.0.1:9/mcp"),
         url: "http://127.0.0.1:9/mcp",
         reason: "127.0.0.1 is a loopback address; calls to it are refused here",
       },
