@@ -2,16 +2,9 @@ import { describe, expect, it } from "vitest";
 import { controllerConfigFromEnv } from "./config.ts";
 
 describe("controller config", () => {
-  it("takes the installation's webhook signing key as the default for crews without their own Secret", () => {
-    const config = controllerConfigFromEnv({ KUBECREW_WEBHOOK_SIGNING_KEY: "k".repeat(48) });
-    expect(config.webhooks.defaultSigningKey).toBe("k".repeat(48));
-    expect(controllerConfigFromEnv({}).webhooks.defaultSigningKey).toBeUndefined();
-  });
-
-  it("stops on a signing key too short to be one, naming the variable", () => {
-    expect(() => controllerConfigFromEnv({ KUBECREW_WEBHOOK_SIGNING_KEY: "short" })).toThrow(
-      /KUBECREW_WEBHOOK_SIGNING_KEY/,
-    );
+  it("reads the webhook signing key from the Secrets' key `secret` unless told another", () => {
+    expect(controllerConfigFromEnv({}).webhooks.secretKey).toBe("secret");
+    expect(controllerConfigFromEnv({ KUBECREW_WEBHOOK_SECRET_KEY: "hmac" }).webhooks.secretKey).toBe("hmac");
   });
 
   it("limits tasks starting at once to 300 unless told otherwise; 0 is no limit, a negative count stops it", () => {

@@ -46,9 +46,8 @@ export const controllerEnv = z.object({
   KUBECREW_CONTROLLER_ID: z.string().optional(),
   POD_NAME: z.string().optional(),
   POD_NAMESPACE: z.string().optional(),
+  /** The key, in a crew's webhook signing Secret, that holds the signing key (also in the ones kubecrew generates). */
   KUBECREW_WEBHOOK_SECRET_KEY: z.string().default("secret"),
-  /** The installation's signing key (the chart generates it), used for crews without a webhook Secret of their own. */
-  KUBECREW_WEBHOOK_SIGNING_KEY: z.string().min(16, "at least 16 characters").optional(),
   KUBECREW_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(8),
   KUBECREW_WEBHOOK_INITIAL_DELAY_MS: z.coerce.number().int().min(1).default(1000),
   KUBECREW_WEBHOOK_TIMEOUT_SECONDS: seconds(10),
@@ -94,7 +93,6 @@ export interface ControllerConfig {
   };
   webhooks: {
     secretKey: string;
-    defaultSigningKey: string | undefined;
     maxAttempts: number;
     initialDelayMs: number;
     timeoutMs: number;
@@ -158,7 +156,6 @@ export function controllerConfigFromEnv(env: Record<string, string | undefined>)
     },
     webhooks: {
       secretKey: c.KUBECREW_WEBHOOK_SECRET_KEY,
-      defaultSigningKey: c.KUBECREW_WEBHOOK_SIGNING_KEY,
       maxAttempts: c.KUBECREW_WEBHOOK_MAX_ATTEMPTS,
       initialDelayMs: c.KUBECREW_WEBHOOK_INITIAL_DELAY_MS,
       timeoutMs: c.KUBECREW_WEBHOOK_TIMEOUT_SECONDS * 1000,

@@ -7,6 +7,7 @@ import { AppCredentials } from "./app-credentials.ts";
 import { createCaches, informersOf } from "./caches.ts";
 import type { ControllerConfig } from "./config.ts";
 import { CrewReconciler } from "./crew-reconciler.ts";
+import { CrewSigningSecrets } from "./crew-signing-secret.ts";
 import { EventRecorder } from "./events.ts";
 import { ExecutionReconciler } from "./execution-reconciler.ts";
 import { cacheHealthChecks } from "./health-checks.ts";
@@ -121,8 +122,8 @@ export async function startController(config: ControllerConfig, deps: Controller
     burst: config.events.burst,
   });
   const outbound = createOutboundClient(config.outbound);
-  const { secretKey, defaultSigningKey } = config.webhooks;
-  const secrets = new WebhookSecrets({ client, crews: caches.crews, secretKey, defaultSigningKey });
+  const { secretKey } = config.webhooks;
+  const secrets = new WebhookSecrets({ client, crews: caches.crews, secretKey });
   const webhooks = new WebhookDispatcher({
     log,
     fetch: outbound.fetch,
@@ -157,7 +158,12 @@ export async function startController(config: ControllerConfig, deps: Controller
       ? { appCredentials: new AppCredentials({ client, settings: config.apps, fetch: outbound.fetch, log }) }
       : {}),
   });
-  const crews = new CrewReconciler({ client, crews: caches.crews, now });
+  const crews = new CrewReconciler({
+    client,
+    crews: caches.crews,
+    signingSecrets: new CrewSigningSecrets({ client, secretKey, log }),
+    now,
+  });
   queueOnChange(caches, ownership ? ownership.filtered() : queues);
 
   const workers: Promise<void>[] = [];

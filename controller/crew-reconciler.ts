@@ -4,17 +4,21 @@ import type { KubeApi, KubeObject } from "../kube/client.ts";
 import { type Informer, splitKey } from "../kube/informer.ts";
 import { CREWS } from "../kube/resources.ts";
 import { applyStatus } from "./apply.ts";
+import type { CrewSigningSecrets } from "./crew-signing-secret.ts";
 import type { ReconcileResult } from "./worker.ts";
 
 export interface CrewReconcilerOptions {
   client: Pick<KubeApi, "mergePatch">;
   crews: Informer<KubeObject>;
+  /** The Secret that signs the crew's webhooks, generated when the crew has none. */
+  signingSecrets: CrewSigningSecrets;
   now: () => Date;
 }
 
 /**
- * One reconcile of one Crew, in the shape of the execution reconciler: observe it from the cache, decide its status
- * (desiredCrewStatus: Ready, the inputs it needs, its task count), apply the status when it differs.
+ * One reconcile of one Crew, in the shape of the execution reconciler: observe it from the cache, make sure a Secret
+ * signs its webhooks (one read, and one create the first time), decide its status (desiredCrewStatus: Ready, the
+ * inputs it needs, its task count, its signing Secret's name), apply the status when it differs.
  */
 export class CrewReconciler {
   private readonly o: CrewReconcilerOptions;
@@ -29,7 +33,8 @@ export class CrewReconciler {
     if (!raw || raw.metadata?.deletionTimestamp) return {};
     const previous = raw.status as CrewStatus | undefined;
     const crew = { spec: raw.spec, generation: raw.metadata?.generation };
-    const desired = desiredCrewStatus(crew, previous, this.o.now().toISOString());
+    const signing = await this.o.signingSecrets.ensure(raw);
+    const desired = desiredCrewStatus(crew, previous, this.o.now().toISOString(), signing);
     await applyStatus(this.o.client, this.o.crews, CREWS, raw, desired);
     return {};
   }

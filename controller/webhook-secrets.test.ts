@@ -4,7 +4,7 @@ import type { KubeObject } from "../kube/client.ts";
 import { Informer } from "../kube/informer.ts";
 import { CREWS, resourcePath, SECRETS } from "../kube/resources.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";
-import { WEBHOOK_SECRET_ANNOTATION, WebhookSecrets } from "./webhook-secrets.ts";
+import { MissingSigningSecretError, WEBHOOK_SECRET_ANNOTATION, WebhookSecrets } from "./webhook-secrets.ts";
 
 const NS = "team-a";
 const secret = (name: string, key: string) => ({
@@ -20,7 +20,7 @@ describe("WebhookSecrets", () => {
   beforeEach(() => {
     kube = new RecordingKube();
     crews = new Informer<KubeObject>({ client: kube, log: pino({ level: "silent" }), path: resourcePath(CREWS, NS) });
-    secrets = new WebhookSecrets({ client: kube, crews, secretKey: "secret", defaultSigningKey: "installation-key" });
+    secrets = new WebhookSecrets({ client: kube, crews, secretKey: "secret" });
   });
 
   it("reads the crew's Secret (<crew>-webhook) once and keeps it for a while", async () => {
@@ -37,9 +37,20 @@ describe("WebhookSecrets", () => {
     expect(await secrets.secretFor(NS, "research")).toBe("shared-key");
   });
 
-  it("signs with the installation's key for a crew without a Secret, every time", async () => {
-    expect(await secrets.secretFor(NS, "research")).toBe("installation-key");
-    expect(await secrets.secretFor(NS, "research")).toBe("installation-key");
-    expect(kube.reads).toHaveLength(1);
+  it("refuses to answer for a crew whose Secret is not there yet, and reads again next time", async () => {
+    await expect(secrets.secretFor(NS, "research")).rejects.toThrow(MissingSigningSecretError);
+    kube.seed(resourcePath(SECRETS, NS), secret("research-webhook", "generated-key"));
+    expect(await secrets.secretFor(NS, "research")).toBe("generated-key");
+    expect(kube.reads).toHaveLength(2);
+  });
+
+  it("refuses a Secret without the key, naming the Secret and the key, not a value", async () => {
+    kube.seed(resourcePath(SECRETS, NS), {
+      metadata: { name: "research-webhook", namespace: NS },
+      data: { other: "eA==" },
+    });
+    await expect(secrets.secretFor(NS, "research")).rejects.toThrow(
+      'the crew\'s webhook signing Secret team-a/research-webhook has no key "secret"',
+    );
   });
 });

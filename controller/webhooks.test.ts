@@ -4,7 +4,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 import { clusterPolicy } from "../core/outbound/policy.ts";
-import { signWebhook, WebhookDispatcher, type DeliveryResult, type WebhookDelivery } from "./webhooks.ts";
+import { signWebhook } from "../core/webhook-signature.ts";
+import { MissingSigningSecretError } from "./webhook-secrets.ts";
+import { WebhookDispatcher, type DeliveryResult, type WebhookDelivery } from "./webhooks.ts";
 
 interface Received {
   headers: http.IncomingHttpHeaders;
@@ -46,14 +48,14 @@ afterEach(async () => {
 });
 
 function dispatcher(
-  secret: string | undefined,
+  secret: string | (() => string),
   finished: [string, DeliveryResult][],
   owns?: (d: WebhookDelivery) => boolean,
 ) {
   const d = new WebhookDispatcher({
     ...(owns ? { owns } : {}),
     log: silentLogger(),
-    secretFor: async () => secret,
+    secretFor: async () => (typeof secret === "string" ? secret : secret()),
     onFinished: (del, result) => {
       finished.push([del.hook, result]);
     },
@@ -104,13 +106,44 @@ describe("WebhookDispatcher", () => {
     const r = await receiver([500, 503, 200]);
     cleanup.push(r.close);
     const finished: [string, DeliveryResult][] = [];
-    const d = dispatcher(undefined, finished);
+    const d = dispatcher("s", finished);
     expect(d.enqueue(delivery(r.url))).toBe(true);
     expect(d.enqueue(delivery(r.url))).toBe(false);
     await d.idle();
     expect(r.received).toHaveLength(3);
-    expect(r.received[0]!.headers["x-kubecrew-signature"]).toBeUndefined();
     expect(finished).toEqual([["task:research", "delivered"]]);
+  });
+
+  it("never sends unsigned: while the crew's secret cannot be read it retries, and sends once the secret is there", async () => {
+    const r = await receiver([200]);
+    cleanup.push(r.close);
+    const finished: [string, DeliveryResult][] = [];
+    let reads = 0;
+    const d = dispatcher(() => {
+      if (++reads < 3) throw new MissingSigningSecretError("the crew's webhook signing Secret team/x is missing");
+      return "generated-key";
+    }, finished);
+    d.enqueue(delivery(r.url));
+    await d.idle();
+    expect(r.received).toHaveLength(1);
+    const { headers, body } = r.received[0]!;
+    expect(headers["x-kubecrew-signature"]).toBe(
+      signWebhook("generated-key", String(headers["x-kubecrew-timestamp"]), body),
+    );
+    expect(finished).toEqual([["task:research", "delivered"]]);
+  });
+
+  it("gives up, having sent nothing, on a crew whose secret never appears", async () => {
+    const r = await receiver([200]);
+    cleanup.push(r.close);
+    const finished: [string, DeliveryResult][] = [];
+    const d = dispatcher(() => {
+      throw new MissingSigningSecretError("the crew's webhook signing Secret team/x is missing");
+    }, finished);
+    d.enqueue(delivery(r.url));
+    await d.idle();
+    expect(r.received).toHaveLength(0);
+    expect(finished).toEqual([["task:research", "failed"]]);
   });
 
   it("sharded: stops retrying a delivery whose execution's shard this replica lost, and may take it up again", async () => {
@@ -118,7 +151,7 @@ describe("WebhookDispatcher", () => {
     cleanup.push(r.close);
     const finished: [string, DeliveryResult][] = [];
     let owned = true;
-    const d = dispatcher(undefined, finished, () => owned);
+    const d = dispatcher("s", finished, () => owned);
     d.enqueue(delivery(r.url));
     await new Promise((resolve) => setTimeout(resolve, 5));
     owned = false;
@@ -136,7 +169,7 @@ describe("WebhookDispatcher", () => {
     const r = await receiver([400, 500, 500, 500]);
     cleanup.push(r.close);
     const finished: [string, DeliveryResult][] = [];
-    const d = dispatcher(undefined, finished);
+    const d = dispatcher("s", finished);
     d.enqueue(delivery(r.url));
     d.enqueue({ ...delivery(r.url), hook: "crew", kind: "crew" });
     await d.idle();
@@ -157,7 +190,7 @@ describe("WebhookDispatcher", () => {
     const d = new WebhookDispatcher({
       log: silentLogger(),
       fetch: outbound.fetch,
-      secretFor: async () => undefined,
+      secretFor: async () => "s",
       onFinished: (del, result, detail) => void finished.push([del.hook, result, detail]),
       initialDelayMs: 10,
       maxAttempts: 3,

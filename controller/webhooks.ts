@@ -1,23 +1,25 @@
-import { createHmac } from "node:crypto";
 import type { JsonObject } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
 import { OutboundRefusedError } from "../core/outbound/policy.ts";
+import {
+  DELIVERY_HEADER,
+  EVENT_HEADER,
+  SIGNATURE_HEADER,
+  signWebhook,
+  TIMESTAMP_HEADER,
+  webhookTimestamp,
+} from "../core/webhook-signature.ts";
 
 /**
  * Webhook delivery, off the reconcile path: a reconcile only enqueues; workers POST with an HMAC-SHA256 signature
- * over `<timestamp>.<body>` and retry with exponential backoff. Each delivery has a stable id (the execution's uid +
- * the hook), sent as `X-Kubecrew-Delivery`: a delivery enqueued twice (a replayed reconcile) is sent once per process;
+ * over `<timestamp>.<body>` with the crew's secret (core/webhook-signature.ts; every delivery is signed) and retry with
+ * exponential backoff. Each delivery has a stable id (the execution's uid + the hook), sent as `X-Kubecrew-Delivery`: a delivery enqueued twice (a replayed reconcile) is sent once per process;
  * the reconciler records finished deliveries on the execution so a restarted controller does not send them again.
  * Delivery is at least once: a POST the receiver answered but the controller died before recording (a SIGKILL between
  * the 2xx and the record), or whose answer was lost, is sent again after a restart — with the same delivery id, so a
  * receiver that keeps the ids it has seen processes each delivery exactly once. Recording before sending would not
  * help: a controller that dies after the record and before the POST would lose the delivery (at most once).
  */
-
-export const SIGNATURE_HEADER = "X-Kubecrew-Signature";
-export const TIMESTAMP_HEADER = "X-Kubecrew-Timestamp";
-export const DELIVERY_HEADER = "X-Kubecrew-Delivery";
-export const EVENT_HEADER = "X-Kubecrew-Event";
 
 export interface WebhookDelivery {
   /** `task:<task name>`, `step:<task name>:<attempt>:<index>` or `crew`. */
@@ -36,8 +38,8 @@ export type DeliveryResult = "delivered" | "failed";
 
 export interface WebhookDispatcherOptions {
   log: Logger;
-  /** The crew's signing secret, or undefined to send unsigned. */
-  secretFor: (namespace: string, crew: string) => Promise<string | undefined>;
+  /** The crew's signing secret; throws while there is none to read (the attempt fails and is retried). */
+  secretFor: (namespace: string, crew: string) => Promise<string>;
   /** Called once per delivery when it ends (sent, or given up). */
   onFinished: (delivery: WebhookDelivery, result: DeliveryResult, detail: string) => Promise<void> | void;
   maxAttempts?: number;
@@ -51,11 +53,6 @@ export interface WebhookDispatcherOptions {
   /** Sharded: whether this replica still owns the delivery's execution; a delivery whose shard was lost is dropped
    * before its next attempt (the shard's new holder sends what is not recorded). */
   owns?: (delivery: WebhookDelivery) => boolean;
-}
-
-/** `sha256=<hex>` of HMAC-SHA256(secret, "<timestamp>.<body>"). */
-export function signWebhook(secret: string, timestamp: string, body: string): string {
-  return "sha256=" + createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
 }
 
 /** A delivery's id, the same on every resend by any controller: `<execution uid>/<hook>`. */
@@ -179,7 +176,8 @@ export class WebhookDispatcher {
 
   private async send(delivery: WebhookDelivery): Promise<{ ok: true } | { ok: false; retry: boolean; detail: string }> {
     const body = JSON.stringify(delivery.payload);
-    const timestamp = String(Math.floor((this.opts.now?.() ?? new Date()).getTime() / 1000));
+    const timestamp = webhookTimestamp(this.opts.now?.() ?? new Date());
+    // Nothing goes out unsigned: without a secret to read this attempt fails, and the next one reads again.
     const secret = await this.opts.secretFor(delivery.namespace, delivery.crew);
     const headers: Record<string, string> = {
       "Content-Type": "application/json",
@@ -187,8 +185,8 @@ export class WebhookDispatcher {
       [TIMESTAMP_HEADER]: timestamp,
       [DELIVERY_HEADER]: deliveryId(delivery),
       [EVENT_HEADER]: delivery.kind,
+      [SIGNATURE_HEADER]: signWebhook(secret, timestamp, body),
     };
-    if (secret) headers[SIGNATURE_HEADER] = signWebhook(secret, timestamp, body);
     const res = await (this.opts.fetch ?? fetch)(delivery.url, {
       method: "POST",
       headers,

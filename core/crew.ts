@@ -237,7 +237,21 @@ export const crewStatus = z.object({
     .optional()
     .describe("Every input the crew needs: declared ones and discovered placeholders"),
   taskCount: z.number().int().optional(),
+  webhookSigning: z
+    .object({
+      secretRef: secretKeyRef.describe("The Secret (in the crew's namespace) and key whose value signs the webhooks"),
+      generated: z
+        .boolean()
+        .describe(
+          "True when kubecrew generated the Secret (owned by the Crew, deleted with it); false: the crew's own",
+        ),
+    })
+    .optional()
+    .describe(
+      "Which secret signs the crew's task, step and crew webhooks (X-Kubecrew-Signature): its name, never its value",
+    ),
 });
+export type CrewWebhookSigning = NonNullable<z.infer<typeof crewStatus>["webhookSigning"]>;
 export type CrewStatus = z.infer<typeof crewStatus>;
 
 export const crew = z.object({
