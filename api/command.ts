@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { configOrExit, parseConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
-import { exitIfPortInUse } from "../core/port-in-use.ts";
+import { exitIfCannotListen } from "../core/listen-error.ts";
 import { apiConfigSchema, type ApiConfig } from "./config.ts";
 import { startClusterApi } from "./start-cluster-api.ts";
 
@@ -13,7 +13,7 @@ export function registerApiCommand(program: Command): void {
     .action(async () => {
       const config: ApiConfig = configOrExit("api", () => parseConfig(apiConfigSchema, process.env));
       const log = createLogger({ level: config.logLevel, name: "api" });
-      const api = await exitIfPortInUse("api", "PORT", () => startClusterApi(config, log));
+      const api = await exitIfCannotListen("api", { host: "HOST", port: "PORT" }, () => startClusterApi(config, log));
       log.info({ url: api.url, namespace: config.namespace, defaultCrew: config.defaultCrew }, "Crew API listening");
       const shutdown = async (signal: string) => {
         log.info({ signal }, "Shutting down");

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { configOrExit, parseConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
-import { exitIfPortInUse } from "../core/port-in-use.ts";
+import { exitIfCannotListen } from "../core/listen-error.ts";
 import { devConfigSchema } from "../dev/config.ts";
 import { CrewManifestError } from "../dev/crew-catalog.ts";
 import { startDev } from "../dev/start.ts";
@@ -15,7 +15,8 @@ export function registerDevCommand(program: Command): void {
     .action(async () => {
       const config = configOrExit("dev", () => parseConfig(devConfigSchema, process.env));
       const log = createLogger({ level: config.logLevel, name: "dev" });
-      const dev = await exitIfPortInUse("dev", "PORT", () => startDev(config, log)).catch((err: unknown) => {
+      const listening = { host: "HOST", port: "PORT" };
+      const dev = await exitIfCannotListen("dev", listening, () => startDev(config, log)).catch((err: unknown) => {
         if (!(err instanceof CrewManifestError)) throw err;
         // As `kubectl apply` would refuse them: one line per problem, nothing started.
         process.stderr.write(err.problems.map((problem) => `kubecrew dev: ${problem}\n`).join(""));

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { createLogger } from "../core/logger.ts";
-import { exitIfPortInUse } from "../core/port-in-use.ts";
+import { exitIfCannotListen } from "../core/listen-error.ts";
 import { configOrExit } from "../core/config.ts";
 import { controllerConfigFromEnv } from "./config.ts";
 import { startController } from "./controller.ts";
@@ -13,7 +13,9 @@ export function registerControllerCommand(program: Command): void {
     .action(async () => {
       const config = configOrExit("controller", () => controllerConfigFromEnv(process.env));
       const log = createLogger({ level: config.logLevel, name: "controller" });
-      const controller = await exitIfPortInUse("controller", "KUBECREW_HEALTH_PORT", () =>
+      // The health and metrics port is the one server the controller listens with.
+      const health = { host: "KUBECREW_HEALTH_HOST", port: "KUBECREW_HEALTH_PORT" };
+      const controller = await exitIfCannotListen("controller", health, () =>
         startController(config, {
           log,
           onFatal: (reason) => {

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { configOrExit } from "../core/config.ts";
 import { loadConfig } from "./config.ts";
 import { start } from "./server.ts";
-import { exitIfPortInUse } from "../core/port-in-use.ts";
+import { exitIfCannotListen } from "../core/listen-error.ts";
 
 /** `kubecrew integrations`: the OAuth integrations service (port 8787 unless INTEGRATIONS_PORT or PORT says otherwise). */
 export function registerIntegrationsCommand(program: Command): void {
@@ -12,8 +12,10 @@ export function registerIntegrationsCommand(program: Command): void {
     .action(async () => {
       const config = configOrExit("integrations", () => loadConfig(process.env));
       // The port comes from INTEGRATIONS_PORT, else PORT, else 8787: the line names the one to change.
-      const variable = process.env["INTEGRATIONS_PORT"] || !process.env["PORT"] ? "INTEGRATIONS_PORT" : "PORT";
-      const service = await exitIfPortInUse("integrations", variable, () => start(config));
+      const port = process.env["INTEGRATIONS_PORT"] || !process.env["PORT"] ? "INTEGRATIONS_PORT" : "PORT";
+      const service = await exitIfCannotListen("integrations", { host: "INTEGRATIONS_HOST", port }, () =>
+        start(config),
+      );
       const shutdown = () => {
         void service.stop().then(() => process.exit(0));
       };
