@@ -235,7 +235,6 @@ describe("the default install", () => {
         "oauth-db-encryption-key",
         "oauth-internal-api-key",
         "redis-password",
-        "webhook-signing-key",
       ].sort(),
     );
     expect(data["oauth-db-encryption-key"]).toMatch(/^[0-9a-f]{64}$/);
@@ -245,7 +244,6 @@ describe("the default install", () => {
       "console-session-secret",
       "oauth-cookie-secret",
       "oauth-internal-api-key",
-      "webhook-signing-key",
     ]) {
       expect(data[key]!.length, key).toBeGreaterThanOrEqual(32);
     }
@@ -477,7 +475,8 @@ describe("RBAC", () => {
   it("the controller runs Jobs, writes crew and execution status, holds only its own Lease and may get, create and delete Secrets (never list or watch)", () => {
     const rules = rulesOf(byDefault, "kubecrew-controller");
     const verbsOn = (resource: string) => rules.filter((r) => r.resources?.includes(resource)).flatMap((r) => r.verbs);
-    // get: a crew's webhook-signing Secret; create and delete: each execution's app-credential Secret.
+    // get: a crew's webhook-signing Secret; create: the one generated for a crew without one (delete: one a deleted
+    // Crew of the same name left); create and delete: each execution's app-credential Secret.
     expect(verbsOn("secrets")).toEqual(["get", "create", "delete"]);
     expect(verbsOn("jobs")).toEqual(["get", "list", "watch", "create", "delete", "deletecollection"]);
     expect(verbsOn("configmaps")).toEqual(["get", "create", "delete", "deletecollection"]);

@@ -193,7 +193,6 @@ describe("helm install with the chart's Redis, then upgrade, uninstall and reins
         "oauth-db-encryption-key",
         "oauth-internal-api-key",
         "redis-password",
-        "webhook-signing-key",
       ].sort(),
     );
   });
