@@ -43,15 +43,39 @@ export class OutboundRefusedError extends Error {
 
 type Parsed = ipaddr.IPv4 | ipaddr.IPv6;
 
-/** IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) addresses are judged by the IPv4 address they carry. */
+/** NAT64's well-known prefix (RFC 6052): DNS64 answers with it on IPv6-only networks, the IPv4 address in its last 32 bits. */
+const NAT64 = ipaddr.parseCIDR("64:ff9b::/96");
+/**
+ * ::/8, reserved by the IETF. Besides :: and ::1 it holds no service a crew could call, only old or internal forms:
+ * IPv4-compatible ::a.b.c.d (deprecated, RFC 4291), IPv4-translated ::ffff:0:a.b.c.d (RFC 6145), and the IPv4-mapped
+ * ::ffff:a.b.c.d that sockets use for IPv4 (judged as the IPv4 address it is, see unwrap()).
+ */
+const IETF_RESERVED_V6 = ipaddr.parseCIDR("::/8");
+const IPV4_COMPATIBLE = ipaddr.parseCIDR("::/96");
+
+/**
+ * IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) addresses are judged by the IPv4 address they reach. The
+ * local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215) is not unwrapped: where its IPv4 address sits depends on the
+ * network's prefix length, so it is judged as itself (refused unless allowed).
+ */
 function unwrap(address: Parsed): Parsed {
   if (address.kind() === "ipv6") {
     const v6 = address as ipaddr.IPv6;
     if (v6.isIPv4MappedAddress()) return v6.toIPv4Address();
-    if (v6.range() === "rfc6052") return ipaddr.fromByteArray(v6.toByteArray().slice(12));
+    if (v6.match(NAT64)) return ipaddr.fromByteArray(v6.toByteArray().slice(12));
   }
   return address;
 }
+
+/** The IPv4 address an IPv4-compatible address (::a.b.c.d) carries, so that the metadata check sees through it. */
+function ipv4Compatible(address: Parsed): ipaddr.IPv4 | undefined {
+  if (address.kind() !== "ipv6" || !(address as ipaddr.IPv6).match(IPV4_COMPATIBLE)) return undefined;
+  return ipaddr.fromByteArray(address.toByteArray().slice(12)) as ipaddr.IPv4;
+}
+
+const METADATA_ADDRESSES = METADATA.map((m) => ipaddr.parse(m).toNormalizedString());
+const isMetadata = (address: Parsed | undefined) =>
+  address !== undefined && METADATA_ADDRESSES.includes(address.toNormalizedString());
 
 function inAllowList(address: Parsed, allow: readonly string[]): boolean {
   return allow.some((entry) => {
@@ -74,12 +98,14 @@ export function refuseAddress(ip: string, policy: OutboundPolicy): OutboundRefus
   const bare = ip.startsWith("[") && ip.endsWith("]") ? ip.slice(1, -1) : ip;
   if (!ipaddr.isValid(bare)) return new OutboundRefusedError("invalid-url", `${ip} is not an IP address`);
   const address = unwrap(ipaddr.parse(bare));
-  const normal = address.toNormalizedString();
-  if (METADATA.some((m) => ipaddr.parse(m).toNormalizedString() === normal)) {
+  if (isMetadata(address) || isMetadata(ipv4Compatible(address))) {
     return new OutboundRefusedError("metadata", `${ip} is a cloud metadata address; calls to it are refused`);
   }
   if (inAllowList(address, policy.allow)) return undefined;
   const range = address.range();
+  if (range === "unicast" && address.kind() === "ipv6" && (address as ipaddr.IPv6).match(IETF_RESERVED_V6)) {
+    return new OutboundRefusedError("reserved", `${ip} is in ::/8, reserved by the IETF; calls to it are refused`);
+  }
   if (range === "unicast") return undefined;
   if (range === "loopback") {
     return policy.allowLoopback
