@@ -49,6 +49,11 @@ export interface ExecutionBackend {
    */
   heldCrew?(name: string): Crew | undefined;
   heldExecution?(crew: string, id: string): ExecutionView | undefined;
+  /**
+   * The secret that signs the crew's webhooks, where the backend holds it (`kubecrew dev`). Without it the API names
+   * the Secret the Crew's status names (a cluster: the controller holds the key, the API cannot read Secrets).
+   */
+  webhookSigningSecret?(crew: string): string;
   /** The crew's executions, newest first (the console's list). */
   listExecutions(crew: string): Promise<ExecutionView[]>;
   /** Asks the execution to stop; the caller has checked that it exists and is not finished. */

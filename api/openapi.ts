@@ -8,6 +8,7 @@ import {
   kickoffResponse,
   statusResponse,
   stopResponse,
+  webhookSigningResponse,
 } from "../core/api-bodies.ts";
 import { crewsResponse, executionsResponse } from "./routes/listing-bodies.ts";
 
@@ -139,6 +140,32 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
           "400": json(
             errorBody,
             "The execution has already finished; or a malformed request (JSON, Content-Encoding, path %-escape)",
+          ),
+        },
+      },
+    },
+    [`${prefix}/webhook-signing`]: {
+      get: {
+        operationId: `getWebhookSigning${suffix}`,
+        tags,
+        summary: "The secret that signs the crew's webhooks (org tokens only)",
+        description:
+          "Every task, step and crew webhook carries X-Kubecrew-Timestamp (Unix seconds) and X-Kubecrew-Signature: " +
+          'sha256=<hex HMAC-SHA256 of "<timestamp>.<body>"> keyed with this secret. A crew that gives no secret of ' +
+          "its own gets one generated. kubecrew dev answers the secret; a cluster answers the Secret that holds it " +
+          "(the API cannot read Secrets). Answers carry Cache-Control: no-store.",
+        ...params(),
+        responses: {
+          "200": json(webhookSigningResponse, "The secret, or where it is", {
+            "Cache-Control": z.literal("no-store"),
+          }),
+          ...errors,
+          "403": json(errorBody, "A user token: only org tokens may read the secret"),
+          "503": json(
+            errorBody,
+            "The controller has not named the crew's signing Secret yet (a crew just created), or the token store " +
+              "(Redis) is down or not answering",
+            { "Retry-After": z.string().meta({ description: "Seconds to wait before trying again" }) },
           ),
         },
       },

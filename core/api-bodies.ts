@@ -91,3 +91,26 @@ export type ErrorBody = z.infer<typeof errorBody>;
 export const stopResponse = z
   .object({ kickoff_id: z.uuid(), status: z.literal("stopping") })
   .meta({ id: "StopResponse" });
+
+/**
+ * `GET /webhook-signing`: the secret that signs the crew's webhooks — the secret itself where the API holds it
+ * (`kubecrew dev`), else the Secret that holds it (a cluster: the API cannot read Secrets; its owner reads it with
+ * kubectl).
+ */
+export const webhookSigningResponse = z
+  .object({
+    generated: z.boolean().describe("True when kubecrew generated the secret because the crew gives none of its own"),
+    secret: z
+      .string()
+      .optional()
+      .describe("The signing secret itself (kubecrew dev: generated per crew when the process starts using it)"),
+    secret_ref: z
+      .object({ name: z.string(), key: z.string() })
+      .optional()
+      .describe(
+        "In a cluster: the Secret, in the crew's namespace, and its key that hold the secret: " +
+          "kubectl get secret <name> -o jsonpath='{.data.<key>}' | base64 -d",
+      ),
+  })
+  .meta({ id: "WebhookSigningResponse" });
+export type WebhookSigningResponse = z.infer<typeof webhookSigningResponse>;

@@ -12,6 +12,7 @@ import type { LocalAppCredentials } from "./app-credentials.ts";
 import { TaskProcess } from "./task-process.ts";
 import { TaskSlots } from "./task-slots.ts";
 import { deliverWebhook } from "./webhook.ts";
+import { WebhookSigningKeys } from "./webhook-signing-keys.ts";
 
 interface LocalExecution {
   id: string;
@@ -55,6 +56,8 @@ export class LocalExecutions implements ExecutionBackend {
   private readonly crews: Map<string, Crew>;
   private readonly options: LocalExecutionsOptions;
   private readonly slots: TaskSlots;
+  /** Every crew's webhooks are signed, with a key generated for it (it has no Secret of its own here). */
+  private readonly signingKeys = new WebhookSigningKeys();
   private readonly now: () => Date;
   private closed = false;
 
@@ -75,6 +78,10 @@ export class LocalExecutions implements ExecutionBackend {
 
   async listCrews() {
     return [...this.crews.values()];
+  }
+
+  webhookSigningSecret(crew: string): string {
+    return this.signingKeys.secretFor(crew);
   }
 
   async createExecution(execution: NewExecution): Promise<KickoffOutcome> {
@@ -272,11 +279,12 @@ export class LocalExecutions implements ExecutionBackend {
         if (execution.webhooksSent.has(action.hook) || execution.stepsSending.has(action.hook)) return;
         // The same delivery id as a cluster's, with the run's id in place of the CrewExecution's uid.
         const identity = { delivery: `${execution.id}/${action.hook}`, event: action.kind };
+        const secret = this.signingKeys.secretFor(execution.crew);
+        const deps = { log, fetch: this.options.webhookFetch, now: this.now };
         if (action.kind === "step") {
           // decide() asks for a task's next step only once this one is recorded: one at a time, in order.
           execution.stepsSending.add(action.hook);
-          const deps = { log, fetch: this.options.webhookFetch };
-          void deliverWebhook(action.url, action.payload, deps, 3, identity).finally(() => {
+          void deliverWebhook(action.url, action.payload, deps, secret, identity).finally(() => {
             execution.stepsSending.delete(action.hook);
             execution.webhooksSent.add(action.hook);
             this.reconcile(execution.id);
@@ -284,7 +292,7 @@ export class LocalExecutions implements ExecutionBackend {
           return;
         }
         execution.webhooksSent.add(action.hook);
-        void deliverWebhook(action.url, action.payload, { log, fetch: this.options.webhookFetch }, 3, identity);
+        void deliverWebhook(action.url, action.payload, deps, secret, identity);
         return;
       }
     }

@@ -1,29 +1,45 @@
 import type { JsonObject } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
 import { OutboundRefusedError } from "../core/outbound/policy.ts";
+import {
+  DELIVERY_HEADER,
+  EVENT_HEADER,
+  SIGNATURE_HEADER,
+  signWebhook,
+  TIMESTAMP_HEADER,
+  webhookTimestamp,
+} from "../core/webhook-signature.ts";
 
 /**
- * Best-effort webhook delivery for the embedded default: three tries with backoff, never blocking a reconcile.
- * `fetch` is the outbound client's: a URL the policy refuses is reported once and not retried.
+ * Best-effort webhook delivery for the embedded default: three tries with backoff, never blocking a reconcile. Signed
+ * as the controller signs (a fresh timestamp each try) with the crew's secret. `fetch` is the outbound client's: a URL
+ * the policy refuses is reported once and not retried.
  */
 export async function deliverWebhook(
   url: string,
   payload: JsonObject,
-  deps: { log: Logger; fetch: typeof fetch },
-  attempts = 3,
+  deps: { log: Logger; fetch: typeof fetch; now?: () => Date },
+  /** The crew's signing secret. */
+  secret: string,
   /** `X-Kubecrew-Delivery` (`<execution id>/<hook>`, the same on a retry) and `X-Kubecrew-Event`, as the controller. */
-  identity?: { delivery: string; event: string },
+  identity: { delivery: string; event: string },
+  attempts = 3,
 ): Promise<boolean> {
   const { log } = deps;
+  const body = JSON.stringify(payload);
   for (let attempt = 1; attempt <= attempts; attempt++) {
+    const timestamp = webhookTimestamp(deps.now?.() ?? new Date());
     try {
       const response = await deps.fetch(url, {
         method: "POST",
         headers: {
           "content-type": "application/json",
-          ...(identity ? { "X-Kubecrew-Delivery": identity.delivery, "X-Kubecrew-Event": identity.event } : {}),
+          [TIMESTAMP_HEADER]: timestamp,
+          [SIGNATURE_HEADER]: signWebhook(secret, timestamp, body),
+          [DELIVERY_HEADER]: identity.delivery,
+          [EVENT_HEADER]: identity.event,
         },
-        body: JSON.stringify(payload),
+        body,
         redirect: "manual",
         signal: AbortSignal.timeout(10_000),
       });

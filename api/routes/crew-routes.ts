@@ -28,6 +28,7 @@ import { refuseWrongMethods } from "../wrong-methods.ts";
 import { streamExecutionEvents, type EventStreamOptions } from "./event-stream.ts";
 import { EXECUTIONS_LISTED, executionSummary, mayRead } from "./listings.ts";
 import { statusBody } from "./status-body.ts";
+import { webhookSigningBody } from "./webhook-signing.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -50,7 +51,7 @@ const webhookFields = ["taskWebhookUrl", "stepWebhookUrl", "crewWebhookUrl"] as 
 
 /**
  * The deployed-crew API of one crew: `GET /inputs`, `POST /kickoff`, `GET /status/{id}` (and its event stream
- * `GET /status/{id}/events`), `POST /stop/{id}`.
+ * `GET /status/{id}/events`), `POST /stop/{id}`, and for org tokens `GET /webhook-signing`.
  */
 export function crewRoutes(deps: CrewRoutesDeps): Router {
   const { backend } = deps;
@@ -175,6 +176,13 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
     }
     await backend.stopExecution(crew.metadata.name, execution.id);
     res.json({ kickoff_id: execution.id, status: "stopping" });
+  });
+
+  router.get("/webhook-signing", auth, async (req, res) => {
+    const crew = await crewFor(req);
+    if (principalOf(req).kind !== "org")
+      throw forbidden("Only an org token may read the crew's webhook signing secret");
+    res.set("Cache-Control", "no-store").json(webhookSigningBody(backend, crew));
   });
 
   refuseWrongMethods(router);
