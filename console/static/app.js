@@ -3,13 +3,9 @@ import { api, setCsrf } from "./api.js";
 import { CrewPage } from "./crew-page.js";
 import { CrewsPage } from "./crews-page.js";
 import { html, render, useEffect, useState } from "./html.js";
+import { NotFound } from "./not-found.js";
+import { currentRoute } from "./route.js";
 import { SignIn } from "./sign-in.js";
-
-function currentRoute() {
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
-  if (parts[0] !== "crews" || !parts[1]) return { page: "crews" };
-  return { page: "crew", crew: parts[1], tab: parts[2] ?? "run", execution: parts[3] };
-}
 
 function useRoute() {
   const [route, setRoute] = useState(currentRoute);
@@ -60,6 +56,7 @@ function App() {
   else if (!session) page = html`<p class="loading">Loading…</p>`;
   else if (!session.signed_in) page = html`<${SignIn} session=${session} onSignedIn=${load} />`;
   else if (route.page === "crew") page = html`<${CrewPage} ...${route} admin=${session.user.admin} />`;
+  else if (route.page === "not-found") page = html`<${NotFound} hash=${route.hash} />`;
   else page = html`<${CrewsPage} />`;
 
   return html`<${Header} session=${session} onSignOut=${signOut} />

@@ -9,6 +9,7 @@ import type { BrowserDocument } from "../support/browser-dom.ts";
 
 declare const document: BrowserDocument;
 declare const window: Record<string, unknown>;
+declare const location: { hash: string };
 import { crewYaml, startTestDev, tokens } from "../support/dev-server.ts";
 
 /** The README shows these: the test run takes them (commit them again when the pages change). */
@@ -138,6 +139,25 @@ describe("the web console on kubecrew dev", () => {
     await page.locator("[data-task=analysis] summary").focus();
     await page.keyboard.press("Enter");
     expect(await page.locator("[data-task=analysis] pre.output").isVisible()).toBe(true);
+  });
+
+  it("shows the not-found view for a malformed or unknown route, without a script error", async () => {
+    // Issue 28 item 5: a malformed %-escape in the route threw URIError and left a blank page.
+    const errors: string[] = [];
+    page.on("pageerror", (err) => errors.push(err.message));
+    const notFound = page.getByRole("heading", { name: "Page not found" });
+    await page.goto(consoleUrl("#/crews/%E0%A4%A/run"));
+    await notFound.waitFor();
+    expect(await page.locator("main").textContent()).toContain("#/crews/%E0%A4%A/run");
+
+    // Reached by a link too (a hash change, not a load), and left by the link back to the crews.
+    await page.getByRole("link", { name: "Back to the crews" }).click();
+    await page.getByRole("article", { name: "research" }).waitFor();
+    await page.evaluate(() => (location.hash = "#/crews/research/%ZZ"));
+    await notFound.waitFor();
+    await page.goto(consoleUrl("#/no-such-page"));
+    await notFound.waitFor();
+    expect(errors).toEqual([]);
   });
 
   it("serves a Content-Security-Policy that blocks an inline script", async () => {
