@@ -1,4 +1,3 @@
-import type { Redis } from "ioredis";
 import * as client from "openid-client";
 import type { Logger } from "../core/logger.ts";
 import { isRedisUnavailable } from "../core/redis-client.ts";
@@ -9,12 +8,13 @@ import type { OAuthClients } from "./oauth-clients.ts";
 import { isGrantRevoked, providerFailure } from "./provider-errors.ts";
 import type { RedisKeys } from "./redis-keys.ts";
 import { tryLock } from "./refresh-lock.ts";
+import type { IntegrationsStore } from "./store.ts";
 import { configuredProduct } from "./sign-in.ts";
 import { tokensFromResponse } from "./token-response.ts";
 
 export interface AccessTokenDeps {
   config: IntegrationsConfig;
-  redis: Redis;
+  store: IntegrationsStore;
   keys: RedisKeys;
   connections: ConnectionStore;
   clients: OAuthClients;
@@ -42,7 +42,7 @@ const reauthorizationRequired = (connection: Connection) =>
   );
 
 export function createAccessTokens(deps: AccessTokenDeps) {
-  const { config, redis, keys, connections, clients, logger, now } = deps;
+  const { config, store, keys, connections, clients, logger, now } = deps;
 
   function isFresh(tokens: ProviderTokens): boolean {
     return (
@@ -95,7 +95,7 @@ export function createAccessTokens(deps: AccessTokenDeps) {
   return {
     /**
      * A usable access token for a connection. One that expires within the refresh-ahead window is refreshed first,
-     * by exactly one caller across all replicas (a Redis lock); the others wait and read the refreshed token.
+     * by exactly one caller across all replicas (a lock in the store); the others wait and read the refreshed token.
      */
     async fresh(id: string): Promise<FreshAccessToken> {
       const deadline = now().getTime() + lockTtlMs + 5_000;
@@ -107,7 +107,7 @@ export function createAccessTokens(deps: AccessTokenDeps) {
           if (tokens.expiresAt && tokens.expiresAt.getTime() > now().getTime()) return answer(tokens);
           throw reauthorizationRequired(connection);
         }
-        const lock = await tryLock(redis, keys.refreshLock(id), lockTtlMs);
+        const lock = await tryLock(store, keys.refreshLock(id), lockTtlMs);
         if (lock) {
           try {
             // Someone may have refreshed between our read and the lock: look again before calling the provider.

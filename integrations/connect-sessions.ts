@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import type { Redis } from "ioredis";
 import { z } from "zod";
 import type { RedisKeys } from "./redis-keys.ts";
+import type { IntegrationsStore } from "./store.ts";
 
 /** What the rest of the system asked for: this user connects this product, then returns there. */
 export const connectRequestSchema = z.object({
@@ -21,26 +21,26 @@ const pendingSignInSchema = connectRequestSchema.extend({ nonce: z.string().opti
 
 /**
  * Connect sessions (created by the internal API, opened once by the user's browser) and sign-in states (created by
- * the start route, consumed once by the callback). Both are single use: GETDEL hands each out at most once.
+ * the start route, consumed once by the callback). Both are single use: the store's take() hands each out at most once.
  */
-export function createSignInStore(redis: Redis, keys: RedisKeys) {
+export function createSignInStore(store: IntegrationsStore, keys: RedisKeys) {
   async function take<T>(key: string, schema: z.ZodType<T>): Promise<T | undefined> {
-    const raw = await redis.getdel(key);
-    if (raw === null) return undefined;
+    const raw = await store.take(key);
+    if (raw === undefined) return undefined;
     const parsed = schema.safeParse(JSON.parse(raw));
     return parsed.success ? parsed.data : undefined;
   }
   return {
     async createConnectSession(request: ConnectRequest, ttlSeconds: number): Promise<string> {
       const sessionId = randomBytes(32).toString("base64url");
-      await redis.set(keys.connectSession(sessionId), JSON.stringify(request), "EX", ttlSeconds);
+      await store.putFor(keys.connectSession(sessionId), JSON.stringify(request), ttlSeconds * 1000);
       return sessionId;
     },
     takeConnectSession(sessionId: string): Promise<ConnectRequest | undefined> {
       return take(keys.connectSession(sessionId), connectRequestSchema);
     },
     async savePendingSignIn(state: string, pending: PendingSignIn, ttlSeconds: number): Promise<void> {
-      await redis.set(keys.signInState(state), JSON.stringify(pending), "EX", ttlSeconds);
+      await store.putFor(keys.signInState(state), JSON.stringify(pending), ttlSeconds * 1000);
     },
     takePendingSignIn(state: string): Promise<PendingSignIn | undefined> {
       return take(keys.signInState(state), pendingSignInSchema) as Promise<PendingSignIn | undefined>;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
 import { z } from "zod";
 import type { RedisKeys } from "./redis-keys.ts";
+import type { IntegrationsStore } from "./store.ts";
 import type { TokenCipher } from "./token-cipher.ts";
 
 /** Who the user is at the provider, from the verified ID token (when the provider issues one). */
@@ -75,16 +75,17 @@ function toConnection(stored: StoredConnection): Connection {
 }
 
 /**
- * Connections in Redis: one JSON record per connection (tokens sealed with AES-256-GCM, bound to the record id) and a
- * per-user hash `<provider>/<product> → connection id`, so reconnecting a product replaces the earlier connection.
+ * Connections in the store (Redis, or memory under `kubecrew dev`): one JSON record per connection (tokens sealed with
+ * AES-256-GCM, bound to the record id, before the store sees them) and a per-user index `<provider>/<product> →
+ * connection id`, so reconnecting a product replaces the earlier connection.
  */
-export function createConnectionStore(redis: Redis, keys: RedisKeys, cipher: TokenCipher, now: () => Date) {
+export function createConnectionStore(store: IntegrationsStore, keys: RedisKeys, cipher: TokenCipher, now: () => Date) {
   const accessContext = (id: string) => `connection:${id}:access_token`;
   const refreshContext = (id: string) => `connection:${id}:refresh_token`;
 
   async function readStored(id: string): Promise<StoredConnection | undefined> {
-    const raw = await redis.get(keys.connection(id));
-    if (raw === null) return undefined;
+    const raw = await store.get(keys.connection(id));
+    if (raw === undefined) return undefined;
     return storedSchema.parse(JSON.parse(raw));
   }
 
@@ -117,7 +118,7 @@ export function createConnectionStore(redis: Redis, keys: RedisKeys, cipher: Tok
       tokens: ProviderTokens;
     }): Promise<Connection> {
       const field = `${input.provider}/${input.product}`;
-      const existingId = await redis.hget(keys.userConnections(input.userId), field);
+      const existingId = await store.indexGet(keys.userConnections(input.userId), field);
       const existing = existingId ? await readStored(existingId) : undefined;
       const at = now().toISOString();
       const id = existing?.id ?? randomUUID();
@@ -134,11 +135,10 @@ export function createConnectionStore(redis: Redis, keys: RedisKeys, cipher: Tok
         },
         input.tokens,
       );
-      await redis
-        .multi()
-        .set(keys.connection(id), JSON.stringify(stored))
-        .hset(keys.userConnections(input.userId), field, id)
-        .exec();
+      await store.putIndexed(
+        { key: keys.connection(id), value: JSON.stringify(stored) },
+        { key: keys.userConnections(input.userId), field, value: id },
+      );
       return toConnection(stored);
     },
 
@@ -178,36 +178,34 @@ export function createConnectionStore(redis: Redis, keys: RedisKeys, cipher: Tok
       const next = seal({ ...rest, status: "active", updatedAt: now().toISOString() }, tokens);
       if (tokens.refreshToken === undefined && sealedRefreshToken !== undefined)
         next.sealedRefreshToken = sealedRefreshToken;
-      await redis.set(keys.connection(id), JSON.stringify(next), "XX");
+      await store.replace(keys.connection(id), JSON.stringify(next));
       return toConnection(next);
     },
 
     async markReauthorizationRequired(id: string): Promise<void> {
       const stored = await readStored(id);
       if (!stored) return;
-      await redis.set(
+      await store.replace(
         keys.connection(id),
         JSON.stringify({ ...stored, status: "reauthorization_required", updatedAt: now().toISOString() }),
-        "XX",
       );
     },
 
     async listForUser(userId: string): Promise<Connection[]> {
-      const ids = Object.values(await redis.hgetall(keys.userConnections(userId)));
+      const ids = Object.values(await store.indexAll(keys.userConnections(userId)));
       if (ids.length === 0) return [];
-      const raws = await redis.mget(ids.map((id) => keys.connection(id)));
+      const raws = await store.getMany(ids.map((id) => keys.connection(id)));
       return raws
-        .filter((raw): raw is string => raw !== null)
+        .filter((raw): raw is string => raw !== undefined)
         .map((raw) => toConnection(storedSchema.parse(JSON.parse(raw))))
         .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     },
 
     async delete(connection: Connection): Promise<void> {
-      await redis
-        .multi()
-        .del(keys.connection(connection.id))
-        .hdel(keys.userConnections(connection.userId), `${connection.provider}/${connection.product}`)
-        .exec();
+      await store.deleteIndexed(keys.connection(connection.id), {
+        key: keys.userConnections(connection.userId),
+        field: `${connection.provider}/${connection.product}`,
+      });
     },
   };
 }

@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
 
-/** Every Redis key this service writes. Bearer-like values (session ids, states) appear only as SHA-256 hashes. */
+/**
+ * Every key this service writes (in Redis, or the memory store under `kubecrew dev`). Bearer-like values (session ids,
+ * states) appear only as SHA-256 hashes.
+ */
 export interface RedisKeys {
   connectSession(sessionId: string): string;
   signInState(state: string): string;

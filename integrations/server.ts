@@ -1,4 +1,4 @@
-import express from "express";
+import express, { type Express } from "express";
 import { listen } from "../core/http-server.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
@@ -8,6 +8,8 @@ import { createSignInStore } from "./connect-sessions.ts";
 import { createConnectionStore } from "./connection-store.ts";
 import { createOAuthClients } from "./oauth-clients.ts";
 import { redisKeys } from "./redis-keys.ts";
+import { RedisStore } from "./redis-store.ts";
+import type { IntegrationsStore } from "./store.ts";
 import { browserRoutes } from "./routes/browser.ts";
 import { errorHandler } from "./routes/error-handler.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -35,10 +37,17 @@ export interface StartOptions {
   now?: () => Date;
 }
 
-/** Starts the integrations service on config.host:config.port (0 picks a free port). */
+/** The service's routes over a store, not yet listening: what `start` serves and `kubecrew dev` mounts at /oauthsvc. */
+export interface IntegrationsApp {
+  app: Express;
+  routes: RegisteredRoute[];
+  /** Closes its outbound client; the store is the caller's. */
+  close(): Promise<void>;
+}
+
+/** Starts the integrations service on config.host:config.port (0 picks a free port), its store in Redis. */
 export async function start(config: IntegrationsConfig, options: StartOptions = {}): Promise<IntegrationsService> {
   const logger = options.logger ?? createLogger({ level: config.logLevel, name: "integrations" });
-  const now = options.now ?? (() => new Date());
   // Fails fast and heals by itself: no offline queue, a command timeout, endless reconnection (core/redis-client.ts).
   const redis = connectRedis(config.redisUrl, {
     log: logger,
@@ -46,16 +55,56 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
     impact: "connection requests",
   });
   await redisReady(redis, 5000).catch(() => logger.warn("Redis is not reachable yet; requests answer 503 until it is"));
+  const service = createIntegrationsApp(config, new RedisStore(redis), { ...options, logger });
 
+  const server = await listen(service.app, config.host, config.port).catch(async (err: unknown) => {
+    await service.close();
+    redis.disconnect();
+    throw err;
+  });
+  const { url } = server;
+  logger.info(
+    {
+      url,
+      publicUrl: config.publicUrl.href,
+      providers: configuredProviders(config),
+    },
+    "Integrations service listening",
+  );
+
+  return {
+    url,
+    routes: service.routes,
+    async stop() {
+      await server.stop();
+      await service.close();
+      redis.disconnect();
+    },
+  };
+}
+
+/** The providers with at least one product that has client credentials. */
+export function configuredProviders(config: IntegrationsConfig): string[] {
+  return [...config.providers.values()].filter((p) => p.products.size > 0).map((p) => p.id);
+}
+
+/** The service's express app over `store` (Redis, or memory under `kubecrew dev`). */
+export function createIntegrationsApp(
+  config: IntegrationsConfig,
+  store: IntegrationsStore,
+  options: StartOptions = {},
+): IntegrationsApp {
+  const logger = options.logger ?? createLogger({ level: config.logLevel, name: "integrations" });
+  const now = options.now ?? (() => new Date());
   const keys = redisKeys(config.redisKeyPrefix);
   const cipher = createTokenCipher(config.encryptionKey);
-  const connections = createConnectionStore(redis, keys, cipher, now);
-  const signIns = createSignInStore(redis, keys);
+  const connections = createConnectionStore(store, keys, cipher, now);
+  const signIns = createSignInStore(store, keys);
   const outbound = createOutboundClient(config.outbound);
   const clients = createOAuthClients(outbound.fetch);
   const signIn = createSignIn({ config, signIns, connections, clients, logger, now });
-  const accessTokens = createAccessTokens({ config, redis, keys, connections, clients, logger, now });
-  const revocations = createAppCredentialRevocations(redis, keys, now);
+  const accessTokens = createAccessTokens({ config, store, keys, connections, clients, logger, now });
+  const revocations = createAppCredentialRevocations(store, keys, now);
   const toolCalls = createAppToolCalls({
     config,
     connections,
@@ -87,7 +136,7 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
   });
   app.use(express.json({ limit: "10mb", verify: refuseDeepJson }));
   const routers = [
-    healthRoutes(redis),
+    healthRoutes(store),
     documentRoutes(),
     browserRoutes(config, signIn, now),
     appsRoutes(config, revocations, toolCalls, now),
@@ -99,25 +148,5 @@ export async function start(config: IntegrationsConfig, options: StartOptions = 
     res.status(404).json({ error: "Not Found", message: `No route for ${req.method} ${req.path}` });
   });
   app.use(errorHandler(logger));
-
-  const server = await listen(app, config.host, config.port);
-  const { url } = server;
-  logger.info(
-    {
-      url,
-      publicUrl: config.publicUrl.href,
-      providers: [...config.providers.values()].filter((p) => p.products.size > 0).map((p) => p.id),
-    },
-    "Integrations service listening",
-  );
-
-  return {
-    url,
-    routes,
-    async stop() {
-      await server.stop();
-      await outbound.close();
-      redis.disconnect();
-    },
-  };
+  return { app, routes, close: () => outbound.close() };
 }
