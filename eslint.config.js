@@ -5,7 +5,8 @@ import tseslint from "typescript-eslint";
 /**
  * The layers of the code (see ARCHITECTURE.md): an import points down only.
  *   core/ (the domain) ← kube/ (Kubernetes client, informers, names) ← api/ controller/ runner/ integrations/ dev/
- *   ← cli/ (the `kubecrew` entry point). api/, runner/ and dev/ never import controller/.
+ *   ← cli/ (the `kubecrew` entry point). api/, runner/ and dev/ never import controller/; dev/ runs api/, runner/ and
+ *   integrations/ in one process.
  * console/ (the web console's server side) stands beside api/ and dev/ and imports only core/ and kube/; api/ and dev/
  * mount it. Its browser modules (console/static/) import nothing of the server's.
  * hack/, test/, bench/ and examples/ are tooling around the code: they may import any layer, and no layer imports them.
@@ -19,7 +20,7 @@ const layers = {
   runner: ["core", "kube"],
   integrations: ["core", "kube"],
   controller: ["core", "kube"],
-  dev: ["core", "kube", "api", "runner", "console"],
+  dev: ["core", "kube", "api", "runner", "integrations", "console"],
   cli: ["core", "kube", "api", "controller", "runner", "integrations", "dev", "console"],
 };
 
