@@ -2,8 +2,11 @@ import type { Fetch } from "../../core/outbound/outbound-fetch.ts";
 
 /** The integrations service's internal API as the crew API uses it: a user's connections, connect links, deletes. */
 export interface IntegrationsSettings {
-  /** Base URL (e.g. `http://kubecrew-integrations.kubecrew.svc:80`). */
-  url: string;
+  /**
+   * Base URL (e.g. `http://kubecrew-integrations.kubecrew.svc:80`); a function when it is known only once a server
+   * listens (`kubecrew dev` serves the service itself, at its own port's `/oauthsvc`).
+   */
+  url: string | (() => string);
   /** OAUTH_INTERNAL_API_KEY. */
   internalApiKey: string;
 }
@@ -41,8 +44,13 @@ export class IntegrationsClient {
   private readonly fetch: Fetch;
 
   constructor(settings: IntegrationsSettings, fetch: Fetch) {
-    this.settings = { ...settings, url: settings.url.replace(/\/+$/, "") };
+    this.settings = settings;
     this.fetch = fetch;
+  }
+
+  private get base(): string {
+    const { url } = this.settings;
+    return (typeof url === "string" ? url : url()).replace(/\/+$/, "");
   }
 
   async connections(userId: string): Promise<IntegrationsConnection[]> {
@@ -61,7 +69,7 @@ export class IntegrationsClient {
   private async call(method: string, path: string, body?: unknown): Promise<unknown> {
     let res: Response;
     try {
-      res = await this.fetch(`${this.settings.url}${path}`, {
+      res = await this.fetch(`${this.base}${path}`, {
         method,
         headers: {
           authorization: `Bearer ${this.settings.internalApiKey}`,
