@@ -60,9 +60,9 @@ assets() { bash "$REPO/hack/tools.sh" path; }
 
 pid_alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 
-free_port() {
-  "$NODE_BIN" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
+# free_ports <n>: n distinct free loopback ports, one a line, drawn as the tests draw theirs (hack/free-ports.ts): below
+# the kernel's ephemeral range, so that no outgoing connection takes one before etcd or kube-apiserver binds it.
+free_ports() { "$NODE_BIN" "$REPO/hack/free-ports.ts" "$1"; }
 
 readyz() {
   [ -f "$STATE/apiserver.port" ] || return 1
@@ -194,7 +194,7 @@ start_kwok() {
   local bin="$1"
   start kube-scheduler "$bin/kube-scheduler" --kubeconfig "$KUBECONFIG_ADMIN" \
     --authentication-kubeconfig "$KUBECONFIG_ADMIN" --authorization-kubeconfig "$KUBECONFIG_ADMIN" \
-    --bind-address 127.0.0.1 --secure-port "$(free_port)" --leader-elect=false \
+    --bind-address 127.0.0.1 --secure-port "$(free_ports 1)" --leader-elect=false \
     --kube-api-qps 2000 --kube-api-burst 4000 --v=1
   start kwok "$bin/kwok" --kubeconfig "$KUBECONFIG_ADMIN" --config "$REPO/hack/kwok/kwok.yaml" \
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --v WARN
@@ -281,10 +281,13 @@ up() {
   stop_all
   make_pki
 
-  local etcd_port etcd_peer_port api_port
-  etcd_port=$(free_port)
-  etcd_peer_port=$(free_port)
-  api_port=$(free_port)
+  local ports etcd_port etcd_peer_port api_port
+  ports=$(free_ports 3)
+  {
+    read -r etcd_port
+    read -r etcd_peer_port
+    read -r api_port
+  } <<<"$ports"
   rm -rf "$STATE/etcd"
   # A backend quota of 8 GiB (etcd's default is 2): the scale bench's 10,000-execution runs write every revision of
   # tens of thousands of objects between the apiserver's compactions (every 5 min), and a full quota stops all writes.
@@ -381,6 +384,8 @@ down() {
   log "down"
 }
 
+# Sourced (hack/local-cluster.test.ts draws ports with free_ports), it only defines the functions.
+[[ "${BASH_SOURCE[0]}" != "$0" ]] && return 0
 case "${1:-}" in
   up)
     shift
