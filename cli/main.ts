@@ -28,6 +28,13 @@ const commands: Record<string, (program: Command) => Promise<void>> = {
   integrations: async (p) => (await import("../integrations/command.ts")).registerIntegrationsCommand(p),
   token: async (p) => (await import("./token-command.ts")).registerTokenCommand(p),
   client: async (p) => (await import("./client-command.ts")).registerClientCommand(p),
+  run: async (p) => (await import("./run-command.ts")).registerRunCommand(p),
+  status: async (p) => (await import("./status-command.ts")).registerStatusCommand(p),
+  list: async (p) => (await import("./list-command.ts")).registerListCommand(p),
+  logs: async (p) => (await import("./logs-command.ts")).registerLogsCommand(p),
+  stop: async (p) => (await import("./stop-command.ts")).registerStopCommand(p),
+  login: async (p) => (await import("./login-command.ts")).registerLoginCommand(p),
+  logout: async (p) => (await import("./logout-command.ts")).registerLogoutCommand(p),
 };
 
 const program = new Command("kubecrew")

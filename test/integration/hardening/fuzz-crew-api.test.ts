@@ -32,7 +32,7 @@ import { basic, startTokensDev, type TokensDev } from "../tokens/support.ts";
 // present, checked with ajv); a refused kickoff creates no execution and a refused token request issues no token.
 // Loopback only (webhook URLs point at a closed loopback port), a fixed seed and number of runs.
 
-const RUNS = 400;
+const RUNS = 500;
 const SEED = 1212;
 
 let api: TokensDev;

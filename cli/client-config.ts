@@ -1,0 +1,47 @@
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
+import { z } from "zod";
+
+/** The crew API's base URL as the commands use it: http(s), no credentials, query or fragment, no trailing slash. */
+export function parseApiUrl(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  if (url.username || url.password || url.search || url.hash) return undefined;
+  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+}
+
+export const API_URL_PROBLEM = "must be an http:// or https:// URL without credentials, query or fragment";
+
+const unsetWhenEmpty = (value: unknown) => (value === "" ? undefined : value);
+
+/** What the commands that call the crew API (run, status, list, logs, stop, login, logout) read from the environment. */
+export const clientConfigSchema = z
+  .object({
+    KUBECREW_URL: z.preprocess(
+      unsetWhenEmpty,
+      z
+        .string()
+        .refine((text) => parseApiUrl(text) !== undefined, API_URL_PROBLEM)
+        .transform((text) => parseApiUrl(text)!)
+        .optional(),
+    ),
+    KUBECREW_TOKEN: z.preprocess(unsetWhenEmpty, z.string().optional()),
+    XDG_CONFIG_HOME: z.string().optional(),
+    HOME: z.string().optional(),
+  })
+  .transform((e) => ({
+    url: e.KUBECREW_URL,
+    token: e.KUBECREW_TOKEN,
+    // The XDG base directory rule: a relative XDG_CONFIG_HOME is ignored.
+    loginFile: join(
+      e.XDG_CONFIG_HOME && isAbsolute(e.XDG_CONFIG_HOME) ? e.XDG_CONFIG_HOME : join(e.HOME || homedir(), ".config"),
+      "kubecrew",
+      "config.json",
+    ),
+  }));
+export type ClientConfig = z.infer<typeof clientConfigSchema>;
