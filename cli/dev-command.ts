@@ -4,7 +4,7 @@ import { createLogger } from "../core/logger.ts";
 import { exitIfCannotListen } from "../core/listen-error.ts";
 import { devConfigSchema } from "../dev/config.ts";
 import { CrewManifestError } from "../dev/crew-catalog.ts";
-import { startDev } from "../dev/start.ts";
+import { startDev, type RunningDev } from "../dev/start.ts";
 
 export function registerDevCommand(program: Command): void {
   program
@@ -29,7 +29,7 @@ export function registerDevCommand(program: Command): void {
         `  crews:        ${dev.crews.map((c) => c.metadata.name).join(", ") || "(none found)"}`,
         `  default crew: ${dev.defaultCrew ?? "(none)"} at ${base}/inputs, ${base}/kickoff, ${base}/status/{kickoff_id}`,
         `                every crew at ${base}/crews/{crew}/…`,
-        `  console:      ${base}/console/  (signed in as the local user)`,
+        ...consoleLines(base, config.host, dev.consoleSignIn),
         ...(dev.orgToken
           ? [`  org token:    ${dev.orgToken}`, `  user token:   ${dev.userToken}`]
           : [
@@ -54,4 +54,19 @@ export function registerDevCommand(program: Command): void {
       process.once("SIGINT", () => void shutdown("SIGINT"));
       process.once("SIGTERM", () => void shutdown("SIGTERM"));
     });
+}
+
+/** How to reach the console, and how to sign in to it from where `kubecrew dev` listens. */
+function consoleLines(base: string, host: string, signIn: RunningDev["consoleSignIn"]): string[] {
+  const at = `  console:      ${base}/console/`;
+  if (signIn.how === "oidc") return [`${at}  (sign in with your OpenID provider)`];
+  if (signIn.how === "local") return [`${at}  (signed in as the local user, from this machine only)`];
+  const why = `HOST=${host} is reachable from other machines: sign in with the admin key`;
+  if (!signIn.generatedAdminKey) return [`${at}`, `                ${why} (KUBECREW_ADMIN_KEY)`];
+  return [
+    `${at}`,
+    `                ${why}:`,
+    `  admin key:    ${signIn.generatedAdminKey}`,
+    `                (new each start; set KUBECREW_ADMIN_KEY, 32 characters or more, to keep one)`,
+  ];
 }

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import express, { Router, type Response } from "express";
 import type { Logger } from "../core/logger.ts";
+import { localSignInRefusal } from "./local-request.ts";
 import type { OidcSignIn } from "./oidc-sign-in.ts";
 import { securityHeaders } from "./security-headers.ts";
 import type { ConsoleIdentity, ConsoleSession, ConsoleSessions } from "./session.ts";
@@ -11,7 +12,7 @@ export const STATIC_DIR = fileURLToPath(new URL("./static/", import.meta.url));
 
 export interface ConsoleOptions {
   sessions: ConsoleSessions;
-  /** `kubecrew dev`: the local user, signed in without a provider. */
+  /** `kubecrew dev`: the local user, signed in without a provider (from this machine at a loopback name only). */
   localUser?: ConsoleIdentity;
   /** KUBECREW_ADMIN_KEY: signs in an org admin, for the first setup. */
   adminKey?: string;
@@ -50,9 +51,16 @@ export function consoleRouter(options: ConsoleOptions): Router {
   });
 
   router.get("/session", (req, res) => {
+    res.set("Cache-Control", "no-store");
     let session = sessions.read(req);
-    if (!session && options.localUser) session = sessions.signIn(req, res, options.localUser);
-    res.set("Cache-Control", "no-store").json(sessionBody(session, options));
+    if (!session && options.localUser) {
+      // Only this machine's own browser, naming the server by a loopback name: not a page that reached the port
+      // through DNS rebinding, nor another machine. Without another way to sign in, say so.
+      const refusal = localSignInRefusal(req);
+      if (!refusal) session = sessions.signIn(req, res, options.localUser);
+      else if (!options.adminKey && !options.oidc) return fail(res, 403, "Forbidden", refusal);
+    }
+    res.json(sessionBody(session, options));
   });
 
   router.post("/sign-in", express.json({ limit: "4kb" }), (req, res) => {

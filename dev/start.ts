@@ -12,7 +12,7 @@ import type { TokenStore } from "../api/auth/token-store.ts";
 import type { ExtraPaths } from "../api/openapi.ts";
 import { startApi } from "../api/server.ts";
 import { IntegrationsClient } from "../api/connections/integrations-client.ts";
-import { createConsole, LOCAL_USER } from "../console/console.ts";
+import { createConsole } from "../console/console.ts";
 import type { Crew, LlmConfig } from "../core/crew.ts";
 import type { ExecutionSpec } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
@@ -22,6 +22,7 @@ import { loadCrews } from "./crew-catalog.ts";
 import type { DevConfig } from "./config.ts";
 import { LocalAppCredentials } from "./app-credentials.ts";
 import { LocalExecutions } from "./local-executions.ts";
+import { devSignIn, type DevSignIn } from "./console-sign-in.ts";
 
 /** The CLI's entry point that runs each task: cli/main.ts in a checkout, cli/main.js in the image (compiled). */
 const CLI_MAIN = fileURLToPath(new URL(`../cli/main${extname(import.meta.url)}`, import.meta.url));
@@ -34,6 +35,8 @@ export interface RunningDev {
   /** The tokens printed at startup (memory token store only). */
   orgToken?: string;
   userToken?: string;
+  /** How the console signs people in, and the admin key when it was generated for this run (for the banner). */
+  consoleSignIn: { how: DevSignIn["how"]; generatedAdminKey?: string };
   /** The kickoff_ids of the executions this process holds (for tests: what a request did or did not create). */
   executionIds(): string[];
   /** The spec of one execution: its requestedBy records the user its connected apps act as. */
@@ -67,12 +70,14 @@ export async function startDev(
 
   const outboundPolicy = config.outbound;
   const outbound = createOutboundClient(outboundPolicy, options.resolver ? { resolver: options.resolver } : {});
-  // The web console signs the local user in without a provider, unless an OpenID provider is configured.
+  // The web console signs the local user in without a provider from this machine only (devSignIn).
+  const signIn = devSignIn(config.host, config.console, config.auth.adminKey);
+  const authConfig = { ...config.auth, ...(signIn.adminKey ? { adminKey: signIn.adminKey } : {}) };
   const webConsole = createConsole(
     {
       ...config.console,
-      ...(config.console.oidc ? {} : { localUser: LOCAL_USER }),
-      ...(config.auth.adminKey ? { adminKey: config.auth.adminKey } : {}),
+      ...(signIn.localUser ? { localUser: signIn.localUser } : {}),
+      ...(signIn.adminKey ? { adminKey: signIn.adminKey } : {}),
       fetch: outbound.fetch,
     },
     log,
@@ -89,7 +94,7 @@ export async function startDev(
       commandTimeoutMs: config.auth.redisCommandTimeoutMs,
       autoPipelining: true,
     });
-    auth = createRedisAuth({ redis, config: config.auth, log, sessions: webConsole.sessions });
+    auth = createRedisAuth({ redis, config: authConfig, log, sessions: webConsole.sessions });
     // Start answering either way: while Redis is away requests get 503, and the client reconnects by itself.
     await redisReady(redis, 5000).catch(() =>
       log.warn("Redis is not reachable yet; token checks answer 503 until it is"),
@@ -104,7 +109,7 @@ export async function startDev(
     userToken = config.userToken ?? newToken("user");
     memory.add(orgToken, { kind: "org", crews: "*", subject: "dev-org" });
     memory.add(userToken, { kind: "user", crews: "*", subject: "dev-user" });
-    auth = createMemoryAuth({ store: memory, config: config.auth, log, sessions: webConsole.sessions });
+    auth = createMemoryAuth({ store: memory, config: authConfig, log, sessions: webConsole.sessions });
   }
 
   const workRoot = mkdtempSync(join(tmpdir(), "kubecrew-dev-"));
@@ -152,6 +157,7 @@ export async function startDev(
     llm,
     ...(orgToken ? { orgToken } : {}),
     ...(userToken ? { userToken } : {}),
+    consoleSignIn: { how: signIn.how, ...(signIn.generated ? { generatedAdminKey: signIn.adminKey! } : {}) },
     executionIds: () => executions.ids(),
     executionSpec: (id) => executions.specOf(id),
     async stop() {
