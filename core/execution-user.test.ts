@@ -21,4 +21,11 @@ describe("executionUser", () => {
     expect(executionUser(org, undefined, "bob")).toEqual({ ok: true, user: "bob" });
     expect(executionUser(org, undefined, undefined)).toEqual({ ok: true });
   });
+
+  it("an org admin signed in to the console acts as that person when neither the kickoff nor the crew names a user", () => {
+    const admin = { kind: "org" as const, subject: "local", user: "local" };
+    expect(executionUser(admin, undefined, undefined)).toEqual({ ok: true, user: "local" });
+    expect(executionUser(admin, undefined, "bob")).toEqual({ ok: true, user: "bob" });
+    expect(executionUser(admin, "carol", "bob")).toEqual({ ok: true, user: "carol" });
+  });
 });

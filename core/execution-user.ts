@@ -1,12 +1,13 @@
 /**
  * Whose connected apps an execution acts with (the integrations service's user): a user token's own user; for an org
- * token the user the kickoff names, else the crew's `spec.apps.runAs`, else nobody (app tools then answer that there
- * is no user for this execution). A user token may not act as someone else.
+ * principal the user the kickoff names, else the crew's `spec.apps.runAs`, else the person it is (an org admin signed
+ * in to the console, whose connections the Apps tab shows), else nobody (app tools then answer that there is no user
+ * for this execution). A user token may not act as someone else.
  */
 export type ExecutionUser = { ok: true; user?: string } | { ok: false; message: string };
 
 export function executionUser(
-  caller: { kind: "org" | "user"; subject: string },
+  caller: { kind: "org" | "user"; subject: string; user?: string },
   requested: string | undefined,
   runAs: string | undefined,
 ): ExecutionUser {
@@ -19,6 +20,6 @@ export function executionUser(
     }
     return { ok: true, user: caller.subject };
   }
-  const user = requested ?? runAs;
+  const user = requested ?? runAs ?? caller.user;
   return user === undefined ? { ok: true } : { ok: true, user };
 }
