@@ -10,7 +10,7 @@
 # Cache: ${KUBECREW_CACHE:-~/.cache/kubecrew}/debian/<suite>-<name>.tar, keyed by the name and the package list (a
 # different list for the same name rebuilds). Needs root and debootstrap (installed from Debian's packages if missing).
 # KUBECREW_IMAGE_PREFIX (default kubecrew) prefixes the names of the images hack/ builds: with KUBECREW_CACHE, a cold
-# build beside the cached one (how the README's cold times were measured).
+# build beside the cached one (how the cold times in bench/README.md were measured).
 set -euo pipefail
 
 SUITE=bookworm

@@ -81,7 +81,7 @@ kind_start=$SECONDS
 if [ $# -gt 0 ]; then
   kind="NOT RUN: npm test was given a vitest selection ($*); npm run test:kind runs it"
 elif ! docker_error="$(bash hack/docker.sh ensure 2>&1)"; then
-  kind="FAILED: cannot run here, Docker is not usable: ${docker_error##*$'\n'} (see README, Tests)"
+  kind="FAILED: cannot run here, Docker is not usable: ${docker_error##*$'\n'} (see docs/testing.md)"
   status=1
 else
   [ -z "$docker_error" ] || echo "$docker_error"
