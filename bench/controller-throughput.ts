@@ -91,6 +91,7 @@ const dummyAssignment = {
   context: [],
   inputs: {},
   tools: { mcpServers: [], allowedHosts: [] },
+  runtime: "kubecrew" as const,
 };
 const jobNames = Array.from({ length: count }, (_, i) => `bare-${i}`);
 t0 = performance.now();

@@ -28,6 +28,7 @@ const assignment: TaskAssignment = {
   context: [],
   inputs: {},
   tools: { mcpServers: [], allowedHosts: [] },
+  runtime: "kubecrew",
 };
 const ref = { name: assignment.execution.id, namespace: "team", uid: "uid-1", crew: "research" };
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- manifests are asserted field by field

@@ -3,6 +3,7 @@ import type { DecideInput } from "./decision.ts";
 import { interpolate } from "./inputs.ts";
 import { successfulResult } from "./observed-task.ts";
 import type { TaskAssignment } from "./task-assignment.ts";
+import { contextTaskNames } from "./task-graph.ts";
 import { resolveTaskTools } from "./task-tools.ts";
 
 /** What the runner of task `index` is given: the task and its agent with the inputs filled in, and its context. */
@@ -10,8 +11,7 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
   const task = spec.tasks[index]!;
   const inputs = input.execution.spec.inputs;
   const agent = agentFor(spec, task.name);
-  const earlier = spec.tasks.slice(0, index).map((t) => t.name);
-  const contextNames = task.context ?? earlier;
+  const contextNames = contextTaskNames(spec, index);
   return {
     execution: {
       id: input.execution.name,
@@ -34,5 +34,6 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
     context: contextNames.map((name) => ({ task: name, output: successfulResult(input.observed[name])?.output ?? "" })),
     inputs,
     tools: resolveTaskTools(spec, agent, task),
+    runtime: spec.runtime,
   };
 }

@@ -19,7 +19,7 @@ import {
 export const MAX_TASKS = 100;
 export const MAX_AGENTS = 50;
 export const MAX_INPUTS = 100;
-/** Named context tasks of one task; a task without a context list gets every earlier output. */
+/** Named context tasks of one task (see contextTaskNames in task-graph.ts for a task without a list). */
 export const MAX_CONTEXT = 20;
 /** Entries of one agent's `apps` (there are fewer apps and actions than this). */
 export const MAX_AGENT_APPS = 64;
@@ -115,7 +115,15 @@ export const task = z.object({
     .array(placeholderName)
     .max(MAX_CONTEXT)
     .optional()
-    .describe("Names of earlier tasks whose outputs are given as context; all earlier tasks when omitted"),
+    .describe(
+      "Names of earlier tasks whose outputs are given as context (CrewAI's context); when omitted, a synchronous task gets every earlier output and an asynchronous one none",
+    ),
+  asyncExecution: z
+    .boolean()
+    .default(false)
+    .describe(
+      "CrewAI's async_execution: consecutive asynchronous tasks start together, each in its own Job, and the next synchronous task waits for all of them",
+    ),
   tools: z
     .array(z.string().min(1).max(128))
     .max(200)
@@ -142,6 +150,14 @@ export const runnerSettings = z.object({
 });
 export type RunnerSettings = z.infer<typeof runnerSettings>;
 
+/**
+ * What runs a task in its pod: `kubecrew` (the TypeScript runner's own agent loop) or `crewai` (the CrewAI library in
+ * Python, driven by the runner through crewai-adapter/).
+ */
+export const crewRuntimes = ["kubecrew", "crewai"] as const;
+export const crewRuntime = z.enum(crewRuntimes);
+export type CrewRuntime = z.infer<typeof crewRuntime>;
+
 /** A user of connected apps, as the integrations service names users (the subject of a user token). */
 export const appUser = z.string().min(1).max(256);
 
@@ -165,6 +181,9 @@ const crewSpecShape = z.object({
   agents: z.array(agent).min(1).max(MAX_AGENTS),
   tasks: z.array(task).min(1).max(MAX_TASKS),
   process: z.literal("sequential").default("sequential"),
+  runtime: crewRuntime
+    .default("kubecrew")
+    .describe("What runs each task: kubecrew (the built-in runner) or crewai (the CrewAI library, in Python)"),
   runner: runnerSettings.default(() => runnerSettings.parse({})),
 });
 
@@ -187,10 +206,12 @@ export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] 
     for (const c of t.context ?? []) {
       const where = `task "${t.name}" takes context from "${c}"`;
       if (!allTasks.has(c)) problems.push(`${where}, which is not a task of this crew`);
+      else if (c === t.name) problems.push(`task "${t.name}" takes context from itself`);
       else if (!seenTasks.has(c)) problems.push(`${where}, which does not run before it`);
     }
     seenTasks.add(t.name);
   }
+  problems.push(...asyncTaskProblems(spec.tasks));
   problems.push(...mcpServerProblems(spec.mcpServers));
   for (const a of spec.agents) problems.push(...agentToolProblems(a, spec.mcpServers));
   for (const a of spec.agents) {
@@ -199,6 +220,35 @@ export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] 
     if (llm.provider === "openai-compatible" && !llm.baseURL) {
       problems.push(`agent "${a.name}": provider openai-compatible needs a baseURL`);
     }
+  }
+  return problems;
+}
+
+/**
+ * CrewAI's rules for asynchronous tasks: an asynchronous task cannot take context from an asynchronous task of its own
+ * run of consecutive ones (they start together, so its output does not exist yet), and a crew ends with at most one.
+ */
+function asyncTaskProblems(tasks: z.infer<typeof crewSpecShape>["tasks"]): string[] {
+  const problems: string[] = [];
+  for (const [i, t] of tasks.entries()) {
+    if (!t.asyncExecution) continue;
+    // The asynchronous tasks that start together with t: back to the last synchronous task before it.
+    const beside = new Set<string>();
+    for (let j = i - 1; j >= 0 && tasks[j]!.asyncExecution; j--) beside.add(tasks[j]!.name);
+    for (const c of new Set(t.context ?? [])) {
+      if (beside.has(c)) {
+        problems.push(
+          `task "${t.name}" is asynchronous and takes context from "${c}", an asynchronous task that starts with it: make a task between them synchronous, or "${t.name}" synchronous`,
+        );
+      }
+    }
+  }
+  const trailing = [];
+  for (let j = tasks.length - 1; j >= 0 && tasks[j]!.asyncExecution; j--) trailing.unshift(tasks[j]!.name);
+  if (trailing.length > 1) {
+    problems.push(
+      `the crew ends with ${trailing.length} asynchronous tasks (${trailing.map((n) => `"${n}"`).join(", ")}): at most one asynchronous task may come last`,
+    );
   }
   return problems;
 }

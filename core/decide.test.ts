@@ -164,6 +164,7 @@ describe("decide: starting an execution", () => {
       context: [],
       inputs: { topic: "AI", audience: "engineers" },
       tools: { mcpServers: [], allowedHosts: [] },
+      runtime: "kubecrew",
     });
   });
 

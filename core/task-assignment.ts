@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { agent } from "./crew.ts";
+import { agent, crewRuntime } from "./crew.ts";
 import { jsonObject } from "./json.ts";
 import { NO_TASK_TOOLS, taskTools } from "./task-tools.ts";
 import { MAX_STORED_STEPS, taskStep } from "./task-step.ts";
@@ -25,6 +25,7 @@ export const taskAssignment = z.object({
   context: z.array(z.object({ task: z.string(), output: z.string() })).default([]),
   inputs: jsonObject.default({}),
   tools: taskTools.default(NO_TASK_TOOLS).describe("The MCP servers and host policy the task's tools use"),
+  runtime: crewRuntime.default("kubecrew").describe("What runs the task: the runner itself, or CrewAI in Python"),
 });
 export type TaskAssignment = z.infer<typeof taskAssignment>;
 

@@ -26,6 +26,7 @@ export function testAssignment(overrides: { llm?: LlmConfig | null } & Partial<T
     context: [{ task: "research", output: "Agents plan, act and observe." }],
     inputs: { topic: "AI agents" },
     tools: { mcpServers: [], allowedHosts: [] },
+    runtime: "kubecrew",
     ...rest,
   };
 }
