@@ -32,7 +32,7 @@ describe("crewSpec", () => {
       apps: [],
       maxIter: 20,
     });
-    expect(spec.tasks[1]).toEqual(tasks[1]);
+    expect(spec.tasks[1]).toEqual({ ...tasks[1], asyncExecution: false });
   });
 
   it("fills the runner defaults a partial runner section leaves out", () => {
@@ -101,7 +101,7 @@ describe("crewSpec", () => {
       'task "research" takes context from "write", which does not run before it',
     ]);
     expect(problems({ agents, tasks: [tasks[0], { ...tasks[1], context: ["write"] }] })).toEqual([
-      'task "write" takes context from "write", which does not run before it',
+      'task "write" takes context from itself',
     ]);
     expect(problems({ agents, tasks: [tasks[0], { ...tasks[1], context: ["review"] }] })).toEqual([
       'task "write" takes context from "review", which is not a task of this crew',

@@ -6,6 +6,7 @@ import { EXECUTION_STOPPED_ERROR, isFinished, type ExecutionStatus, type TaskSta
 import { interpolate } from "./inputs.ts";
 import { sameJson } from "./json.ts";
 import { successfulResult, type ObservedTask } from "./observed-task.ts";
+import { taskDependencies } from "./task-graph.ts";
 import type { Action, DecideInput, Decision } from "./decision.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 
@@ -92,95 +93,153 @@ function decideProgress(input: DecideInput): Decision {
     return finish(input, spec, { phase: "Stopped", reason: "Stopped", message, tasks: marked }, actions, startTime);
   }
 
-  const executionDeadline = Date.parse(startTime) + spec.runner.executionTimeoutSeconds * 1000;
-  for (const [index, task] of spec.tasks.entries()) {
-    const known = previous.tasks?.find((t) => t.name === task.name);
+  const verdicts = spec.tasks.map((task) =>
+    judgeTask(spec, task.name, input.observed[task.name], knownTask(previous, task.name), now),
+  );
+  for (const [index, verdict] of verdicts.entries()) {
     const state = tasks[index]!;
-    const verdict = judgeTask(spec, task.name, input.observed[task.name], known, now);
     if (verdict.state === "succeeded") {
-      const taskStart = known?.startTime ?? input.observed[task.name]?.run?.startTime ?? nowIso;
+      const known = knownTask(previous, state.name);
       Object.assign(state, {
         phase: "Succeeded",
         agent: verdict.result.agent,
-        startTime: taskStart,
+        startTime: known?.startTime ?? input.observed[state.name]?.run?.startTime ?? nowIso,
         completionTime: known?.phase === "Succeeded" ? known.completionTime : nowIso,
         executionTime: round(verdict.result.executionTime),
       });
-      continue;
     }
-    // A run that failed by itself is reported as it is, even when a deadline has passed since.
-    if (verdict.state === "failed") return failTask(input, spec, tasks, index, verdict, actions, startTime);
-
-    const taskStart = verdict.state === "running" ? verdict.startTime : nowIso;
-    const taskDeadline = Date.parse(taskStart) + spec.runner.taskTimeoutSeconds * 1000;
-    if (now.getTime() >= Math.min(taskDeadline, executionDeadline)) {
-      // Both deadlines may have passed while nobody looked (a controller down): the earlier one is the cause.
-      if (taskDeadline <= executionDeadline) {
-        actions.push({ type: "stopTask", index, taskName: task.name });
-        state.startTime = taskStart;
-        const failure = { state: "failed", reason: "TaskTimedOut", message: timedOut(task.name, spec) } as const;
-        return failTask(input, spec, tasks, index, failure, actions, startTime);
-      }
-      const running = runningIndexes(input, spec);
-      for (const i of running) actions.push({ type: "stopTask", index: i, taskName: spec.tasks[i]!.name });
-      const message = `Execution timed out after ${spec.runner.executionTimeoutSeconds}s while running task "${task.name}"`;
-      const marked = markDoneTasks(input, tasks, previous, now, running, "Failed", message);
-      return finish(
-        input,
-        spec,
-        { phase: "Failed", reason: "ExecutionTimedOut", message, tasks: marked },
-        actions,
-        startTime,
-      );
-    }
-
-    // No slot to start the task: a new execution is left as it is (no Running status without its Job); a running
-    // one records what finished, with this task Pending.
-    const waits = verdict.state === "absent" && input.canStartTask === false;
-    if (waits && previous.phase !== "Running") return { actions: [] };
-    if (verdict.state === "absent" && !waits) {
-      actions.push({ type: "startTask", index, taskName: task.name, assignment: buildAssignment(input, spec, index) });
-    }
-    if (!waits) Object.assign(state, { phase: "Running", startTime: taskStart });
-    const completed = index;
-    const status: ExecutionStatus = {
-      ...previous,
-      phase: "Running",
-      crewSpec: spec,
-      currentTask: task.name,
-      progress: { completedTasks: completed, totalTasks: spec.tasks.length },
-      progressText: `${completed}/${spec.tasks.length}`,
-      tasks,
-      startTime,
-      observedGeneration: execution.generation,
-      conditions: setCondition(
-        previous.conditions,
-        {
-          type: "Succeeded",
-          status: "Unknown",
-          reason: "Running",
-          message: `${waits ? "Waiting to start" : "Running"} task "${task.name}" (${completed + 1}/${spec.tasks.length})`,
-          observedGeneration: execution.generation,
-        },
-        nowIso,
-      ),
-    };
-    actions.push(...transitionEvents(spec, previous, status));
-    if (!sameJson(status, previous)) actions.push({ type: "setStatus", status });
-    const deadline = waits ? executionDeadline : Math.min(taskDeadline, executionDeadline);
-    return { actions: inOrder(actions), requeueAfterSeconds: Math.max(0.1, round((deadline - now.getTime()) / 1000)) };
+    if (verdict.state === "running") Object.assign(state, { phase: "Running", startTime: verdict.startTime });
   }
 
-  return finish(
-    input,
-    spec,
-    { phase: "Succeeded", reason: "Succeeded", message: `All ${spec.tasks.length} tasks succeeded`, tasks },
-    actions,
-    startTime,
+  // A run that failed by itself is reported as it is, even when a deadline has passed since; the first in spec order.
+  const failed = verdicts.findIndex((v) => v.state === "failed");
+  const failure = verdicts[failed];
+  if (failure?.state === "failed") return failTask(input, spec, tasks, failed, failure, actions, startTime);
+
+  if (verdicts.every((v) => v.state === "succeeded")) {
+    return finish(
+      input,
+      spec,
+      { phase: "Succeeded", reason: "Succeeded", message: `All ${spec.tasks.length} tasks succeeded`, tasks },
+      actions,
+      startTime,
+    );
+  }
+
+  const executionDeadline = Date.parse(startTime) + spec.runner.executionTimeoutSeconds * 1000;
+  const taskDeadline = (index: number) =>
+    Date.parse(tasks[index]!.startTime ?? nowIso) + spec.runner.taskTimeoutSeconds * 1000;
+  const running = indexesWhere(verdicts, (v) => v.state === "running");
+  // Deadlines may have passed while nobody looked (a controller down): the one that passed first is the cause.
+  const firstDue = running.reduce<number | undefined>(
+    (first, i) => (first === undefined || taskDeadline(i) < taskDeadline(first) ? i : first),
+    undefined,
   );
+  if (
+    firstDue !== undefined &&
+    now.getTime() >= taskDeadline(firstDue) &&
+    taskDeadline(firstDue) <= executionDeadline
+  ) {
+    actions.push({ type: "stopTask", index: firstDue, taskName: spec.tasks[firstDue]!.name });
+    const timeout = { reason: "TaskTimedOut", message: timedOut(spec.tasks[firstDue]!.name, spec) } as const;
+    return failTask(input, spec, tasks, firstDue, timeout, actions, startTime);
+  }
+
+  // A task starts once every task it depends on (task-graph.ts) has succeeded.
+  const dependencies = taskDependencies(spec);
+  const ready = indexesWhere(
+    verdicts,
+    (v, i) => v.state === "absent" && dependencies[i]!.every((j) => verdicts[j]!.state === "succeeded"),
+  );
+
+  if (now.getTime() >= executionDeadline) {
+    const stopping = runningIndexes(input, spec);
+    for (const i of stopping) actions.push({ type: "stopTask", index: i, taskName: spec.tasks[i]!.name });
+    const busy = running.length > 0 ? running : ready;
+    const message = `Execution timed out after ${spec.runner.executionTimeoutSeconds}s while running ${taskList(spec, busy)}`;
+    const marked = markDoneTasks(input, tasks, previous, now, stopping, "Failed", message);
+    return finish(
+      input,
+      spec,
+      { phase: "Failed", reason: "ExecutionTimedOut", message, tasks: marked },
+      actions,
+      startTime,
+    );
+  }
+
+  // Tasks without a slot to start wait as Pending: a new execution none of whose tasks may start is left as it is
+  // (no Running status without a run); a running one records what finished.
+  const mayStart = (i: number) => {
+    const can = input.canStartTask;
+    return typeof can === "function" ? can(spec.tasks[i]!.name) : can !== false;
+  };
+  const starting = ready.filter(mayStart);
+  const waiting = ready.filter((i) => !mayStart(i));
+  if (starting.length === 0 && running.length === 0 && previous.phase !== "Running") return { actions: [] };
+  for (const index of starting) {
+    actions.push({
+      type: "startTask",
+      index,
+      taskName: spec.tasks[index]!.name,
+      assignment: buildAssignment(input, spec, index),
+    });
+    Object.assign(tasks[index]!, { phase: "Running", startTime: nowIso });
+  }
+
+  const active = [...running, ...starting].sort((a, b) => a - b);
+  const completed = verdicts.filter((v) => v.state === "succeeded").length;
+  const status: ExecutionStatus = {
+    ...previous,
+    phase: "Running",
+    crewSpec: spec,
+    currentTask: spec.tasks[active[0] ?? waiting[0]!]!.name,
+    progress: { completedTasks: completed, totalTasks: spec.tasks.length },
+    progressText: `${completed}/${spec.tasks.length}`,
+    tasks,
+    startTime,
+    observedGeneration: execution.generation,
+    conditions: setCondition(
+      previous.conditions,
+      {
+        type: "Succeeded",
+        status: "Unknown",
+        reason: "Running",
+        message: runningMessage(spec, active, waiting, completed),
+        observedGeneration: execution.generation,
+      },
+      nowIso,
+    ),
+  };
+  actions.push(...transitionEvents(spec, previous, status));
+  if (!sameJson(status, previous)) actions.push({ type: "setStatus", status });
+  const deadline = Math.min(executionDeadline, ...active.map(taskDeadline));
+  return { actions: inOrder(actions), requeueAfterSeconds: Math.max(0.1, round((deadline - now.getTime()) / 1000)) };
 }
 
-/** The task at `index` failed: it and the execution end as Failed with the task's message. */
+const knownTask = (status: ExecutionStatus, name: string) => status.tasks?.find((t) => t.name === name);
+
+function indexesWhere<T>(items: T[], test: (item: T, index: number) => boolean): number[] {
+  return items.flatMap((item, i) => (test(item, i) ? [i] : []));
+}
+
+/** `task "a"`, or `tasks "a", "b"`. */
+function taskList(spec: CrewSpec, indexes: number[]): string {
+  const names = indexes.map((i) => `"${spec.tasks[i]!.name}"`).join(", ");
+  return indexes.length === 1 ? `task ${names}` : `tasks ${names}`;
+}
+
+/** The Running condition's message: the task running (or waiting for a slot) and its place, or the tasks running. */
+function runningMessage(spec: CrewSpec, active: number[], waiting: number[], completed: number): string {
+  const total = spec.tasks.length;
+  if (active.length === 0) return `Waiting to start ${taskList(spec, waiting.slice(0, 1))} (${completed + 1}/${total})`;
+  if (active.length === 1) return `Running ${taskList(spec, active)} (${completed + 1}/${total})`;
+  return `Running ${taskList(spec, active)} (${completed}/${total} completed)`;
+}
+
+/**
+ * The task at `index` failed: it and the execution end as Failed with the task's message, and the tasks running
+ * beside it are stopped (CrewAI fails the kickoff with an asynchronous task's error too).
+ */
 function failTask(
   input: DecideInput,
   spec: CrewSpec,
@@ -199,6 +258,18 @@ function failTask(
     completionTime: nowIso,
     message: failure.message,
   });
+  const beside = runningIndexes(input, spec).filter((i) => i !== index);
+  for (const i of beside) actions.push({ type: "stopTask", index: i, taskName: spec.tasks[i]!.name });
+  for (const [i, state] of tasks.entries()) {
+    if (i === index || !(state.phase === "Running" || beside.includes(i))) continue;
+    const startedAt = state.startTime ?? input.observed[state.name]?.run?.startTime ?? nowIso;
+    Object.assign(state, {
+      phase: "Stopped",
+      startTime: startedAt,
+      completionTime: nowIso,
+      message: `Stopped: ${failure.message}`,
+    });
+  }
   return finish(
     input,
     spec,
@@ -250,8 +321,9 @@ function markDoneTasks(
         executionTime: round(result.executionTime),
       };
     }
-    if (running.includes(index) || known?.phase === "Running") {
-      const startTime = known?.startTime ?? input.observed[state.name]?.run?.startTime ?? now.toISOString();
+    if (running.includes(index) || known?.phase === "Running" || state.phase === "Running") {
+      const startTime =
+        state.startTime ?? known?.startTime ?? input.observed[state.name]?.run?.startTime ?? now.toISOString();
       return { ...state, phase, startTime, completionTime: now.toISOString(), message };
     }
     return state;

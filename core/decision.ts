@@ -22,11 +22,11 @@ export interface DecideInput {
   /** Keys of the webhooks already delivered or given up (see due-webhooks.ts): not due again. None when absent. */
   deliveredWebhooks?: ReadonlySet<string>;
   /**
-   * False when a task due to start must wait (the controller's limit on tasks starting at once is reached): nothing
-   * is started, a new execution stays as it is (Pending) and a running one records its progress with that task
-   * Pending. True when absent.
+   * Whether a task due to start may start now (the controller's limit on tasks starting at once): false, or false for
+   * that task's name, and it waits, recorded as Pending; a new execution none of whose tasks may start stays as it is
+   * (Pending). Every task may start when absent.
    */
-  canStartTask?: boolean;
+  canStartTask?: boolean | ((taskName: string) => boolean);
   now: Date;
 }
 

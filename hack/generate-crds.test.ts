@@ -149,6 +149,9 @@ describe("generated CRDs", () => {
       "self.agents.all(a, self.agents.exists_one(b, b.name == a.name))",
       "!has(self.inputs) || self.inputs.all(i, self.inputs.exists_one(j, j.name == i.name))",
       "self.tasks.all(t, !has(t.context) || sets.contains(self.tasks.map(u, u.name), t.context))",
+      "self.tasks.all(t, !has(t.context) || !(t.name in t.context))",
+      "size(self.tasks) < 2 || !(has(self.tasks[size(self.tasks) - 1].asyncExecution) && self.tasks[size(self.tasks) - 1].asyncExecution" +
+        " && has(self.tasks[size(self.tasks) - 2].asyncExecution) && self.tasks[size(self.tasks) - 2].asyncExecution)",
       "!has(self.mcpServers) || self.mcpServers.all(s, self.mcpServers.exists_one(t, t.name == s.name))",
     ]);
     expect(rules.map((r) => r.message)).toEqual([
@@ -157,6 +160,8 @@ describe("generated CRDs", () => {
       "agent names must be unique",
       "input names must be unique",
       "a task's context must name tasks of this crew",
+      "a task cannot take context from itself",
+      "a crew may end with at most one asynchronous task (asyncExecution)",
       "MCP server names must be unique",
     ]);
     expect(at(at(rootOf("Crew"), "spec"), "mcpServers", "[]", "headers", "[]")["x-kubernetes-validations"]).toEqual([

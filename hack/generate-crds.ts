@@ -193,7 +193,9 @@ interface CelRule {
  * of core/crew.ts keep these rules within the budget, estimated and actual: the largest crew allowed (100 tasks, 50
  * agents, 100 inputs, contexts of 20) passes them. The context rule uses sets.contains (Kubernetes 1.30+) because the
  * same check as a nested comprehension runs out of the per-call cost limit on such a crew.
- * "Context names an earlier task" needs positions, too costly here; it is left to crewSpecProblems.
+ * "Context names an earlier task" needs positions, too costly here; it is left to crewSpecProblems, and so is CrewAI's
+ * rule on an asynchronous task taking context from one that starts with it. The last two tasks are cheap to look at:
+ * a crew ends with at most one asynchronous task when they are not both asynchronous.
  */
 const crewRules: CelRule[] = [
   {
@@ -223,6 +225,20 @@ const crewRules: CelRule[] = [
   {
     rule: "self.tasks.all(t, !has(t.context) || sets.contains(self.tasks.map(u, u.name), t.context))",
     message: "a task's context must name tasks of this crew",
+    fieldPath: ".tasks",
+    reason: "FieldValueInvalid",
+  },
+  {
+    rule: "self.tasks.all(t, !has(t.context) || !(t.name in t.context))",
+    message: "a task cannot take context from itself",
+    fieldPath: ".tasks",
+    reason: "FieldValueInvalid",
+  },
+  {
+    rule:
+      "size(self.tasks) < 2 || !(has(self.tasks[size(self.tasks) - 1].asyncExecution) && self.tasks[size(self.tasks) - 1].asyncExecution" +
+      " && has(self.tasks[size(self.tasks) - 2].asyncExecution) && self.tasks[size(self.tasks) - 2].asyncExecution)",
+    message: "a crew may end with at most one asynchronous task (asyncExecution)",
     fieldPath: ".tasks",
     reason: "FieldValueInvalid",
   },
