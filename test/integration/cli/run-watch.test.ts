@@ -14,6 +14,7 @@ describe("kubecrew run --watch", { timeout: 60_000 }, () => {
     dev = await startTestDev({
       "failing.yaml": crewYaml("failing", "fail", { tasks: 2 }),
       "slow.yaml": crewYaml("slow", "sleep-1500", { tasks: 2 }),
+      "echo.yaml": crewYaml("echo", "echo", { tasks: 1 }),
     });
     env = { KUBECREW_URL: dev.url, KUBECREW_TOKEN: tokens.org };
   });
@@ -44,6 +45,18 @@ describe("kubecrew run --watch", { timeout: 60_000 }, () => {
     expect(run.stdout.trimEnd().endsWith(status.result.output)).toBe(true);
     expect(status.result.output).toContain("tides"); // the -i input reached the crew
     expect(run.stdout).not.toContain("\u001b");
+  });
+
+  it("prints agents' texts without their control characters: an output cannot drive the terminal", async () => {
+    const hostile = "\u001b[2J\u001b]0;owned\u0007tides\u009b31m";
+    const run = await cli(["run", "echo", "-i", `topic=${hostile}`, "--watch"], env);
+    expect(run.code).toBe(0);
+    const status = await apiStatus("echo", kickoffId(run.stdout)!);
+    if (status.status !== "completed") throw new Error(`expected completed, got ${status.status}`);
+    expect(status.result.output).toContain(hostile); // the agent's output has them (the echo model repeats its prompt)
+    expect(run.stdout).toContain("[2J]0;ownedtides31m");
+    const control = [...run.stdout].filter((c) => /\p{Cc}/u.test(c) && c !== "\n" && c !== "\t");
+    expect(control).toEqual([]);
   });
 
   it("exits 1 when the run fails, with the error on stderr in one line", async () => {
