@@ -108,6 +108,46 @@ describe("crewSpec", () => {
     ]);
   });
 
+  it("refuses CrewAI's async mistakes: context from an async task starting beside it, more than one async task last", () => {
+    const t = (name: string, asyncExecution: boolean, context?: string[]) => ({
+      name,
+      agent: "writer",
+      description: name,
+      expectedOutput: name,
+      asyncExecution,
+      ...(context ? { context } : {}),
+    });
+    expect(problems({ agents, tasks: [t("a", true), t("b", true, ["a"]), t("j", false)] })).toEqual([
+      'task "b" is asynchronous and takes context from "a", an asynchronous task that starts with it: make a task between them synchronous, or "b" synchronous',
+    ]);
+    expect(problems({ agents, tasks: [t("s", false), t("a", true), t("b", true)] })).toEqual([
+      'the crew ends with 2 asynchronous tasks ("a", "b"): at most one asynchronous task may come last',
+    ]);
+    // Both at once, one line each.
+    expect(problems({ agents, tasks: [t("a", true), t("b", true, ["a"])] })).toHaveLength(2);
+  });
+
+  it("accepts what CrewAI accepts of async tasks: context across a synchronous task, one async task last", () => {
+    const t = (name: string, asyncExecution: boolean, context?: string[]) => ({
+      name,
+      agent: "writer",
+      description: name,
+      expectedOutput: name,
+      asyncExecution,
+      ...(context ? { context } : {}),
+    });
+    expect(
+      problems({
+        agents,
+        tasks: [t("a", true), t("b", true), t("j", false, ["a", "b"]), t("c", true, ["a", "j"]), t("d", false)],
+      }),
+    ).toEqual([]);
+    expect(problems({ agents, tasks: [t("a", true), t("b", true), t("j", false), t("last", true, ["b"])] })).toEqual(
+      [],
+    );
+    expect(crewSpec.parse({ agents, tasks }).tasks.map((x) => x.asyncExecution)).toEqual([false, false]);
+  });
+
   it("accepts context naming earlier tasks, and an empty context", () => {
     const third = { name: "edit", agent: "writer", description: "Edit", expectedOutput: "Better text" };
     expect(

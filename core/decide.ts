@@ -7,12 +7,15 @@ import { interpolate } from "./inputs.ts";
 import { sameJson } from "./json.ts";
 import { successfulResult, type ObservedTask } from "./observed-task.ts";
 import { taskDependencies } from "./task-graph.ts";
+import { executionEvent, transitionEvents } from "./transition-events.ts";
 import type { Action, DecideInput, Decision } from "./decision.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 
 /**
  * The whole state machine of a CrewExecution, as one pure function. The Kubernetes controller and the embedded
  * default both observe the world, call decide(), and carry out the actions; nothing here does I/O or reads a clock.
+ * Tasks form a DAG (task-graph.ts): every task whose dependencies have succeeded starts, so asynchronous tasks run
+ * side by side; the first failure (or timeout) ends the execution and stops whatever runs beside it.
  */
 
 const seconds = (from: string, to: Date) => Math.max(0, (to.getTime() - Date.parse(from)) / 1000);
@@ -376,56 +379,6 @@ function finish(
   const events = spec ? transitionEvents(spec, previous, status) : [];
   events.push(executionEvent(end.phase, end.message));
   return { actions: inOrder([{ type: "setStatus", status }, ...actions, ...events]) };
-}
-
-function executionEvent(phase: "Succeeded" | "Failed" | "Stopped", message: string): Action {
-  if (phase === "Succeeded") return { type: "event", eventType: "Normal", reason: "ExecutionSucceeded", message };
-  if (phase === "Stopped") return { type: "event", eventType: "Warning", reason: "ExecutionStopped", message };
-  return { type: "event", eventType: "Warning", reason: "ExecutionFailed", message };
-}
-
-/** Events for every task whose phase changed since the last written status. */
-function transitionEvents(spec: CrewSpec, previous: ExecutionStatus, next: ExecutionStatus): Action[] {
-  const actions: Action[] = [];
-  const total = spec.tasks.length;
-  for (const [index, state] of (next.tasks ?? []).entries()) {
-    const before = previous.tasks?.find((t) => t.name === state.name)?.phase ?? "Pending";
-    if (before === state.phase) continue;
-    const position = `${index + 1}/${total}`;
-    if (state.phase === "Running") {
-      actions.push({
-        type: "event",
-        eventType: "Normal",
-        reason: "TaskStarted",
-        message: `Task "${state.name}" (${position}) started`,
-      });
-    }
-    if (state.phase === "Succeeded") {
-      if (before === "Pending") {
-        actions.push({
-          type: "event",
-          eventType: "Normal",
-          reason: "TaskStarted",
-          message: `Task "${state.name}" (${position}) started`,
-        });
-      }
-      actions.push({
-        type: "event",
-        eventType: "Normal",
-        reason: "TaskSucceeded",
-        message: `Task "${state.name}" (${position}) succeeded in ${state.executionTime ?? 0}s`,
-      });
-    }
-    if (state.phase === "Failed") {
-      actions.push({
-        type: "event",
-        eventType: "Warning",
-        reason: "TaskFailed",
-        message: state.message ?? `Task "${state.name}" failed`,
-      });
-    }
-  }
-  return actions;
 }
 
 /**
