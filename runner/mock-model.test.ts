@@ -6,7 +6,7 @@ const call = (model: string, options: { task?: string; abortSignal?: AbortSignal
   generateText({
     model: createMockLanguageModel(model),
     system: "You are Tester.",
-    prompt: "Current Task: check the mock\n\nmore text",
+    prompt: "Task: check the mock\n\nmore text",
     maxRetries: 0,
     abortSignal: options.abortSignal,
     providerOptions: options.task ? { mock: { task: options.task } } : undefined,
@@ -18,7 +18,8 @@ describe("mock language model", () => {
     const second = await call("mock", { task: "research" });
     expect(first.text).toMatch(/^\[mock llm\] Answer to task "research" \(prompt sha256:[0-9a-f]{12}, \d+ words\)\./);
     expect(first.text).toContain("mock test provider");
-    expect(first.text).toContain("Task: check the mock");
+    expect(first.text).toContain(" Task: check the mock");
+    expect(first.text).not.toContain("Task: Task:");
     expect(second.text).toBe(first.text);
   });
 
@@ -30,10 +31,10 @@ describe("mock language model", () => {
 
   it("counts words as tokens", async () => {
     const result = await call("mock", { task: "t" });
-    // "You are Tester." (3) + "Current Task: check the mock more text" (7)
-    expect(result.usage.inputTokens).toBe(10);
+    // "You are Tester." (3) + "Task: check the mock more text" (6)
+    expect(result.usage.inputTokens).toBe(9);
     expect(result.usage.outputTokens).toBe(result.text.split(/\s+/).length);
-    expect(result.usage.totalTokens).toBe(10 + result.usage.outputTokens!);
+    expect(result.usage.totalTokens).toBe(9 + result.usage.outputTokens!);
   });
 
   it("fails on request with model 'fail'", async () => {
@@ -56,7 +57,7 @@ describe("mock language model", () => {
 
   it("echoes the prompt with model 'echo'", async () => {
     const result = await call("echo");
-    expect(result.text).toBe("You are Tester.\n\nCurrent Task: check the mock\n\nmore text");
+    expect(result.text).toBe("You are Tester.\n\nTask: check the mock\n\nmore text");
   });
 
   it("combines behaviours joined by '+' and treats other names as labels", () => {

@@ -23,6 +23,7 @@
 import { createHash } from "node:crypto";
 import type { LanguageModel } from "ai";
 import { abortableSleep } from "./abortable-sleep.ts";
+import { TASK_LABEL } from "./prompt.ts";
 import { argumentsFromSchema, type JsonSchema } from "./schema-arguments.ts";
 
 /** The provider specification version ai@6 calls natively. */
@@ -104,7 +105,9 @@ export function mockAnswer(modelId: string, prompt: CallOptions["prompt"], task:
   if (behaviour.echo) return text;
   const label = task ? `task "${task}"` : "an unnamed task";
   const digest = createHash("sha256").update(text).digest("hex").slice(0, 12);
-  const taskLine = (lastUserText(prompt).split("\n")[0] ?? "").replace(/^Current Task:\s*/, "").slice(0, 160);
+  // The task message starts with the task's description after TASK_LABEL (runner/prompt.ts).
+  const firstLine = lastUserText(prompt).split("\n")[0] ?? "";
+  const taskLine = (firstLine.startsWith(TASK_LABEL) ? firstLine.slice(TASK_LABEL.length) : firstLine).slice(0, 160);
   const answer =
     `[mock llm] Answer to ${label} (prompt sha256:${digest}, ${countWords(text)} words). ` +
     `This text comes from the mock test provider, not from a model.${taskLine ? ` Task: ${taskLine}` : ""}`;

@@ -6,28 +6,33 @@ export interface TaskPrompt {
   user: string;
 }
 
-/** CrewAI joins the outputs of context tasks with this divider (aggregate_raw_outputs_from_task_outputs). */
-export const CONTEXT_DIVIDER = "\n\n----------\n\n";
+/** The first line of the task message starts with this, then the task's description (runner/mock-model.ts reads it). */
+export const TASK_LABEL = "Task: ";
 
 /**
- * Builds the agent's prompt the way CrewAI words it (its `role_playing`, `expected_output`, `task_with_context` and
- * `task` slices), so a crew moved from CrewAI gets the answers it got there. No tool instructions: tools are offered
- * through the provider's native tool calling (run-task.ts), so the ReAct "Thought:/Action:/Final Answer:" format is
- * left out.
+ * The `kubecrew` runtime's prompt for one task, in its own words: the system message says who the agent is (role,
+ * goal, background), the task message what to do, what the answer must be, and what the earlier tasks it builds on
+ * produced. The crew's inputs are already filled into these texts (core/assignment.ts). Tools are offered through the
+ * provider's native tool calling (run-task.ts), so there are no tool instructions here. CrewAI's own prompts belong to
+ * CrewAI and run in the `crewai` runtime.
  */
 export function buildTaskPrompt(assignment: Pick<TaskAssignment, "agent" | "task" | "context">): TaskPrompt {
   const { agent, task, context } = assignment;
-  const roleLine = agent.backstory.trim() ? `You are ${agent.role}. ${agent.backstory}` : `You are ${agent.role}.`;
-  const system = `${roleLine}\nYour personal goal is: ${agent.goal}`;
+  const profile = [`Role: ${agent.role}`, `Goal: ${agent.goal}`];
+  if (agent.backstory.trim()) profile.push(`Background: ${agent.backstory}`);
+  const system =
+    `${profile.join("\n")}\n\n` +
+    "You are one agent of a crew that carries out its tasks in turn. Act in the role above, work towards its goal, " +
+    "and draw on its background.";
 
-  let taskText =
-    `${task.description}\n\nThis is the expected criteria for your final answer: ${task.expectedOutput}\n` +
-    "you MUST return the actual complete content as the final answer, not a summary.";
+  const parts = [`${TASK_LABEL}${task.description}`, `Expected output: ${task.expectedOutput}`];
   if (context.length > 0) {
-    taskText += `\n\nThis is the context you're working with:\n${context.map((c) => c.output).join(CONTEXT_DIVIDER)}`;
+    const results = context.map((c) => `--- Result of "${c.task}" ---\n${c.output}`);
+    parts.push(`Results of earlier tasks to build on:\n\n${results.join("\n\n")}`);
   }
-  const user =
-    `Current Task: ${taskText}\n\n` +
-    "Begin! This is VERY important to you, give your best Final Answer, your job depends on it!";
-  return { system, user };
+  parts.push(
+    "Reply with the finished work itself, in full and in the form the expected output describes, rather than an " +
+      "outline or a description of it.",
+  );
+  return { system, user: parts.join("\n\n") };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MAX_TASK_OUTPUT_BYTES } from "../core/task-assignment.ts";
+import { buildTaskPrompt } from "./prompt.ts";
 import { DEFAULT_RETRY_POLICY } from "./retry.ts";
 import { runTask } from "./run-task.ts";
 import { testAssignment } from "./test-assignment.ts";
@@ -70,10 +71,10 @@ describe("runTask (mock provider)", () => {
   });
 
   it("passes the whole prompt to the model", async () => {
-    const outcome = await runTask(testAssignment({ llm: { provider: "mock", model: "echo" } }), deps);
-    expect(outcome.output).toContain("You are Senior Writer. You have written for technical magazines");
-    expect(outcome.output).toContain("Your personal goal is: Explain AI agents clearly");
-    expect(outcome.output).toContain("This is the context you're working with:\nAgents plan, act and observe.");
+    const assignment = testAssignment({ llm: { provider: "mock", model: "echo" } });
+    const outcome = await runTask(assignment, deps);
+    const { system, user } = buildTaskPrompt(assignment);
+    expect(outcome.output).toBe(`${system}\n\n${user}`);
   });
 
   it("measures the execution time in seconds", async () => {

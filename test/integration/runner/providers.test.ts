@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { LlmConfig } from "../../../core/crew.ts";
+import { buildTaskPrompt } from "../../../runner/prompt.ts";
 import { DEFAULT_RETRY_POLICY } from "../../../runner/retry.ts";
 import { runTask } from "../../../runner/run-task.ts";
 import { testAssignment } from "../../../runner/test-assignment.ts";
@@ -83,15 +84,13 @@ describe.each([
   });
 
   it("sends the agent's role, goal and backstory, the task and the context", async () => {
-    await runTask(testAssignment({ llm: llm() }), { env, retry, fetch });
+    const assignment = testAssignment({ llm: llm() });
+    await runTask(assignment, { env, retry, fetch });
     const { system, user } = promptOf(fixture.requests[0]!.body);
-    expect(system).toBe(
-      "You are Senior Writer. You have written for technical magazines for ten years.\n" +
-        "Your personal goal is: Explain AI agents clearly",
-    );
-    expect(user).toContain("Current Task: Write a short article about AI agents.");
-    expect(user).toContain("This is the expected criteria for your final answer: Three paragraphs in markdown.");
-    expect(user).toContain("This is the context you're working with:\nAgents plan, act and observe.");
+    expect({ system, user }).toEqual(buildTaskPrompt(assignment));
+    expect(system).toContain("Senior Writer");
+    expect(user).toContain("Write a short article about AI agents.");
+    expect(user).toContain("Agents plan, act and observe.");
   });
 
   it("sends the API key from the environment, KUBECREW_LLM_API_KEY first", async () => {
