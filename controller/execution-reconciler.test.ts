@@ -270,6 +270,75 @@ describe("ExecutionReconciler against a recording client", () => {
     });
   });
 
+  describe("asynchronous tasks side by side", () => {
+    /** Two asynchronous tasks and a third joining them. */
+    const parallelCrew: KubeObject = {
+      ...crewObject,
+      spec: {
+        agents: [{ name: "w", role: "Writer", goal: "Write" }],
+        tasks: [
+          { name: "facts", agent: "w", description: "F", expectedOutput: "F", asyncExecution: true },
+          { name: "quotes", agent: "w", description: "Q", expectedOutput: "Q", asyncExecution: true },
+          { name: "draft", agent: "w", description: "D", expectedOutput: "D", context: ["facts", "quotes"] },
+        ],
+      },
+    };
+    const jobsCreated = () =>
+      kube.writes.filter((w) => w.verb === "create" && w.path === r.resourcePath(r.JOBS, NS)).map((w) => w.body);
+
+    beforeEach(() => {
+      caches.executions.upsert(kube.seed(r.resourcePath(r.CREW_EXECUTIONS, NS), executionObject()));
+      caches.crews.upsert(kube.seed(r.resourcePath(r.CREWS, NS), parallelCrew));
+    });
+
+    it("creates both tasks' ConfigMaps and Jobs in one reconcile, then one status recording both", async () => {
+      await reconciler.reconcile(KEY);
+      expect(kube.log).toEqual([
+        `create ${r.resourcePath(r.CONFIG_MAPS, NS)}`,
+        `create ${r.resourcePath(r.JOBS, NS)}`,
+        `create ${r.resourcePath(r.CONFIG_MAPS, NS)}`,
+        `create ${r.resourcePath(r.JOBS, NS)}`,
+        `patch ${executionPath}/status`,
+      ]);
+      expect(jobsCreated()).toMatchObject([{ metadata: { name: `${ID}-0` } }, { metadata: { name: `${ID}-1` } }]);
+      expect(kube.writes.at(-1)!.body).toMatchObject({
+        status: { currentTask: "facts", tasks: [{ phase: "Running" }, { phase: "Running" }, { phase: "Pending" }] },
+      });
+      expect(events).toEqual(["Normal TaskStarted", "Normal TaskStarted"]);
+    });
+
+    it("creates no Job twice when reconciled again before the caches show them, or after a restart", async () => {
+      await reconciler.reconcile(KEY);
+      await reconciler.reconcile(KEY);
+      await reconcilerWith(60).reconcile(KEY);
+      expect(jobsCreated()).toHaveLength(2);
+    });
+
+    it("with a limit of 1 task starting at once: starts the first, and the second once the slot frees", async () => {
+      const woken: string[] = [];
+      const limit = new StartLimit({ max: 1, wake: (key) => woken.push(key) });
+      limit.watch(caches);
+      const limited = reconcilerWith(60, limit);
+      await limited.reconcile(KEY);
+      expect(jobsCreated()).toMatchObject([{ metadata: { name: `${ID}-0` } }]);
+      expect(kube.writes.at(-1)!.body).toMatchObject({
+        status: { tasks: [{ phase: "Running" }, { phase: "Pending" }, { phase: "Pending" }] },
+      });
+      expect(limit.waitingCount).toBe(1);
+
+      // The first task's pod runs: its start is over and the slot goes to the execution's second task.
+      const first = kube.stored(r.resourcePath(r.JOBS, NS, `${ID}-0`))!;
+      const later = String(Number(first.metadata!.resourceVersion) + 100);
+      caches.jobs.upsert({ ...first, metadata: { ...first.metadata, resourceVersion: later }, status: { ready: 1 } });
+      expect(woken).toEqual([KEY]);
+      await limited.reconcile(KEY);
+      expect(jobsCreated()).toMatchObject([{ metadata: { name: `${ID}-0` } }, { metadata: { name: `${ID}-1` } }]);
+      expect(kube.writes.at(-1)!.body).toMatchObject({
+        status: { tasks: [{ phase: "Running" }, { phase: "Running" }, { phase: "Pending" }] },
+      });
+    });
+  });
+
   describe("a finished execution", () => {
     const finished = { phase: "Succeeded", completionTime: new Date(T0).toISOString() };
 

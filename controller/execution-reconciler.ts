@@ -5,6 +5,7 @@ import type { Action, DecideInput, Decision } from "../core/decision.ts";
 import { crewExecution, isFinished, type CrewExecution, type ExecutionStatus } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
 import { successfulResult, type ObservedTask } from "../core/observed-task.ts";
+import { contextTaskNames } from "../core/task-graph.ts";
 import { truncate } from "../core/truncate.ts";
 import { KubeApiError, type KubeApi, type KubeObject } from "../kube/client.ts";
 import { cacheKey, splitKey } from "../kube/informer.ts";
@@ -111,25 +112,33 @@ export class ExecutionReconciler {
   }
 
   /**
-   * decide(), within the limit on tasks starting at once: a decision that starts a task takes a slot, or is made again
-   * without the start (the execution waits for a slot; see start-limit.ts). `slot`: one was taken, to settle.
+   * decide(), within the limit on tasks starting at once: each task a decision starts takes a slot, in spec order,
+   * until one is refused; then the decision is made again starting only those that got one (the others wait for a
+   * slot; see start-limit.ts). `slot`: at least one was taken, to settle.
    */
   private decideWithinLimit(input: DecideInput, raw: KubeObject, key: string): { decision: Decision; slot: boolean } {
     const decision = decide(input);
     const limit = this.o.startLimit;
     if (!limit) return { decision, slot: false };
-    const start = decision.actions.find((a) => a.type === "startTask");
-    if (!start) {
+    const starts = decision.actions.filter((a) => a.type === "startTask");
+    if (starts.length === 0) {
       limit.forget(key);
       return { decision, slot: false };
     }
-    const slot = limit.tryStart({
-      execution: key,
-      job: cacheKey(input.execution.namespace!, taskJobName(input.execution.name, start.index)),
-      running: input.execution.status?.phase === "Running",
-      createdAt: raw.metadata?.creationTimestamp ?? "",
-    });
-    return slot ? { decision, slot } : { decision: decide({ ...input, canStartTask: false }), slot };
+    const granted = new Set<string>();
+    for (const start of starts) {
+      const slot = limit.tryStart({
+        execution: key,
+        job: cacheKey(input.execution.namespace!, taskJobName(input.execution.name, start.index)),
+        running: input.execution.status?.phase === "Running" || granted.size > 0,
+        createdAt: raw.metadata?.creationTimestamp ?? "",
+      });
+      if (!slot) break;
+      granted.add(start.taskName);
+    }
+    const slot = granted.size > 0;
+    if (granted.size === starts.length) return { decision, slot };
+    return { decision: decide({ ...input, canStartTask: (task) => granted.has(task) }), slot };
   }
 
   /** decide()'s input: the execution, its crew (until it took its snapshot), its tasks, the webhooks delivered. */
@@ -346,10 +355,10 @@ export class ExecutionReconciler {
     const spec = status.crewSpec;
     const jobs = this.o.caches.jobs.byIndex(cacheKey(ref.namespace, ref.name)).map((j) => j.metadata!.name!);
     const names = new Set<string>(jobs);
-    for (const [i, task] of (spec?.tasks ?? []).entries()) {
-      const job = taskJobName(ref.name, i);
-      names.add(job);
-      const contextEntries = task.context?.length ?? i;
+    const tasks = spec?.tasks ?? [];
+    for (const i of tasks.keys()) {
+      names.add(taskJobName(ref.name, i));
+      const contextEntries = contextTaskNames({ tasks }, i).length;
       for (let j = 0; j < contextEntries; j++) names.add(contextConfigMapName(ref.name, i, j));
     }
     for (const n of names) {
