@@ -12,13 +12,14 @@ import type { Fetch } from "../core/outbound/outbound-fetch.ts";
  * What the controller's AppCredentials does, in process: an execution whose crew declares apps gets its credential
  * minted when it starts, into a file only this user can read (`<work dir>/<execution>/apps-credential`, mode 0600)
  * that the task processes of agents with apps are pointed at; when it finishes, the credential is revoked at the
- * integrations service and the file removed.
+ * integrations service and the file removed. The settings are read when needed: the integrations service `kubecrew dev`
+ * runs itself has its URL once the dev server listens.
  */
 export class LocalAppCredentials {
   private readonly files = new Map<string, Promise<string>>();
-  private readonly o: { settings: AppsSettings; workRoot: string; fetch: Fetch; log: Logger };
+  private readonly o: { settings: () => AppsSettings; workRoot: string; fetch: Fetch; log: Logger };
 
-  constructor(options: { settings: AppsSettings; workRoot: string; fetch: Fetch; log: Logger }) {
+  constructor(options: { settings: () => AppsSettings; workRoot: string; fetch: Fetch; log: Logger }) {
     this.o = options;
   }
 
@@ -33,7 +34,7 @@ export class LocalAppCredentials {
       file = this.mint(execution);
       this.files.set(execution.id, file);
     }
-    return { KUBECREW_APPS_URL: this.o.settings.url, KUBECREW_APPS_CREDENTIAL_FILE: await file };
+    return { KUBECREW_APPS_URL: this.o.settings().url, KUBECREW_APPS_CREDENTIAL_FILE: await file };
   }
 
   private async mint(execution: {
@@ -42,7 +43,7 @@ export class LocalAppCredentials {
     requestedBy: Requester | undefined;
     startTime: Date;
   }): Promise<string> {
-    const credential = await mintAppCredential(this.o.settings.signingKey, {
+    const credential = await mintAppCredential(this.o.settings().signingKey, {
       executionUid: execution.id,
       execution: `dev/${execution.id}`,
       user: execution.requestedBy?.user ?? null,
@@ -63,7 +64,7 @@ export class LocalAppCredentials {
     if (!file) return;
     this.files.delete(execution.id);
     await rm(await file.catch(() => ""), { force: true }).catch(() => undefined);
-    const revoke = this.o.settings.revoke;
+    const revoke = this.o.settings().revoke;
     if (!revoke || !execution.startTime) return;
     try {
       const res = await this.o.fetch(`${revoke.integrationsUrl}/v1/internal/app-credentials/revoke`, {

@@ -8,6 +8,7 @@ import { llmProvider, type LlmProvider } from "../core/crew.ts";
 import { appsEnv, appsSettingsFrom, integrationsUrlFrom, type AppsSettings } from "../core/execution-apps.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { localPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
+import { embeddedIntegrationsFrom, type EmbeddedIntegrationsSettings } from "./embedded-integrations-config.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 
@@ -63,10 +64,18 @@ export interface DevConfig {
   apps?: AppsSettings;
   /** The integrations service (connections, revocation): its base URL and internal API key, when both are set. */
   integrations?: { url: string; internalApiKey: string };
+  /**
+   * The integrations service run in this process at /oauthsvc, when none is named elsewhere (KUBECREW_APPS_URL,
+   * KUBECREW_INTEGRATIONS_URL): its variables as `kubecrew integrations` reads them, the secrets not given generated.
+   */
+  embeddedIntegrations?: EmbeddedIntegrationsSettings;
 }
 
-/** The environment to DevConfig, parsed once at start-up (parseConfig). */
-export const devConfigSchema = devEnv.transform((e): DevConfig => ({
+/**
+ * The environment to DevConfig, parsed once at start-up (parseConfig). Loose: the embedded integrations service reads
+ * variables of its own (the providers' <PROVIDER>_CLIENT_ID and the like).
+ */
+export const devConfigSchema = devEnv.loose().transform((e): DevConfig => ({
   host: e.HOST,
   port: e.PORT,
   crewsDir: e.KUBECREW_CREWS_DIR,
@@ -88,9 +97,13 @@ export const devConfigSchema = devEnv.transform((e): DevConfig => ({
   ...appsConfigFrom(e),
 }));
 
-function appsConfigFrom(e: z.infer<typeof devEnv>): Pick<DevConfig, "apps" | "integrations"> {
+function appsConfigFrom(
+  e: z.infer<ReturnType<typeof devEnv.loose>>,
+): Pick<DevConfig, "apps" | "integrations" | "embeddedIntegrations"> {
   const apps = appsSettingsFrom(e);
   const url = integrationsUrlFrom(e);
+  if (!url)
+    return { embeddedIntegrations: embeddedIntegrationsFrom(e, { port: e.PORT, outbound: outboundPolicyFrom(e) }) };
   return {
     ...(apps ? { apps } : {}),
     ...(url && e.OAUTH_INTERNAL_API_KEY ? { integrations: { url, internalApiKey: e.OAUTH_INTERNAL_API_KEY } } : {}),

@@ -22,6 +22,11 @@ import { loadCrews } from "./crew-catalog.ts";
 import type { DevConfig } from "./config.ts";
 import { LocalAppCredentials } from "./app-credentials.ts";
 import { LocalExecutions } from "./local-executions.ts";
+import { EmbeddedIntegrations, type EmbeddedIntegrationsInfo } from "./embedded-integrations.ts";
+import { withoutIntegrationsSecrets } from "./embedded-integrations-config.ts";
+import { MemoryStore } from "../integrations/memory-store.ts";
+import { RedisStore } from "../integrations/redis-store.ts";
+import type { IntegrationsStore } from "../integrations/store.ts";
 import { devSignIn, type DevSignIn } from "./console-sign-in.ts";
 
 /** The CLI's entry point that runs each task: cli/main.ts in a checkout, cli/main.js in the image (compiled). */
@@ -41,6 +46,8 @@ export interface RunningDev {
   executionIds(): string[];
   /** The spec of one execution: its requestedBy records the user its connected apps act as. */
   executionSpec(id: string): ExecutionSpec | undefined;
+  /** The integrations service run in this process (connected apps), unless one elsewhere is configured. */
+  integrations?: EmbeddedIntegrationsInfo & { store: IntegrationsStore };
   stop(): Promise<void>;
 }
 
@@ -57,7 +64,8 @@ export function devLlm(config: DevConfig): LlmConfig {
 
 /**
  * `kubecrew dev`: every component in one process — the crew API, executions in memory, each task a child process
- * of the same runner the Job pods run. No cluster; Redis only when REDIS_URL is set (tokens, clients, rate limits).
+ * of the same runner the Job pods run, the integrations service at /oauthsvc (connected apps). No cluster; Redis only
+ * when REDIS_URL is set (tokens, clients, rate limits, connections).
  */
 export async function startDev(
   config: DevConfig,
@@ -112,13 +120,37 @@ export async function startDev(
     auth = createMemoryAuth({ store: memory, config: authConfig, log, sessions: webConsole.sessions });
   }
 
+  // Connected apps: the integrations service in this process unless one elsewhere is configured; its connections in
+  // Redis when REDIS_URL is set (the tokens' client, when there is one), in memory otherwise.
+  let integrationsRedis: Redis | undefined;
+  let embedded: EmbeddedIntegrations | undefined;
+  if (config.embeddedIntegrations) {
+    const settings = config.embeddedIntegrations;
+    integrationsRedis =
+      redis ??
+      (config.redisUrl
+        ? connectRedis(config.redisUrl, {
+            log,
+            commandTimeoutMs: settings.config.redisCommandTimeoutMs,
+            impact: "connection requests",
+          })
+        : undefined);
+    embedded = new EmbeddedIntegrations(settings, {
+      store: integrationsRedis ? new RedisStore(integrationsRedis) : new MemoryStore(),
+      log: log.child({ component: "integrations" }),
+      inRedis: integrationsRedis !== undefined,
+    });
+  }
+
   const workRoot = mkdtempSync(join(tmpdir(), "kubecrew-dev-"));
   const runnerEnv = {
     // The compile cache cuts each runner process's start-up by about half.
     NODE_COMPILE_CACHE: join(tmpdir(), "kubecrew-node-compile-cache"),
-    ...(options.env ?? process.env),
+    ...withoutIntegrationsSecrets(options.env ?? process.env),
     LOG_LEVEL: "warn",
   };
+  const { apps } = config;
+  const appsSettings = apps ? () => apps : embedded ? () => embedded.apps() : undefined;
   const executions = new LocalExecutions({
     crews,
     workRoot,
@@ -127,18 +159,24 @@ export async function startDev(
     maxTasks: config.maxTasks,
     log,
     webhookFetch: outbound.fetch,
-    ...(config.apps
+    ...(appsSettings
       ? {
-          appCredentials: new LocalAppCredentials({ settings: config.apps, workRoot, fetch: outbound.fetch, log }),
+          appCredentials: new LocalAppCredentials({
+            settings: appsSettings,
+            workRoot,
+            fetch: outbound.fetch,
+            log,
+          }),
         }
       : {}),
   });
+  const integrations = config.integrations ?? embedded?.client();
   const api = await startApi({
     backend: executions,
-    ...(config.integrations ? { integrations: new IntegrationsClient(config.integrations, outbound.fetch) } : {}),
+    ...(integrations ? { integrations: new IntegrationsClient(integrations, outbound.fetch) } : {}),
     console: webConsole,
     tokens: auth.tokens,
-    extraRouters: auth.routers,
+    extraRouters: [...(embedded ? [embedded.router] : []), ...auth.routers],
     extraPaths: auth.paths,
     log,
     bodyLimitBytes: config.bodyLimitBytes,
@@ -150,6 +188,8 @@ export async function startDev(
     port: config.port,
     ...(defaultCrew ? { defaultCrew } : {}),
   });
+  // Synchronously after listening: no request reaches /oauthsvc before the service is there.
+  const embeddedInfo = embedded?.listening(api.url);
   return {
     url: api.url,
     crews,
@@ -160,12 +200,15 @@ export async function startDev(
     consoleSignIn: { how: signIn.how, ...(signIn.generated ? { generatedAdminKey: signIn.adminKey! } : {}) },
     executionIds: () => executions.ids(),
     executionSpec: (id) => executions.specOf(id),
+    ...(embedded && embeddedInfo ? { integrations: { ...embeddedInfo, store: embedded.store } } : {}),
     async stop() {
       await executions.close();
       await api.stop();
+      await embedded?.close();
       await outbound.close();
       auth.close?.();
       redis?.disconnect();
+      if (integrationsRedis !== redis) integrationsRedis?.disconnect();
       rmSync(workRoot, { recursive: true, force: true });
     },
   };

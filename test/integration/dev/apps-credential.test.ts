@@ -123,11 +123,14 @@ describe("connected apps under kubecrew dev", () => {
     await waitFor(async () => (files.some((f) => existsSync(f)) ? undefined : true), 10_000);
   });
 
-  it("without KUBECREW_APPS_URL a task whose agent has apps fails naming the setting", async () => {
-    const { status } = await run(noApps, tokens.alice);
-    expect(status).toMatchObject({ status: "error" });
-    expect(status.error).toContain(
-      'agent "sender" declares apps (gmail/send_email), but no apps service is configured for the runner (KUBECREW_APPS_URL)',
+  it("without KUBECREW_APPS_URL the integrations service runs in process: an unconfigured provider's tools say what to set", async () => {
+    const { id, status } = await run(noApps, tokens.alice);
+    expect(status).toMatchObject({ status: "completed" });
+    const send = (status.result as { tasks: { task_id: string; output: string }[] }).tasks[0]!;
+    expect(send.output).toContain(
+      "gmail is not connected for user alice and cannot be connected: No client credentials are configured for google gmail; set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET",
     );
+    // The credential went to the process's own service, not to the fixture of the other server.
+    expect(apps.calls.filter((c) => c.claims.executionUid === id)).toEqual([]);
   }, 60_000);
 });
