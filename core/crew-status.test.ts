@@ -33,6 +33,32 @@ describe("desiredCrewStatus", () => {
     expect(status.taskCount).toBeUndefined();
   });
 
+  it("is not Ready when a task's context or asynchronous run breaks CrewAI's rules, each problem said once", () => {
+    const task = (name: string, more: object = {}) => ({
+      name,
+      description: name,
+      expectedOutput: "o",
+      agent: "w",
+      ...more,
+    });
+    const spec = {
+      ...valid,
+      tasks: [
+        task("a", { asyncExecution: true, context: ["c"] }),
+        task("b", { asyncExecution: true, context: ["a"] }),
+        task("c"),
+      ],
+    };
+    const status = desiredCrewStatus({ spec, generation: 1 }, undefined, "2026-01-01T00:00:00.000Z");
+    expect(status.conditions!.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "InvalidSpec",
+      message:
+        'task "a" takes context from "c", which does not run before it; ' +
+        'task "b" is asynchronous and takes context from "a", an asynchronous task that starts with it: make a task between them synchronous, or "b" synchronous',
+    });
+  });
+
   it("keeps the transition time while the verdict stays the same", () => {
     const first = desiredCrewStatus({ spec: valid, generation: 1 }, undefined, "2026-01-01T00:00:00.000Z");
     const second = desiredCrewStatus({ spec: valid, generation: 2 }, first, "2026-01-02T00:00:00.000Z");
