@@ -9,7 +9,8 @@ import { cut, printable, type Terminal } from "./terminal.ts";
  */
 export class RunProgress {
   private readonly startedAt = Date.now();
-  private currentTask: string | undefined;
+  /** Tasks started and not ended: several at once when the crew runs tasks side by side. */
+  private readonly running = new Set<string>();
   private doneTasks = 0;
 
   private readonly term: Terminal;
@@ -25,7 +26,7 @@ export class RunProgress {
     const { term } = this;
     switch (e.event) {
       case "task_started":
-        this.currentTask = e.task_id;
+        this.running.add(e.task_id);
         term.line(term.style("bold", `▶ ${printable(e.task_id)}`));
         break;
       case "step": {
@@ -33,11 +34,12 @@ export class RunProgress {
         const detail = e.step.error
           ? term.style("red", `error: ${printable(e.step.error)}`)
           : term.style("dim", cut(printable(e.step.output ?? e.step.input ?? ""), term.width - 7));
-        term.line(`    ${heading}`);
+        term.line(`    ${this.running.size > 1 ? `${printable(e.task_id)}: ` : ""}${heading}`);
         if (e.step.error || e.step.output || e.step.input) term.line(`      ${detail}`);
         break;
       }
       case "task_completed":
+        this.running.delete(e.task_id);
         this.doneTasks++;
         term.line(
           `${term.style("green", `✓ ${printable(e.task_id)}`)} ${[
@@ -49,6 +51,7 @@ export class RunProgress {
         );
         break;
       case "task_failed":
+        this.running.delete(e.task_id);
         term.line(term.style("red", `✗ ${printable(e.task_id)}: ${printable(e.error)}`));
         break;
       case "execution_completed":
@@ -78,8 +81,10 @@ export class RunProgress {
     const tasks = this.totalTasks
       ? `${this.doneTasks}/${this.totalTasks} tasks done`
       : plural(this.doneTasks, "task") + " done";
-    return [this.currentTask ? `running ${this.currentTask}` : "waiting for the first task", tasks, elapsed].join(
-      " · ",
-    );
+    return [
+      this.running.size ? `running ${[...this.running].map(printable).join(", ")}` : "waiting for a task to start",
+      tasks,
+      elapsed,
+    ].join(" · ");
   }
 }
