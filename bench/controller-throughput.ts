@@ -8,16 +8,20 @@
  *   npm run bench:controller-throughput -- --kind   the same on a kind cluster (hack/kind-e2e.sh up … down): real
  *     kubelet, containerd and runc, task pods as containers of the built image
  * The local node (default) runs pods as local processes: the controller's own cost shows; on kind the containers'.
+ * Then tasks side by side: a crew of 3 asynchronous tasks and a fourth joining them (context: all three), against the
+ * same 4 tasks run one after another, each task a mock model sleeping BENCH_TASK_MS (2000): each crew's median wall
+ * time (kickoff to Succeeded, BENCH_DAG_EXECUTIONS=5 executions of each at once) and the controller's writes per task.
  */
 import { KubeClient, type KubeObject } from "../kube/client.ts";
 import { taskJob } from "../controller/task-job.ts";
-import { RUNNER_SA } from "../test/e2e/support/fixture.ts";
+import { applyCrew, RUNNER_SA } from "../test/e2e/support/fixture.ts";
 import {
   benchCluster,
   benchNamespace,
   createExecutions,
   deleteNamespace,
   onKind,
+  percentile,
   runnerImage,
   startBenchController,
   watchWithTimes,
@@ -32,6 +36,24 @@ const namespace = await benchNamespace(cluster, {
   instant: { model: "mock", tasks: 1 },
   triple: { model: "mock", tasks: 3 },
 });
+const taskMs = Number(process.env.BENCH_TASK_MS ?? 2000);
+const dagCount = Number(process.env.BENCH_DAG_EXECUTIONS ?? 5);
+/** Four tasks of a mock model sleeping taskMs: the first three asynchronous and the fourth joining them, or in a row. */
+const fourTasks = (name: string, parallel: boolean) => `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata: { name: ${name} }
+spec:
+  inputs: [{ name: topic }]
+  llm: { provider: mock, model: "sleep-${taskMs}" }
+  agents:
+    - { name: writer, role: "{topic} Writer", goal: "Write about {topic}" }
+  tasks:
+${["a", "b", "c"].map((t) => `    - { name: ${t}, agent: writer, description: "Part ${t} on {topic}", expectedOutput: "Text ${t}", asyncExecution: ${parallel} }`).join("\n")}
+    - { name: join, agent: writer, description: "Join on {topic}", expectedOutput: "Text", context: [a, b, c] }
+  runner: { retries: 0, taskTimeoutSeconds: 120 }
+`;
+await applyCrew(cluster.kubeconfig, namespace, fourTasks("parallel", true));
+await applyCrew(cluster.kubeconfig, namespace, fourTasks("sequential", false));
 const writes = writeCounter();
 const controller = await startBenchController(cluster, namespace, writes.onWrite);
 
@@ -80,6 +102,18 @@ writes.reset();
 const tripleNames = await createExecutions(client, namespace, "triple", 10, "tri");
 await waitAll(tripleNames, done, "3-task executions");
 const tripleWrites = new Map(writes.byResource);
+
+// Tasks side by side against the same tasks in a row: wall time from kickoff to Succeeded, and the writes.
+async function fourTaskRuns(crew: string) {
+  writes.reset();
+  const start = performance.now();
+  const runs = await createExecutions(client, namespace, crew, dagCount, crew);
+  await waitAll(runs, done, `${crew} executions`);
+  const seconds = runs.map((n) => (done.get(n)! - start) / 1000);
+  return { median: percentile(seconds, 50), writes: new Map(writes.byResource) };
+}
+const parallelRuns = await fourTaskRuns("parallel");
+const sequentialRuns = await fourTaskRuns("sequential");
 
 console.log(`kubecrew: ${count} executions in ${kubecrewSeconds.toFixed(1)} s`);
 
@@ -164,6 +198,22 @@ console.log(
   `  Events, best effort      ${eventsPerTask.toFixed(2)} per task + ${eventsFixed.toFixed(2)} per execution` +
     ` (TaskStarted, TaskSucceeded; Execution*)`,
 );
+
+const fourTaskWrites = (m: Map<string, number>) => (objectWrites(m) / dagCount - fixed) / 4;
+console.log(
+  `tasks side by side: 3 asynchronous tasks and a fourth joining them, each task ${taskMs} ms of mock model,` +
+    ` ${dagCount} executions of each crew at once`,
+);
+for (const [label, runs] of [
+  ["parallel (3 async + join)", parallelRuns],
+  ["sequential (4 in a row)  ", sequentialRuns],
+] as const) {
+  console.log(
+    `  ${label}  median wall time ${runs.median.toFixed(1)} s; writes per task ${fourTaskWrites(runs.writes).toFixed(2)}` +
+      ` [${describe(runs.writes, dagCount)}]`,
+  );
+}
+console.log(`  speed-up                    ${(sequentialRuns.median / parallelRuns.median).toFixed(2)}×`);
 
 await executionsInformer.stop();
 await jobsInformer.stop();
