@@ -30,6 +30,7 @@ export function registerDevCommand(program: Command): void {
         `  default crew: ${dev.defaultCrew ?? "(none)"} at ${base}/inputs, ${base}/kickoff, ${base}/status/{kickoff_id}`,
         `                every crew at ${base}/crews/{crew}/…`,
         ...consoleLines(base, config.host, dev.consoleSignIn),
+        ...appsLines(dev.integrations),
         ...(dev.orgToken
           ? [`  org token:    ${dev.orgToken}`, `  user token:   ${dev.userToken}`]
           : [
@@ -54,6 +55,18 @@ export function registerDevCommand(program: Command): void {
       process.once("SIGINT", () => void shutdown("SIGINT"));
       process.once("SIGTERM", () => void shutdown("SIGTERM"));
     });
+}
+
+/** Connected apps: the providers a user can connect in the console's Apps tab, and the redirect URI they need. */
+function appsLines(integrations: RunningDev["integrations"]): string[] {
+  if (!integrations) return [];
+  const providers = integrations.providers.length
+    ? integrations.providers.join(", ")
+    : "none yet (set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET, or another provider's pair)";
+  return [
+    `  apps:         connect them in the console's Apps tab; providers: ${providers}`,
+    `                redirect URI to register at a provider: ${integrations.redirectUri}`,
+  ];
 }
 
 /** How to reach the console, and how to sign in to it from where `kubecrew dev` listens. */
