@@ -1,4 +1,4 @@
-import type { KubeObject } from "../kube/client.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
 import type { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
 import { ANNOTATION_IDEMPOTENCY_KEY, ANNOTATION_IDEMPOTENCY_REQUEST } from "../kube/resources.ts";
 

@@ -9,10 +9,10 @@ import {
 } from "../core/idempotency.ts";
 import type { Logger } from "../core/logger.ts";
 import { taskResultSpec, type TaskResultSpec } from "../core/task-result.ts";
-import { Informer } from "../kube/informer.ts";
+import { Informer } from "../kube/runtime/informer.ts";
 import type { KubeAccess } from "../kube/kubeconfig.ts";
-import { readThrough } from "../kube/read-through.ts";
-import { isAlreadyExists, isNotFound, KubeClient, type KubeObject } from "../kube/client.ts";
+import { readThrough } from "../kube/runtime/read-through.ts";
+import { isAlreadyExists, isNotFound, KubeClient, type KubeObject } from "../kube/runtime/client.ts";
 import {
   ANNOTATION_IDEMPOTENCY_KEY,
   ANNOTATION_IDEMPOTENCY_REQUEST,

@@ -27,7 +27,7 @@ import { join, resolve } from "node:path";
 import { RedisTokenStore } from "../api/auth/redis-token-store.ts";
 import { silentLogger } from "../core/logger.ts";
 import { connectRedis, redisReady } from "../core/redis-client.ts";
-import { KubeClient, type KubeObject } from "../kube/client.ts";
+import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
 import {
   CREW_EXECUTIONS,
   CREW_TASK_RESULTS,

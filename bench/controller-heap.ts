@@ -11,10 +11,10 @@
 import { parse } from "yaml";
 import { crewSpec as crewSpecSchema } from "../core/crew.ts";
 import { silentLogger } from "../core/logger.ts";
-import type { KubeObject } from "../kube/client.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
 import { createCaches } from "../controller/caches.ts";
 import { ExecutionReconciler } from "../controller/execution-reconciler.ts";
-import { WorkQueue } from "../controller/work-queue.ts";
+import { WorkQueue } from "../kube/runtime/work-queue.ts";
 import { crewYaml } from "../test/e2e/support/fixture.ts";
 import { finishedExecution, stamp } from "./finished-execution.ts";
 

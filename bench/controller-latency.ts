@@ -5,7 +5,7 @@
  * in the same run. Ratio = controller p50 / floor p50.
  *   npm run bench:controller-latency   [BENCH_EXECUTIONS=20 BENCH_CONCURRENCY=5 BENCH_KUBECONFIG=...]
  */
-import { KubeClient, type KubeObject } from "../kube/client.ts";
+import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
 import {
   benchCluster,
   benchNamespace,

@@ -19,7 +19,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { crewSpec as crewSpecSchema, type CrewSpec } from "../core/crew.ts";
-import { KubeClient, type KubeObject } from "../kube/client.ts";
+import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
 import { CREW_EXECUTIONS, CREW_TASK_RESULTS, CREWS, JOBS, resourcePath } from "../kube/resources.ts";
 import {
   applyCrew,

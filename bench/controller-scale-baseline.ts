@@ -9,7 +9,7 @@ import { buildAssignment } from "../core/assignment.ts";
 import type { CrewSpec } from "../core/crew.ts";
 import type { DecideInput } from "../core/decision.ts";
 import type { ExecutionStatus, TaskState } from "../core/execution.ts";
-import type { KubeClient, KubeObject } from "../kube/client.ts";
+import type { KubeClient, KubeObject } from "../kube/runtime/client.ts";
 import { CONFIG_MAPS, CREW_EXECUTIONS, CREW_TASK_RESULTS, JOBS, resourcePath } from "../kube/resources.ts";
 import { taskInputs, taskJob, type ExecutionRef, type TaskJobSettings } from "../controller/task-job.ts";
 import { taskResultObject } from "../runner/kubernetes-io.ts";

@@ -11,8 +11,8 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { silentLogger } from "../core/logger.ts";
-import { KubeClient, type KubeObject } from "../kube/client.ts";
-import { Informer } from "../kube/informer.ts";
+import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
+import { Informer } from "../kube/runtime/informer.ts";
 import { Kubeconfig } from "../kube/kubeconfig.ts";
 import {
   CREW_EXECUTIONS,

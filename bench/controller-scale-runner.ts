@@ -6,9 +6,9 @@
  */
 import { silentLogger } from "../core/logger.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
-import type { KubeClient } from "../kube/client.ts";
-import { isAlreadyExists, type KubeObject } from "../kube/client.ts";
-import { Informer } from "../kube/informer.ts";
+import type { KubeClient } from "../kube/runtime/client.ts";
+import { isAlreadyExists, type KubeObject } from "../kube/runtime/client.ts";
+import { Informer } from "../kube/runtime/informer.ts";
 import {
   CREW_TASK_RESULTS,
   LABEL_CREW,

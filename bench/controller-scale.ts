@@ -41,8 +41,8 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { crewSpec as crewSpecSchema } from "../core/crew.ts";
 import { silentLogger } from "../core/logger.ts";
-import { KubeClient, type KubeObject } from "../kube/client.ts";
-import { Informer } from "../kube/informer.ts";
+import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
+import { Informer } from "../kube/runtime/informer.ts";
 import { CREW_EXECUTIONS, CREWS, JOBS, LABEL_EXECUTION, resourcePath } from "../kube/resources.ts";
 import {
   applyCrew,

@@ -11,9 +11,9 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { silentLogger } from "../core/logger.ts";
 import { controllerConfigFromEnv } from "../controller/config.ts";
 import { startController, type RunningController } from "../controller/controller.ts";
-import { Informer } from "../kube/informer.ts";
-import type { KubeClient } from "../kube/client.ts";
-import { type KubeObject, type WriteVerb } from "../kube/client.ts";
+import { Informer } from "../kube/runtime/informer.ts";
+import type { KubeClient } from "../kube/runtime/client.ts";
+import { type KubeObject, type WriteVerb } from "../kube/runtime/client.ts";
 import { resourceOfPath } from "../controller/metrics.ts";
 import { createNamespace, crewYaml, applyCrew, deleteNamespace, RUNNER_SA } from "../test/e2e/support/fixture.ts";
 

@@ -12,7 +12,7 @@
  * same 4 tasks run one after another, each task a mock model sleeping BENCH_TASK_MS (2000): each crew's median wall
  * time (kickoff to Succeeded, BENCH_DAG_EXECUTIONS=5 executions of each at once) and the controller's writes per task.
  */
-import { KubeClient, type KubeObject } from "../kube/client.ts";
+import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
 import { taskJob } from "../controller/task-job.ts";
 import { applyCrew, RUNNER_SA } from "../test/e2e/support/fixture.ts";
 import {

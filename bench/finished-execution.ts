@@ -6,7 +6,7 @@
 import { buildAssignment } from "../core/assignment.ts";
 import type { CrewSpec } from "../core/crew.ts";
 import type { DecideInput } from "../core/decision.ts";
-import type { KubeObject } from "../kube/client.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
 import { CREW_EXECUTIONS } from "../kube/resources.ts";
 import { taskInputs, taskJob } from "../controller/task-job.ts";
 import { taskResultObject } from "../runner/kubernetes-io.ts";

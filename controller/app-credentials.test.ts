@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import pino from "pino";
 import { verifyAppCredential } from "../core/app-credential.ts";
 import { crewSpec } from "../core/crew.ts";
-import type { KubeObject } from "../kube/client.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
 import * as r from "../kube/resources.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";
 import { AppCredentials } from "./app-credentials.ts";

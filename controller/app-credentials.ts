@@ -6,9 +6,9 @@ import type { Requester } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
 import type { Fetch } from "../core/outbound/outbound-fetch.ts";
 import { APPS_CREDENTIAL_KEY, appsSecretName } from "../kube/apps-secret.ts";
-import type { KubeApi, KubeObject } from "../kube/client.ts";
+import type { KubeApi, KubeObject } from "../kube/runtime/client.ts";
 import { LABEL_CREW, LABEL_EXECUTION, LABEL_MANAGED_BY, MANAGED_BY, resourcePath, SECRETS } from "../kube/resources.ts";
-import { createIfAbsent, deleteIfPresent } from "./apply.ts";
+import { createIfAbsent, deleteIfPresent } from "../kube/apply.ts";
 import { executionOwner, type ExecutionRef } from "./task-job.ts";
 
 /** How long the revocation call may take before the reconcile gives up and retries later. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { crewSpec } from "../core/crew.ts";
 import { crewExecution } from "../core/execution.ts";
-import type { KubeObject } from "../kube/client.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
 import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
-import { StringPool } from "../kube/string-pool.ts";
+import { StringPool } from "../kube/runtime/string-pool.ts";
 import { executionForCache, trimJob, trimResult } from "./caches.ts";
 import { jobRunState, observeTasks, type JobObject, type TaskResultObject } from "./observe.ts";
 import { jobStarting } from "./start-limit.ts";

@@ -1,7 +1,7 @@
 import type { Logger } from "../core/logger.ts";
-import type { KubeClient, KubeObject } from "../kube/client.ts";
+import type { KubeClient, KubeObject } from "../kube/runtime/client.ts";
 import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
-import { cacheKey, Informer, withoutManagedFields } from "../kube/informer.ts";
+import { cacheKey, Informer, withoutManagedFields } from "../kube/runtime/informer.ts";
 import {
   CREW_EXECUTIONS,
   CREW_TASK_RESULTS,
@@ -11,7 +11,7 @@ import {
   LABEL_TASK,
   resourcePath,
 } from "../kube/resources.ts";
-import { StringPool } from "../kube/string-pool.ts";
+import { StringPool } from "../kube/runtime/string-pool.ts";
 import type { JobObject, TaskResultObject } from "./observe.ts";
 
 /** The controller's view of the cluster: one informer per kind it reads. Jobs and results are indexed by execution. */

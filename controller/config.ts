@@ -4,7 +4,7 @@ import { ConfigError, logLevel, parseConfig } from "../core/config.ts";
 import { appsEnv, appsSettingsFrom, type AppsSettings } from "../core/execution-apps.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
-import { EVENT_BURST, EVENTS_PER_SECOND } from "./events.ts";
+import { EVENT_BURST, EVENTS_PER_SECOND } from "../kube/runtime/events.ts";
 
 const seconds = (fallback: number) => z.coerce.number().min(0).default(fallback);
 

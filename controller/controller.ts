@@ -1,27 +1,27 @@
 import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 import type { Logger } from "../core/logger.ts";
-import { KubeClient, type WriteVerb } from "../kube/client.ts";
+import { KubeClient, type WriteVerb } from "../kube/runtime/client.ts";
 import { Kubeconfig, type KubeAccess } from "../kube/kubeconfig.ts";
-import { cacheKey } from "../kube/informer.ts";
+import { cacheKey } from "../kube/runtime/informer.ts";
 import { AppCredentials } from "./app-credentials.ts";
 import { createCaches, informersOf } from "./caches.ts";
 import type { ControllerConfig } from "./config.ts";
 import { CrewReconciler } from "./crew-reconciler.ts";
 import { CrewSigningSecrets } from "./crew-signing-secret.ts";
-import { EventRecorder } from "./events.ts";
+import { EventRecorder } from "../kube/runtime/events.ts";
 import { ExecutionReconciler } from "./execution-reconciler.ts";
-import { cacheHealthChecks } from "./health-checks.ts";
-import { startHealthServer } from "./health-server.ts";
-import { LeaderElector } from "./leader-election.ts";
+import { informerHealthChecks } from "../kube/runtime/health-checks.ts";
+import { startHealthServer } from "../kube/runtime/health-server.ts";
+import { LeaderElector } from "../kube/runtime/leader-election.ts";
 import { ControllerMetrics, resourceOfPath } from "./metrics.ts";
-import { ShardElector } from "./shard-elector.ts";
-import { ShardOwnership } from "./shard-ownership.ts";
+import { ShardElector } from "../kube/runtime/shard-elector.ts";
+import { ShardOwnership } from "../kube/runtime/shard-ownership.ts";
 import { StartLimit } from "./start-limit.ts";
 import { queueOnChange } from "./triggers.ts";
 import { WebhookSecrets } from "./webhook-secrets.ts";
 import { WebhookDispatcher } from "./webhooks.ts";
-import { runWorker } from "./worker.ts";
-import { WorkQueue } from "./work-queue.ts";
+import { runWorker } from "../kube/runtime/worker.ts";
+import { WorkQueue } from "../kube/runtime/work-queue.ts";
 
 export interface ControllerDeps {
   log: Logger;
@@ -79,7 +79,18 @@ export async function startController(config: ControllerConfig, deps: Controller
   let leading = !config.leaderElection.enabled;
   // Sharded (shards > 1): every replica runs; each reconciles only the executions and crews of the shards it holds.
   const { shards } = config.sharding;
-  const ownership = shards > 1 ? new ShardOwnership({ shards, caches, queues }) : undefined;
+  const ownership =
+    shards > 1
+      ? new ShardOwnership({
+          shards,
+          kinds: {
+            executions: { cache: caches.executions, queue: queues.executions },
+            crews: { cache: caches.crews, queue: queues.crews },
+          },
+        })
+      : undefined;
+  const ownsExecution = ownership?.ownerOf("executions");
+  const ownsCrew = ownership?.ownerOf("crews");
   const isLeader = () => (ownership ? ownership.heldShards.length > 0 : leading);
   let running = false;
   let readyWaiters: (() => void)[] = [];
@@ -89,7 +100,7 @@ export async function startController(config: ControllerConfig, deps: Controller
   const startLimit = new StartLimit({
     max: config.maxStartingTasks,
     wake: (key, running) => (running ? executionKeys.addUrgent(key) : executionKeys.add(key)),
-    ...(ownership ? { owns: ownership.ownsExecution } : {}),
+    ...(ownsExecution ? { owns: ownsExecution } : {}),
   });
   startLimit.watch(caches);
 
@@ -131,7 +142,7 @@ export async function startController(config: ControllerConfig, deps: Controller
     initialDelayMs: config.webhooks.initialDelayMs,
     timeoutMs: config.webhooks.timeoutMs,
     now,
-    ...(ownership ? { owns: (d) => ownership.ownsExecution(cacheKey(d.namespace, d.execution)) } : {}),
+    ...(ownsExecution ? { owns: (d) => ownsExecution(cacheKey(d.namespace, d.execution)) } : {}),
     secretFor: (namespace, crew) => secrets.secretFor(namespace, crew),
     onFinished: async (delivery, result) => {
       metrics.webhookDeliveries.inc({ result });
@@ -186,7 +197,7 @@ export async function startController(config: ControllerConfig, deps: Controller
           kind: "execution",
           metrics,
           urgentOnly: i >= config.workers,
-          ...(ownership ? { owns: ownership.ownsExecution } : {}),
+          ...(ownsExecution ? { owns: ownsExecution } : {}),
         }),
       );
     }
@@ -196,7 +207,7 @@ export async function startController(config: ControllerConfig, deps: Controller
         reconciler: crews,
         log,
         kind: "crew",
-        ...(ownership ? { owns: ownership.ownsCrew } : {}),
+        ...(ownsCrew ? { owns: ownsCrew } : {}),
       }),
     );
     for (const w of readyWaiters.splice(0)) w();
@@ -206,8 +217,8 @@ export async function startController(config: ControllerConfig, deps: Controller
     host: config.health.host,
     port: config.health.port,
     registry: metrics.registry,
-    checks: cacheHealthChecks({
-      caches,
+    checks: informerHealthChecks({
+      informers: informersOf(caches),
       watchTimeoutSeconds: config.watchTimeoutSeconds,
       running: () => running,
       standby: () => !ownership && config.leaderElection.enabled && !leading,

@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import pino from "pino";
-import type { KubeObject } from "../kube/client.ts";
-import { Informer } from "../kube/informer.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
+import { Informer } from "../kube/runtime/informer.ts";
 import { CREWS, resourcePath, SECRETS } from "../kube/resources.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";
-import { StaleObjectError } from "./apply.ts";
+import { StaleObjectError } from "../kube/runtime/worker.ts";
 import { CrewReconciler } from "./crew-reconciler.ts";
 import { CrewSigningSecrets } from "./crew-signing-secret.ts";
 import { WEBHOOK_SECRET_ANNOTATION } from "./webhook-secrets.ts";

@@ -1,11 +1,11 @@
 import type { CrewStatus } from "../core/crew.ts";
 import { desiredCrewStatus } from "../core/crew-status.ts";
-import type { KubeApi, KubeObject } from "../kube/client.ts";
-import { type Informer, splitKey } from "../kube/informer.ts";
+import type { KubeApi, KubeObject } from "../kube/runtime/client.ts";
+import { type Informer, splitKey } from "../kube/runtime/informer.ts";
 import { CREWS } from "../kube/resources.ts";
-import { applyStatus } from "./apply.ts";
+import { applyStatus } from "../kube/apply.ts";
 import type { CrewSigningSecrets } from "./crew-signing-secret.ts";
-import type { ReconcileResult } from "./worker.ts";
+import type { ReconcileResult } from "../kube/runtime/worker.ts";
 
 export interface CrewReconcilerOptions {
   client: Pick<KubeApi, "mergePatch">;

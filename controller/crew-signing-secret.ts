@@ -1,9 +1,9 @@
 import type { CrewWebhookSigning } from "../core/crew.ts";
 import type { Logger } from "../core/logger.ts";
 import { newWebhookSigningSecret } from "../core/webhook-signature.ts";
-import { isNotFound, type KubeApi, type KubeObject, type OwnerReference } from "../kube/client.ts";
+import { isNotFound, type KubeApi, type KubeObject, type OwnerReference } from "../kube/runtime/client.ts";
 import { CREWS, LABEL_CREW, LABEL_MANAGED_BY, MANAGED_BY, resourcePath, SECRETS } from "../kube/resources.ts";
-import { createIfAbsent, deleteIfPresent } from "./apply.ts";
+import { createIfAbsent, deleteIfPresent } from "../kube/apply.ts";
 import { signingSecretName, WEBHOOK_SECRET_ANNOTATION } from "./webhook-secrets.ts";
 
 export interface CrewSigningSecretsOptions {

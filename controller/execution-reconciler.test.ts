@@ -1,9 +1,9 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import pino from "pino";
-import type { KubeObject } from "../kube/client.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
 import * as r from "../kube/resources.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";
-import { StaleObjectError } from "./apply.ts";
+import { StaleObjectError } from "../kube/runtime/worker.ts";
 import { createCaches, type Caches } from "./caches.ts";
 import { ExecutionReconciler, WEBHOOKS_ANNOTATION } from "./execution-reconciler.ts";
 import { StartLimit } from "./start-limit.ts";

@@ -7,9 +7,9 @@ import type { Logger } from "../core/logger.ts";
 import { successfulResult, type ObservedTask } from "../core/observed-task.ts";
 import { contextTaskNames } from "../core/task-graph.ts";
 import { truncate } from "../core/truncate.ts";
-import { KubeApiError, type KubeApi, type KubeObject } from "../kube/client.ts";
-import { cacheKey, splitKey } from "../kube/informer.ts";
-import { readThrough } from "../kube/read-through.ts";
+import { KubeApiError, type KubeApi, type KubeObject } from "../kube/runtime/client.ts";
+import { cacheKey, splitKey } from "../kube/runtime/informer.ts";
+import { readThrough } from "../kube/runtime/read-through.ts";
 import {
   CONFIG_MAPS,
   CREW_EXECUTIONS,
@@ -24,15 +24,15 @@ import {
 import { contextConfigMapName, taskJobName } from "../kube/task-names.ts";
 import { appsSecretName } from "../kube/apps-secret.ts";
 import type { AppCredentials } from "./app-credentials.ts";
-import { applyStatus, createIfAbsent, deleteIfPresent } from "./apply.ts";
+import { applyStatus, createIfAbsent, deleteIfPresent } from "../kube/apply.ts";
 import type { Caches } from "./caches.ts";
-import type { EventRecorder } from "./events.ts";
+import type { EventRecorder } from "../kube/runtime/events.ts";
 import { lastWords } from "./last-words.ts";
 import { observeTasks, type JobObject, type TaskResultObject } from "./observe.ts";
 import type { StartLimit } from "./start-limit.ts";
 import { taskInputs, taskJob, type ExecutionRef, type TaskJobSettings } from "./task-job.ts";
 import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webhooks.ts";
-import type { ReconcileResult } from "./worker.ts";
+import type { ReconcileResult } from "../kube/runtime/worker.ts";
 
 /** Annotation recording which webhooks were delivered (or given up), so a restarted controller does not resend them. */
 export const WEBHOOKS_ANNOTATION = "kubecrew.io/webhook-deliveries";

@@ -1,7 +1,7 @@
 import type { CrewSpec } from "../core/crew.ts";
 import { successfulResult, type ObservedTask } from "../core/observed-task.ts";
 import { taskResultSpec, type TaskResultSpec } from "../core/task-result.ts";
-import type { KubeObject } from "../kube/client.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
 import { LABEL_TASK } from "../kube/resources.ts";
 
 /** What the controller reads of a Job: the parts of batch/v1 Job it needs. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import pino from "pino";
-import type { KubeObject } from "../kube/client.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
 import { LABEL_EXECUTION, LABEL_TASK, LABEL_TASK_INDEX } from "../kube/resources.ts";
 import { taskJobName } from "../kube/task-names.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";

@@ -1,4 +1,4 @@
-import { cacheKey, objectKey, type InformerEvent } from "../kube/informer.ts";
+import { cacheKey, objectKey, type InformerEvent } from "../kube/runtime/informer.ts";
 import { LABEL_EXECUTION } from "../kube/resources.ts";
 import { taskJobName } from "../kube/task-names.ts";
 import type { Caches } from "./caches.ts";

@@ -2,7 +2,7 @@ import type { RunnerSettings } from "../core/crew.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
 import { secretEnvName } from "../core/tools.ts";
 import { APPS_CREDENTIAL_DIR, APPS_CREDENTIAL_PATH } from "../kube/apps-secret.ts";
-import type { KubeObject, OwnerReference } from "../kube/client.ts";
+import type { KubeObject, OwnerReference } from "../kube/runtime/client.ts";
 import { CONFIG_MAPS, CREW_EXECUTIONS, JOBS } from "../kube/resources.ts";
 import {
   ASSIGNMENT_DIR,

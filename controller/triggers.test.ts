@@ -1,12 +1,12 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import type { KubeObject } from "../kube/client.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
 import { LABEL_EXECUTION, LABEL_TASK } from "../kube/resources.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";
 import { createCaches } from "./caches.ts";
 import type { JobObject } from "./observe.ts";
 import { queueOnChange } from "./triggers.ts";
-import { WorkQueue } from "./work-queue.ts";
+import { WorkQueue } from "../kube/runtime/work-queue.ts";
 
 const NS = "team-a";
 const log = pino({ level: "silent" });

@@ -1,10 +1,10 @@
 import { isFinished, type ExecutionPhase } from "../core/execution.ts";
-import type { KubeObject } from "../kube/client.ts";
-import { cacheKey, objectKey, type InformerEvent } from "../kube/informer.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
+import { cacheKey, objectKey, type InformerEvent } from "../kube/runtime/informer.ts";
 import { LABEL_TASK } from "../kube/resources.ts";
 import { byExecution, type Caches } from "./caches.ts";
 import { jobRunState, type JobObject } from "./observe.ts";
-import type { KeySink } from "./shard-ownership.ts";
+import type { KeySink } from "../kube/runtime/shard-ownership.ts";
 
 /**
  * Which keys a change in the caches puts in the work queues: an execution's own key for every change of it or of one

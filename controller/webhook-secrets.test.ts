@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import pino from "pino";
-import type { KubeObject } from "../kube/client.ts";
-import { Informer } from "../kube/informer.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
+import { Informer } from "../kube/runtime/informer.ts";
 import { CREWS, resourcePath, SECRETS } from "../kube/resources.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";
 import { MissingSigningSecretError, WEBHOOK_SECRET_ANNOTATION, WebhookSecrets } from "./webhook-secrets.ts";

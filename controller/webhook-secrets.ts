@@ -1,5 +1,5 @@
-import { isNotFound, type KubeApi, type KubeObject } from "../kube/client.ts";
-import type { Informer } from "../kube/informer.ts";
+import { isNotFound, type KubeApi, type KubeObject } from "../kube/runtime/client.ts";
+import type { Informer } from "../kube/runtime/informer.ts";
 import { resourcePath, SECRETS } from "../kube/resources.ts";
 
 /** Crew annotation naming the Secret that holds the crew's webhook signing key (default `<crew>-webhook`). */

@@ -1,17 +1,13 @@
-import { isAlreadyExists, isConflict, isNotFound, type KubeApi, type KubeObject } from "../kube/client.ts";
-import type { Informer } from "../kube/informer.ts";
-import { mergePatchDiff } from "../kube/merge-patch.ts";
-import { resourcePath, type ResourceType } from "../kube/resources.ts";
+import { isAlreadyExists, isConflict, isNotFound, type KubeApi, type KubeObject } from "./runtime/client.ts";
+import type { Informer } from "./runtime/informer.ts";
+import { StaleObjectError } from "./runtime/worker.ts";
+import { mergePatchDiff } from "./merge-patch.ts";
+import { resourcePath, type ResourceType } from "./resources.ts";
 
 /**
  * The one way the reconcilers write: a status when it differs, a child when it is absent, a delete that finds nothing
  * is done. Every write is idempotent, so a reconcile that is repeated (a crash, a replayed event) does no harm.
  */
-
-/** A status write lost a race with another writer (a stop, another controller): look again at once. */
-export class StaleObjectError extends Error {
-  override name = "StaleObjectError";
-}
 
 /**
  * Patches the object's status to `desired` (a merge patch of what differs, guarded by the resourceVersion it was

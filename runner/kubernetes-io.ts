@@ -5,7 +5,7 @@ import { parseConfig } from "../core/config.ts";
 import type { TaskAssignment, TaskOutcome } from "../core/task-assignment.ts";
 import { taskOutcome } from "../core/task-assignment.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
-import { isAlreadyExists, KubeApiError, KubeClient } from "../kube/client.ts";
+import { isAlreadyExists, KubeApiError, KubeClient } from "../kube/runtime/client.ts";
 import { Kubeconfig, type KubeAccess } from "../kube/kubeconfig.ts";
 import { CREW_EXECUTIONS, CREW_TASK_RESULTS, resourcePath } from "../kube/resources.ts";
 import { CONTEXT_FILES, taskLabels, taskResultName } from "../kube/task-names.ts";

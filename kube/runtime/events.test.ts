@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { silentLogger } from "../core/logger.ts";
+import { silentLogger } from "../../core/logger.ts";
 import { EventRecorder } from "./events.ts";
 
 const target = { name: "run-1", namespace: "team", uid: "u-1" };

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import type { Logger } from "../core/logger.ts";
-import { isAlreadyExists, type KubeClient } from "../kube/client.ts";
-import { CREW_EXECUTIONS, EVENTS, resourcePath } from "../kube/resources.ts";
+import type { Logger } from "../../core/logger.ts";
+import { isAlreadyExists, type KubeClient } from "./client.ts";
+import { CREW_EXECUTIONS, EVENTS, resourcePath } from "../resources.ts";
 
 export interface EventTarget {
   name: string;

@@ -1,12 +1,18 @@
-import { informersOf, type Caches } from "./caches.ts";
 import type { HealthChecks } from "./health-server.ts";
 
+/** What the health checks read of an informer. */
+export interface WatchedCache {
+  lastActivity: number;
+  hasSynced: boolean;
+}
+
 /**
- * The controller's health from its caches: live while no informer has gone silent for longer than a watch lasts
+ * A controller's health from its informers: live while no informer has gone silent for longer than a watch lasts
  * (plus a minute), ready once every informer synced; a standby replica (leader election, not leading) is ready.
  */
-export function cacheHealthChecks(o: {
-  caches: Caches;
+export function informerHealthChecks(o: {
+  /** The informers, by the name a failed check reports. */
+  informers: readonly (readonly [name: string, cache: WatchedCache])[];
   watchTimeoutSeconds: number;
   /** The workers run (this replica leads and started them). */
   running: () => boolean;
@@ -17,12 +23,12 @@ export function cacheHealthChecks(o: {
   return {
     live: () => {
       if (!o.running()) return undefined;
-      const stuck = informersOf(o.caches).find(([, i]) => Date.now() - i.lastActivity > stallLimitMs);
+      const stuck = o.informers.find(([, i]) => Date.now() - i.lastActivity > stallLimitMs);
       return stuck ? `informer ${stuck[0]} has seen no traffic for too long` : undefined;
     },
     ready: () => {
       if (o.standby()) return undefined;
-      const unsynced = informersOf(o.caches).find(([, i]) => !i.hasSynced);
+      const unsynced = o.informers.find(([, i]) => !i.hasSynced);
       return unsynced ? `informer ${unsynced[0]} has not synced` : undefined;
     },
   };

@@ -1,4 +1,4 @@
-import type { Logger } from "../core/logger.ts";
+import type { Logger } from "../../core/logger.ts";
 import { isGone, type KubeClient, type KubeObject, type WatchEvent } from "./client.ts";
 
 /**

@@ -1,6 +1,6 @@
-import type { Logger } from "../core/logger.ts";
-import { isNotFound, type KubeClient } from "../kube/client.ts";
-import { LEASES, resourcePath } from "../kube/resources.ts";
+import type { Logger } from "../../core/logger.ts";
+import { isNotFound, type KubeClient } from "./client.ts";
+import { LEASES, resourcePath } from "../resources.ts";
 import { acquireOrRenew, LeaseObserver, release, type Lease } from "./lease.ts";
 
 /**

@@ -1,7 +1,7 @@
-import type { Logger } from "../core/logger.ts";
-import { fnv1a32 } from "../core/shard.ts";
-import type { KubeClient } from "../kube/client.ts";
-import { LEASES, resourcePath } from "../kube/resources.ts";
+import type { Logger } from "../../core/logger.ts";
+import { fnv1a32 } from "./shard.ts";
+import type { KubeClient } from "./client.ts";
+import { LEASES, resourcePath } from "../resources.ts";
 import { acquireOrRenew, holderOf, LeaseObserver, release, type Lease, type LeaseTarget } from "./lease.ts";
 import { planShards } from "./shard-plan.ts";
 

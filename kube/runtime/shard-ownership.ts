@@ -1,70 +1,65 @@
-import { shardOf } from "../core/shard.ts";
-import type { KubeObject } from "../kube/client.ts";
-import { objectKey, splitKey, type Informer } from "../kube/informer.ts";
-import type { Caches } from "./caches.ts";
+import type { KubeObject } from "./client.ts";
+import { objectKey, splitKey, type Informer } from "./informer.ts";
+import { shardOf } from "./shard.ts";
 import type { WorkQueue } from "./work-queue.ts";
 
-/** What the triggers put keys into (queueOnChange). */
+/** What change handlers put keys into. */
 export type KeySink = Pick<WorkQueue, "add" | "addUrgent">;
 
+/** One kind of object a sharded controller works on: where it is cached, and the queue its keys go to. */
+export interface ShardedKind {
+  cache: Pick<Informer<KubeObject>, "get" | "list">;
+  queue: KeySink;
+}
+
 /**
- * Which executions and crews this replica works on when executions are sharded: an execution belongs to shard
- * shardOf(its uid), a crew likewise by its own uid, so each has exactly one owner among the replicas. Everything an
- * execution's reconcile does (Jobs, status, webhook deliveries, TTL cleanup, the apps credential's revocation) is done
- * by its shard's holder only. Keys are filtered as they are queued and again as a worker takes them (a shard may be
- * lost in between); a shard gained puts its executions and crews from the caches into the queues.
+ * Which objects this replica works on when the work is sharded: an object belongs to shard shardOf(its uid), so each
+ * has exactly one owner among the replicas, and everything its reconcile does is done by its shard's holder only.
+ * Keys are filtered as they are queued and again as a worker takes them (a shard may be lost in between); a shard
+ * gained puts its objects of every kind from the caches into their queues.
  */
-export class ShardOwnership {
+export class ShardOwnership<Kind extends string> {
   private readonly shards: number;
-  private readonly caches: Pick<Caches, "executions" | "crews">;
-  private readonly queues: { executions: KeySink; crews: KeySink };
+  private readonly kinds: Record<Kind, ShardedKind>;
   private readonly held = new Set<number>();
 
-  constructor(o: {
-    shards: number;
-    caches: Pick<Caches, "executions" | "crews">;
-    queues: { executions: KeySink; crews: KeySink };
-  }) {
+  constructor(o: { shards: number; kinds: Record<Kind, ShardedKind> }) {
     this.shards = o.shards;
-    this.caches = o.caches;
-    this.queues = o.queues;
+    this.kinds = o.kinds;
   }
 
-  /** The shard of a cached object; undefined when it is not (or no longer) in the cache. */
-  private shardOfKey(informer: Informer<KubeObject>, key: string): number | undefined {
-    const uid = informer.get(...splitKey(key))?.metadata?.uid;
-    return uid === undefined ? undefined : shardOf(uid, this.shards);
+  /** Whether this replica holds the shard of the cached object under `key` (false when it is not in the cache). */
+  owns(kind: Kind, key: string): boolean {
+    const uid = this.kinds[kind].cache.get(...splitKey(key))?.metadata?.uid;
+    return uid !== undefined && this.held.has(shardOf(uid, this.shards));
   }
 
-  private owns(informer: Informer<KubeObject>, key: string): boolean {
-    const shard = this.shardOfKey(informer, key);
-    return shard !== undefined && this.held.has(shard);
+  /** owns() for one kind, as a function of the key (for workers and their queues). */
+  ownerOf(kind: Kind): (key: string) => boolean {
+    return (key) => this.owns(kind, key);
   }
-
-  ownsExecution = (key: string): boolean => this.owns(this.caches.executions, key);
-  ownsCrew = (key: string): boolean => this.owns(this.caches.crews, key);
 
   /** The queues, passing on only the keys of the shards held now. */
-  filtered(): { executions: KeySink; crews: KeySink } {
-    const gate = (sink: KeySink, owns: (key: string) => boolean): KeySink => ({
-      add: (key) => owns(key) && sink.add(key),
-      addUrgent: (key) => owns(key) && sink.addUrgent(key),
-    });
-    return {
-      executions: gate(this.queues.executions, this.ownsExecution),
-      crews: gate(this.queues.crews, this.ownsCrew),
-    };
+  filtered(): Record<Kind, KeySink> {
+    const gated = {} as Record<Kind, KeySink>;
+    for (const kind of this.kindNames()) {
+      const sink = this.kinds[kind].queue;
+      const owns = this.ownerOf(kind);
+      gated[kind] = {
+        add: (key) => owns(key) && sink.add(key),
+        addUrgent: (key) => owns(key) && sink.addUrgent(key),
+      };
+    }
+    return gated;
   }
 
-  /** A shard was taken: its executions and crews in the caches are queued. */
+  /** A shard was taken: its objects in the caches are queued. */
   gain(shard: number): void {
     this.held.add(shard);
-    for (const [informer, sink] of [
-      [this.caches.executions, this.queues.executions],
-      [this.caches.crews, this.queues.crews],
-    ] as const) {
-      for (const o of informer.list()) {
-        if (o.metadata?.uid && shardOf(o.metadata.uid, this.shards) === shard) sink.add(objectKey(o));
+    for (const kind of this.kindNames()) {
+      const { cache, queue } = this.kinds[kind];
+      for (const o of cache.list()) {
+        if (o.metadata?.uid && shardOf(o.metadata.uid, this.shards) === shard) queue.add(objectKey(o));
       }
     }
   }
@@ -77,5 +72,9 @@ export class ShardOwnership {
   /** The shards held now, ascending. */
   get heldShards(): number[] {
     return [...this.held].sort((a, b) => a - b);
+  }
+
+  private kindNames(): Kind[] {
+    return Object.keys(this.kinds) as Kind[];
   }
 }

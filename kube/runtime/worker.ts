@@ -1,7 +1,20 @@
-import type { Logger } from "../core/logger.ts";
-import { StaleObjectError } from "./apply.ts";
-import type { ControllerMetrics } from "./metrics.ts";
+import type { Logger } from "pino";
+import type { Counter, Histogram } from "prom-client";
 import type { WorkQueue } from "./work-queue.ts";
+
+/**
+ * A write lost a race with another writer (a stop, another controller): the reconcile throws it and its key is
+ * looked at again, without a warning (the watch brings the newer version).
+ */
+export class StaleObjectError extends Error {
+  override name = "StaleObjectError";
+}
+
+/** The reconcile metrics a worker counts in (runtime/metrics.ts). */
+export interface ReconcileMetrics {
+  reconciles: Pick<Counter<"result">, "inc">;
+  reconcileDuration: Pick<Histogram<"result">, "observe">;
+}
 
 /** What one reconcile asks of the queue: look again after a while (a deadline, a TTL), or not. */
 export interface ReconcileResult {
@@ -21,10 +34,10 @@ export async function runWorker(o: {
   queue: WorkQueue;
   reconciler: Reconciles;
   log: Logger;
-  /** The log field naming the key: `execution`, `crew`. */
+  /** The log field naming the key (the kind of object the queue holds). */
   kind: string;
-  /** Counted in the reconcile metrics (the execution workers). */
-  metrics?: ControllerMetrics;
+  /** Counted in the reconcile metrics. */
+  metrics?: ReconcileMetrics;
   /** Sharded: whether this replica still owns the key (its shard may have been lost since it was queued). */
   owns?: (key: string) => boolean;
   /** Takes only the queue's urgent keys (a worker kept for work in progress). */

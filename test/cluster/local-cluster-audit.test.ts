@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KubeClient, type KubeObject } from "../../kube/client.ts";
+import { KubeClient, type KubeObject } from "../../kube/runtime/client.ts";
 import { CREW_EXECUTIONS, resourcePath } from "../../kube/resources.ts";
 import { readStatusWrites } from "../../bench/controller-scale-audit.ts";
 import { benchCluster, type BenchCluster } from "../../bench/controller-support.ts";

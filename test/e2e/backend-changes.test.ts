@@ -3,7 +3,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createKubernetesBackend, type KubernetesBackend } from "../../api/kubernetes-backend.ts";
 import { silentLogger } from "../../core/logger.ts";
-import { KubeClient } from "../../kube/client.ts";
+import { KubeClient } from "../../kube/runtime/client.ts";
 import { CREW_EXECUTIONS, CREW_TASK_RESULTS, LABEL_EXECUTION, resourcePath } from "../../kube/resources.ts";
 import { applyCrew, createNamespace, crewYaml, deleteNamespace, waitFor } from "./support/fixture.ts";
 

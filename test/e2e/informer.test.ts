@@ -4,9 +4,9 @@ import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { silentLogger } from "../../core/logger.ts";
-import { cacheKey, Informer, withoutManagedFields } from "../../kube/informer.ts";
-import { KubeClient, type KubeObject } from "../../kube/client.ts";
-import { StringPool } from "../../kube/string-pool.ts";
+import { cacheKey, Informer, withoutManagedFields } from "../../kube/runtime/informer.ts";
+import { KubeClient, type KubeObject } from "../../kube/runtime/client.ts";
+import { StringPool } from "../../kube/runtime/string-pool.ts";
 import { createNamespace, deleteNamespace, waitFor } from "./support/fixture.ts";
 
 /**

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { shardOf } from "../../core/shard.ts";
+import { shardOf } from "../../kube/runtime/shard.ts";
 import { LEASES, resourcePath } from "../../kube/resources.ts";
-import type { Lease } from "../../controller/lease.ts";
-import { shardLeaseName } from "../../controller/shard-elector.ts";
+import type { Lease } from "../../kube/runtime/lease.ts";
+import { shardLeaseName } from "../../kube/runtime/shard-elector.ts";
 import { kubectl } from "./support/kubectl.ts";
 import {
   crewYaml,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { silentLogger } from "../../core/logger.ts";
-import type { KubeObject } from "../../kube/client.ts";
-import { Informer, objectKey } from "../../kube/informer.ts";
+import type { KubeObject } from "../../kube/runtime/client.ts";
+import { Informer, objectKey } from "../../kube/runtime/informer.ts";
 import { CREW_TASK_RESULTS, JOBS, LABEL_EXECUTION, resourcePath } from "../../kube/resources.ts";
 import { kubectl } from "./support/kubectl.ts";
 import { crewYaml, finalStatus, jobsOf, kickoff, type Loose } from "./support/fixture.ts";

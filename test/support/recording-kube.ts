@@ -1,4 +1,4 @@
-import { KubeApiError, type KubeApi, type KubeList, type KubeObject } from "../../kube/client.ts";
+import { KubeApiError, type KubeApi, type KubeList, type KubeObject } from "../../kube/runtime/client.ts";
 
 /** One write as the apiserver would see it. */
 export interface RecordedWrite {

@@ -1,5 +1,5 @@
 import { KubeConfig } from "@kubernetes/client-node";
-import { KubeClient } from "../../../kube/client.ts";
+import { KubeClient } from "../../../kube/runtime/client.ts";
 import {
   applyCrew,
   createNamespace,
