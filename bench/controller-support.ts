@@ -14,7 +14,7 @@ import { startController, type RunningController } from "../controller/controlle
 import { Informer } from "../kube/runtime/informer.ts";
 import type { KubeClient } from "../kube/runtime/client.ts";
 import { type KubeObject, type WriteVerb } from "../kube/runtime/client.ts";
-import { resourceOfPath } from "../controller/metrics.ts";
+import { resourceOfPath } from "../kube/runtime/metrics.ts";
 import { createNamespace, crewYaml, applyCrew, deleteNamespace, RUNNER_SA } from "../test/e2e/support/fixture.ts";
 
 const repo = join(import.meta.dirname, "..");

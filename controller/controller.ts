@@ -1,27 +1,29 @@
-import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 import type { Logger } from "../core/logger.ts";
-import { KubeClient, type WriteVerb } from "../kube/runtime/client.ts";
+import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 import { Kubeconfig, type KubeAccess } from "../kube/kubeconfig.ts";
+import { CREW_EXECUTIONS, LEASE_GROUP_LABEL } from "../kube/resources.ts";
+import { KubeClient, type WriteVerb } from "../kube/runtime/client.ts";
+import { EventRecorder } from "../kube/runtime/events.ts";
+import { informerHealthChecks } from "../kube/runtime/health-checks.ts";
+import { startHealthServer } from "../kube/runtime/health-server.ts";
 import { cacheKey } from "../kube/runtime/informer.ts";
+import { LeaderElector } from "../kube/runtime/leader-election.ts";
+import { resourceOfPath } from "../kube/runtime/metrics.ts";
+import { ShardElector } from "../kube/runtime/shard-elector.ts";
+import { ShardOwnership } from "../kube/runtime/shard-ownership.ts";
+import { WorkQueue } from "../kube/runtime/work-queue.ts";
+import { runWorker } from "../kube/runtime/worker.ts";
 import { AppCredentials } from "./app-credentials.ts";
 import { createCaches, informersOf } from "./caches.ts";
 import type { ControllerConfig } from "./config.ts";
 import { CrewReconciler } from "./crew-reconciler.ts";
 import { CrewSigningSecrets } from "./crew-signing-secret.ts";
-import { EventRecorder } from "../kube/runtime/events.ts";
 import { ExecutionReconciler } from "./execution-reconciler.ts";
-import { informerHealthChecks } from "../kube/runtime/health-checks.ts";
-import { startHealthServer } from "../kube/runtime/health-server.ts";
-import { LeaderElector } from "../kube/runtime/leader-election.ts";
-import { ControllerMetrics, resourceOfPath } from "./metrics.ts";
-import { ShardElector } from "../kube/runtime/shard-elector.ts";
-import { ShardOwnership } from "../kube/runtime/shard-ownership.ts";
+import { ControllerMetrics } from "./metrics.ts";
 import { StartLimit } from "./start-limit.ts";
 import { queueOnChange } from "./triggers.ts";
 import { WebhookSecrets } from "./webhook-secrets.ts";
 import { WebhookDispatcher } from "./webhooks.ts";
-import { runWorker } from "../kube/runtime/worker.ts";
-import { WorkQueue } from "../kube/runtime/work-queue.ts";
 
 export interface ControllerDeps {
   log: Logger;
@@ -127,6 +129,9 @@ export async function startController(config: ControllerConfig, deps: Controller
     client: eventClient,
     log,
     instance: config.leaderElection.identity,
+    component: "kubecrew-controller",
+    reportingController: "kubecrew.io/kubecrew-controller",
+    involvedKind: CREW_EXECUTIONS,
     now,
     onDropped: () => metrics.eventsDropped.inc(),
     perSecond: config.events.perSecond,
@@ -231,6 +236,7 @@ export async function startController(config: ControllerConfig, deps: Controller
       client,
       namespace: config.leaderElection.namespace,
       name: config.leaderElection.name,
+      groupLabel: LEASE_GROUP_LABEL,
       identity: config.leaderElection.identity,
       ...config.sharding,
       log,

@@ -1,39 +1,24 @@
 import { API_GROUP, CRD_VERSION } from "../core/api-group.ts";
+import { resourceType } from "./runtime/resources.ts";
 
-/** API paths of the resources kubecrew touches, namespaced or across all namespaces. */
+/**
+ * The resources kubecrew touches: its own kinds (defined here) and Kubernetes' built-in ones (runtime/resources.ts,
+ * named here too, so a component imports every resource path from one place).
+ */
+export {
+  CONFIG_MAPS,
+  EVENTS,
+  JOBS,
+  LEASES,
+  PODS,
+  resourcePath,
+  SECRETS,
+  type ResourceType,
+} from "./runtime/resources.ts";
 
-export interface ResourceType {
-  group: string;
-  version: string;
-  plural: string;
-  kind: string;
-  apiVersion: string;
-}
-
-function resource(group: string, version: string, plural: string, kind: string): ResourceType {
-  return { group, version, plural, kind, apiVersion: group ? `${group}/${version}` : version };
-}
-
-export const CREWS = resource(API_GROUP, CRD_VERSION, "crews", "Crew");
-export const CREW_EXECUTIONS = resource(API_GROUP, CRD_VERSION, "crewexecutions", "CrewExecution");
-export const CREW_TASK_RESULTS = resource(API_GROUP, CRD_VERSION, "crewtaskresults", "CrewTaskResult");
-export const JOBS = resource("batch", "v1", "jobs", "Job");
-export const PODS = resource("", "v1", "pods", "Pod");
-export const CONFIG_MAPS = resource("", "v1", "configmaps", "ConfigMap");
-export const SECRETS = resource("", "v1", "secrets", "Secret");
-export const EVENTS = resource("", "v1", "events", "Event");
-export const LEASES = resource("coordination.k8s.io", "v1", "leases", "Lease");
-
-/** `/apis/<group>/<version>[/namespaces/<ns>]/<plural>[/<name>][/<sub>]`; namespace undefined means all namespaces. */
-export function resourcePath(type: ResourceType, namespace?: string, name?: string, subresource?: string): string {
-  const root = type.group ? `/apis/${type.group}/${type.version}` : `/api/${type.version}`;
-  let path = namespace
-    ? `${root}/namespaces/${encodeURIComponent(namespace)}/${type.plural}`
-    : `${root}/${type.plural}`;
-  if (name) path += `/${encodeURIComponent(name)}`;
-  if (name && subresource) path += `/${subresource}`;
-  return path;
-}
+export const CREWS = resourceType(API_GROUP, CRD_VERSION, "crews", "Crew");
+export const CREW_EXECUTIONS = resourceType(API_GROUP, CRD_VERSION, "crewexecutions", "CrewExecution");
+export const CREW_TASK_RESULTS = resourceType(API_GROUP, CRD_VERSION, "crewtaskresults", "CrewTaskResult");
 
 /** Labels on every child of an execution: selectors for the informers and for cleanup. */
 export const LABEL_EXECUTION = "kubecrew.io/execution";
@@ -42,6 +27,8 @@ export const LABEL_TASK_INDEX = "kubecrew.io/task-index";
 export const LABEL_CREW = "kubecrew.io/crew";
 export const LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
 export const MANAGED_BY = "kubecrew";
+/** The label that groups the controller's shard and member Leases (the value is the election id). */
+export const LEASE_GROUP_LABEL = "kubecrew.io/controller-leases";
 
 /**
  * A kickoff's Idempotency-Key on its CrewExecution (never the key itself): the label holds the scoped key's hash

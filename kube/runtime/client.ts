@@ -4,7 +4,7 @@ import type { KubeAccess } from "../kubeconfig.ts";
 
 /**
  * A small REST client for the Kubernetes API: raw paths, explicit content types (JSON merge patch on /status),
- * streaming watches, and a count of the writes it made (the benchmarks report apiserver writes per task).
+ * streaming watches, and a count of the writes it made (for metrics and benchmarks).
  * The generated client of @kubernetes/client-node hides the patch content type and the watch stream; this does not.
  */
 

@@ -1,7 +1,8 @@
 /**
  * Keys due at a later time, on one timer for all of them (as client-go's delaying queue: a heap of keys by due time).
- * Every finished execution waits here for its TTL cleanup: with a timer of its own each one cost ~380 bytes (a Timeout,
- * its closure and, as each due time differs, a timer list of its own); here it is one heap entry and one map entry.
+ * Thousands of keys may wait at once (e.g. finished objects for their TTL cleanup): with a timer of its own each one
+ * cost ~380 bytes (a Timeout, its closure and, as each due time differs, a timer list of its own); here it is one heap
+ * entry and one map entry.
  * A key scheduled again keeps the earlier of its two due times.
  */
 export class DelayedKeys {

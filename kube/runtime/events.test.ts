@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../core/logger.ts";
 import { EventRecorder } from "./events.ts";
 
-const target = { name: "run-1", namespace: "team", uid: "u-1" };
+const target = { name: "widget-1", namespace: "team", uid: "u-1" };
+const identity = {
+  component: "widget-controller",
+  reportingController: "example.com/widget-controller",
+  involvedKind: { apiVersion: "example.com/v1", kind: "Widget" },
+};
 
 /** A client whose creates wait until released, recording the Events' reasons. */
 function slowApiserver() {
@@ -28,22 +33,23 @@ describe("EventRecorder", () => {
       client: api.client,
       log: silentLogger(),
       instance: "test",
+      ...identity,
       now: () => new Date(0),
       backlog: 2,
       onDropped: () => dropped++,
     });
-    events.record(target, "Normal", "TaskStarted", "one");
-    events.record(target, "Normal", "TaskSucceeded", "two");
-    events.record(target, "Normal", "ExecutionSucceeded", "three");
-    expect(api.posted).toEqual(["TaskStarted", "TaskSucceeded"]);
+    events.record(target, "Normal", "Started", "one");
+    events.record(target, "Normal", "Progressed", "two");
+    events.record(target, "Normal", "Finished", "three");
+    expect(api.posted).toEqual(["Started", "Progressed"]);
     expect(dropped).toBe(1);
 
     api.releaseAll();
     await events.flush();
     // The dropped Event was not remembered as posted: a later reconcile that records it again gets it through.
-    events.record(target, "Normal", "ExecutionSucceeded", "three");
-    events.record(target, "Normal", "TaskStarted", "one"); // already posted: not again
-    expect(api.posted).toEqual(["TaskStarted", "TaskSucceeded", "ExecutionSucceeded"]);
+    events.record(target, "Normal", "Finished", "three");
+    events.record(target, "Normal", "Started", "one"); // already posted: not again
+    expect(api.posted).toEqual(["Started", "Progressed", "Finished"]);
     api.releaseAll();
     await events.flush();
   });
@@ -56,17 +62,18 @@ describe("EventRecorder", () => {
       client: api.client,
       log: silentLogger(),
       instance: "test",
+      ...identity,
       now: () => new Date(0),
       perSecond: 2,
       burst: 3,
       clockMs: () => clock,
       onDropped: () => dropped++,
     });
-    for (let i = 0; i < 5; i++) events.record(target, "Normal", "TaskStarted", `burst ${i}`);
+    for (let i = 0; i < 5; i++) events.record(target, "Normal", "Started", `burst ${i}`);
     expect(api.posted).toHaveLength(3);
     expect(dropped).toBe(2);
     clock += 1000; // two more tokens
-    for (let i = 0; i < 3; i++) events.record(target, "Normal", "TaskStarted", `later ${i}`);
+    for (let i = 0; i < 3; i++) events.record(target, "Normal", "Started", `later ${i}`);
     expect(api.posted).toHaveLength(5);
     expect(dropped).toBe(3);
     api.releaseAll();
@@ -76,10 +83,29 @@ describe("EventRecorder", () => {
       client: api.client,
       log: silentLogger(),
       instance: "t",
+      ...identity,
       now: () => new Date(0),
       perSecond: 0,
     });
-    none.record(target, "Normal", "TaskStarted", "off");
+    none.record(target, "Normal", "Started", "off");
     expect(api.posted).toHaveLength(5);
+  });
+
+  it("names its component and the object's kind: the recorder's, or the target's own", async () => {
+    const bodies: { involvedObject: { kind: string; apiVersion: string }; reportingComponent: string }[] = [];
+    const events = new EventRecorder({
+      client: { create: async <T>(_path: string, body: T) => (bodies.push(body as (typeof bodies)[number]), body) },
+      log: silentLogger(),
+      instance: "test",
+      now: () => new Date(0),
+      ...identity,
+    });
+    events.record(target, "Normal", "Started", "one");
+    events.record({ ...target, apiVersion: "example.com/v2", kind: "Gadget" }, "Warning", "Invalid", "two");
+    await events.flush();
+    expect(bodies.map((b) => [b.involvedObject.apiVersion, b.involvedObject.kind, b.reportingComponent])).toEqual([
+      ["example.com/v1", "Widget", "example.com/widget-controller"],
+      ["example.com/v2", "Gadget", "example.com/widget-controller"],
+    ]);
   });
 });

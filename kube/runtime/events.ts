@@ -1,12 +1,15 @@
 import { createHash } from "node:crypto";
-import type { Logger } from "../../core/logger.ts";
+import type { Logger } from "pino";
 import { isAlreadyExists, type KubeClient } from "./client.ts";
-import { CREW_EXECUTIONS, EVENTS, resourcePath } from "../resources.ts";
+import { EVENTS, resourcePath } from "./resources.ts";
 
+/** The object an Event is about; of the recorder's `involvedKind` unless it names its own. */
 export interface EventTarget {
   name: string;
   namespace: string;
   uid: string;
+  apiVersion?: string;
+  kind?: string;
 }
 
 /** Events waiting for the apiserver at most; beyond that new ones are dropped (as client-go's broadcaster does). */
@@ -17,20 +20,21 @@ export const EVENTS_PER_SECOND = 50;
 export const EVENT_BURST = 100;
 
 /**
- * Records core/v1 Events on executions. The event's name is derived from the execution, reason and message, so a
- * reconcile replayed on a stale cache (or by a restarted controller) finds the event already there instead of
- * posting it twice. Recording never blocks or fails a reconcile, and Events stay off the hot path: the controller
- * gives the recorder a client of its own with few connections, and when the apiserver falls behind (more than
- * `backlog` Events waiting) new Events are dropped and counted (`onDropped`) instead of queueing up in front of the
- * writes that move executions forward. And Events have a budget (a token bucket: `perSecond`, bursts of `burst`),
- * as the kubelet's: at thousands of executions a minute each Event is an apiserver write and an etcd key, for a
- * record that the status and the event stream already carry; beyond the budget they are dropped and counted too.
- * `perSecond` 0 records none.
+ * Records core/v1 Events on the objects a controller reconciles. The event's name is derived from the object, reason
+ * and message, so a reconcile replayed on a stale cache (or by a restarted controller) finds the event already there
+ * instead of posting it twice. Recording never blocks or fails a reconcile, and Events stay off the hot path: give the
+ * recorder a client of its own with few connections; when the apiserver falls behind (more than `backlog` Events
+ * waiting) new Events are dropped and counted (`onDropped`) instead of queueing up in front of the writes that move
+ * the work forward. And Events have a budget (a token bucket: `perSecond`, bursts of `burst`), as the kubelet's: at
+ * thousands of reconciles a minute each Event is an apiserver write and an etcd key, for a record that the objects'
+ * status already carries; beyond the budget they are dropped and counted too. `perSecond` 0 records none.
  */
 export class EventRecorder {
   private readonly client: Pick<KubeClient, "create">;
   private readonly log: Logger;
   private readonly component: string;
+  private readonly reportingController: string;
+  private readonly involvedKind: { apiVersion: string; kind: string };
   private readonly instance: string;
   private readonly now: () => Date;
   private readonly recent = new Set<string>();
@@ -48,7 +52,12 @@ export class EventRecorder {
     log: Logger;
     instance: string;
     now: () => Date;
-    component?: string;
+    /** The Events' source component, e.g. `my-controller`. */
+    component: string;
+    /** The Events' reportingComponent (a qualified name, e.g. `example.com/my-controller`). */
+    reportingController: string;
+    /** The kind of the objects the Events are about (a target may name its own). */
+    involvedKind: { apiVersion: string; kind: string };
     backlog?: number;
     onDropped?: () => void;
     perSecond?: number;
@@ -67,7 +76,9 @@ export class EventRecorder {
     this.log = opts.log;
     this.instance = opts.instance;
     this.now = opts.now;
-    this.component = opts.component ?? "kubecrew-controller";
+    this.component = opts.component;
+    this.reportingController = opts.reportingController;
+    this.involvedKind = opts.involvedKind;
   }
 
   record(target: EventTarget, type: "Normal" | "Warning", reason: string, message: string): void {
@@ -87,8 +98,8 @@ export class EventRecorder {
       kind: "Event",
       metadata: { name, namespace: target.namespace },
       involvedObject: {
-        apiVersion: CREW_EXECUTIONS.apiVersion,
-        kind: CREW_EXECUTIONS.kind,
+        apiVersion: target.apiVersion ?? this.involvedKind.apiVersion,
+        kind: target.kind ?? this.involvedKind.kind,
         name: target.name,
         namespace: target.namespace,
         uid: target.uid,
@@ -97,7 +108,7 @@ export class EventRecorder {
       message,
       type,
       source: { component: this.component },
-      reportingComponent: `kubecrew.io/${this.component}`,
+      reportingComponent: this.reportingController,
       reportingInstance: this.instance,
       firstTimestamp: now,
       lastTimestamp: now,
@@ -109,7 +120,10 @@ export class EventRecorder {
         () => undefined,
         (err: unknown) => {
           if (!isAlreadyExists(err))
-            this.log.warn({ err: String(err), execution: target.name, reason }, "Cannot record event");
+            this.log.warn(
+              { err: String(err), object: `${target.namespace}/${target.name}`, reason },
+              "Cannot record event",
+            );
         },
       )
       .finally(() => this.inFlight.delete(p));

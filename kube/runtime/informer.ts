@@ -1,4 +1,4 @@
-import type { Logger } from "../../core/logger.ts";
+import type { Logger } from "pino";
 import { isGone, type KubeClient, type KubeObject, type WatchEvent } from "./client.ts";
 
 /**
@@ -18,7 +18,7 @@ export interface InformerOptions<T extends KubeObject> {
   /** A field selector, as the apiserver knows them (e.g. `status.phase!=Pending` for pods). */
   fieldSelector?: string;
   log: Logger;
-  /** Secondary index keys of an object (e.g. its execution's namespace/name), for byIndex(). */
+  /** Secondary index keys of an object (e.g. its owner's namespace/name), for byIndex(). */
   indexKeys?: (object: T) => string[];
   /** The server ends each watch after about this long; the informer opens the next one from where it stopped. */
   watchTimeoutSeconds?: number;
@@ -34,7 +34,7 @@ export interface InformerOptions<T extends KubeObject> {
   transform?: (object: T) => T;
   /**
    * Where the cache's keys (`<namespace>/<name>`, and those of `indexKeys`) come from, e.g. a StringPool's intern: a
-   * key is built anew from each event's object, and several caches key by the same names (an execution, and its
+   * key is built anew from each event's object, and several caches key by the same names (an object, and its
    * children's index).
    */
   keys?: (key: string) => string;

@@ -1,6 +1,6 @@
-import type { Logger } from "../../core/logger.ts";
+import type { Logger } from "pino";
 import { isNotFound, type KubeClient } from "./client.ts";
-import { LEASES, resourcePath } from "../resources.ts";
+import { LEASES, resourcePath } from "./resources.ts";
 import { acquireOrRenew, LeaseObserver, release, type Lease } from "./lease.ts";
 
 /**

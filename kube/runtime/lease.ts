@@ -1,5 +1,5 @@
 import { isAlreadyExists, isConflict, type KubeClient } from "./client.ts";
-import { LEASES, resourcePath } from "../resources.ts";
+import { LEASES, resourcePath } from "./resources.ts";
 
 /**
  * A coordination.k8s.io/v1 Lease as client-go's leaderelection uses it, shared by the leader elector and the shard

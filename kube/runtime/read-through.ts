@@ -1,6 +1,6 @@
 import { isNotFound, type KubeApi, type KubeObject } from "./client.ts";
 import type { Informer } from "./informer.ts";
-import { resourcePath, type ResourceType } from "../resources.ts";
+import { resourcePath, type ResourceType } from "./resources.ts";
 
 /**
  * An object from its cache, read through from the apiserver on a miss (an object created a moment ago that the watch

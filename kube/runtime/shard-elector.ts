@@ -1,12 +1,12 @@
-import type { Logger } from "../../core/logger.ts";
+import type { Logger } from "pino";
 import { fnv1a32 } from "./shard.ts";
 import type { KubeClient } from "./client.ts";
-import { LEASES, resourcePath } from "../resources.ts";
+import { LEASES, resourcePath } from "./resources.ts";
 import { acquireOrRenew, holderOf, LeaseObserver, release, type Lease, type LeaseTarget } from "./lease.ts";
 import { planShards } from "./shard-plan.ts";
 
 /**
- * Shards of executions held on Leases, one per shard (`<id>-shard-<i>`), with the semantics of the leader elector
+ * Shards of a controller's work held on Leases, one per shard (`<id>-shard-<i>`), with the semantics of the leader elector
  * (lease.ts: resourceVersion-guarded writes, expiry judged on this replica's own clock, release on shutdown). Each
  * replica also keeps a member Lease (`<id>-member-<identity>`) so the others can count the live replicas; every
  * retry period it lists the group's Leases once, renews its member Lease and the shards it keeps, and takes or gives
@@ -14,14 +14,13 @@ import { planShards } from "./shard-plan.ts";
  * within the renew deadline, or that another replica took, is lost: onLost() stops new work for it.
  */
 
-/** The label that groups the Leases of one controller installation (the value is the election id). */
-export const LEASE_GROUP_LABEL = "kubecrew.io/controller-leases";
-
 export interface ShardElectorOptions {
   client: Pick<KubeClient, "list" | "get" | "create" | "replace" | "delete">;
   namespace: string;
   /** The election id: the Leases are `<name>-shard-<i>` and `<name>-member-<identity>`. */
   name: string;
+  /** The label that groups the Leases of one installation (its value is the election id), to list them at once. */
+  groupLabel: string;
   identity: string;
   shards: number;
   leaseDurationSeconds: number;
@@ -85,7 +84,7 @@ export class ShardElector {
 
   private target(name: string): LeaseTarget {
     const { client, namespace, identity, leaseDurationSeconds } = this.o;
-    return { client, namespace, identity, leaseDurationSeconds, name, labels: { [LEASE_GROUP_LABEL]: this.o.name } };
+    return { client, namespace, identity, leaseDurationSeconds, name, labels: { [this.o.groupLabel]: this.o.name } };
   }
 
   private async run(): Promise<void> {
@@ -116,7 +115,7 @@ export class ShardElector {
   async tick(): Promise<void> {
     const { client, namespace, name, identity, shards, leaseDurationSeconds: duration } = this.o;
     const listed = await client.list<Lease>(resourcePath(LEASES, namespace), {
-      labelSelector: `${LEASE_GROUP_LABEL}=${name}`,
+      labelSelector: `${this.o.groupLabel}=${name}`,
     });
     const byName = new Map(listed.items.map((l) => [l.metadata.name, l]));
     for (const lease of listed.items) this.observer.observe(lease);

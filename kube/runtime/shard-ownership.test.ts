@@ -3,7 +3,7 @@ import { silentLogger } from "../../core/logger.ts";
 import { shardOf } from "./shard.ts";
 import type { KubeObject } from "./client.ts";
 import { Informer } from "./informer.ts";
-import { resourcePath, type ResourceType } from "../resources.ts";
+import { resourcePath, type ResourceType } from "./resources.ts";
 import { RecordingKube } from "../../test/support/recording-kube.ts";
 import { ShardOwnership } from "./shard-ownership.ts";
 import { runWorker } from "./worker.ts";

@@ -1,7 +1,7 @@
 /**
- * Which shard an object belongs to when executions are sharded across controller replicas: FNV-1a (32 bit) of its
- * uid, modulo the shard count. Stable across processes, versions and restarts (no seed, no runtime hash), so every
- * replica agrees on the owner of an execution without talking to the others.
+ * Which shard an object belongs to when a controller's work is sharded across replicas: FNV-1a (32 bit) of its uid,
+ * modulo the shard count. Stable across processes, versions and restarts (no seed, no runtime hash), so every replica
+ * agrees on the owner of an object without talking to the others.
  */
 
 const FNV_OFFSET = 0x811c9dc5;

@@ -53,17 +53,17 @@ describe("WorkQueue", () => {
     expect(await waiting).toBeUndefined();
   });
 
-  it("hands out urgent keys (work in progress) before kickoffs queued earlier, each key once", async () => {
+  it("hands out urgent keys (work in progress) before new work queued earlier, each key once", async () => {
     const q = new WorkQueue();
-    q.add("kickoff-1");
-    q.add("kickoff-2");
+    q.add("new-1");
+    q.add("new-2");
     q.add("running");
-    q.addUrgent("finished-task");
+    q.addUrgent("child-changed");
     q.addUrgent("running"); // waiting in the other lane: moves up, and is not handed out twice
     expect(q.depth).toBe(4);
     const order = [];
     for (let i = 0; i < 4; i++) order.push(await q.get());
-    expect(order).toEqual(["finished-task", "running", "kickoff-1", "kickoff-2"]);
+    expect(order).toEqual(["child-changed", "running", "new-1", "new-2"]);
     expect(q.depth).toBe(0);
     let fifth: string | undefined;
     void q.get().then((k) => (fifth = k));
@@ -71,29 +71,29 @@ describe("WorkQueue", () => {
     expect(fifth).toBeUndefined();
   });
 
-  it("keeps a worker that takes only urgent keys free of kickoffs, for a finished task", async () => {
+  it("keeps a worker that takes only urgent keys free of new work, for work in progress", async () => {
     const q = new WorkQueue();
-    q.add("kickoff-1");
-    q.add("kickoff-2");
-    // The urgent-only worker leaves the waiting kickoffs alone and waits.
+    q.add("new-1");
+    q.add("new-2");
+    // The urgent-only worker leaves the waiting new work alone and waits.
     let kept: string | undefined;
     const keptWorker = q.get({ urgentOnly: true }).then((k) => (kept = k));
-    expect(await q.get()).toBe("kickoff-1"); // the other worker, busy with it from now on
+    expect(await q.get()).toBe("new-1"); // the other worker, busy with it from now on
     await new Promise((r) => setTimeout(r, 10));
     expect(kept).toBeUndefined();
-    // A task finished: the kept worker takes it at once, though a kickoff is still waiting.
-    q.addUrgent("finished-task");
+    // A child changed: the kept worker takes it at once, though new work is still waiting.
+    q.addUrgent("child-changed");
     await keptWorker;
-    expect(kept).toBe("finished-task");
+    expect(kept).toBe("child-changed");
     expect(q.depth).toBe(1);
-    // A new kickoff never goes to a waiting urgent-only worker; an ordinary one takes it.
+    // New work never goes to a waiting urgent-only worker; an ordinary one takes it.
     const kept2 = q.get({ urgentOnly: true });
     const ordinary = q.get();
-    expect(await ordinary).toBe("kickoff-2");
-    q.add("kickoff-3");
-    q.addUrgent("another-task");
-    expect(await kept2).toBe("another-task");
-    expect(await q.get()).toBe("kickoff-3");
+    expect(await ordinary).toBe("new-2");
+    q.add("new-3");
+    q.addUrgent("another-child");
+    expect(await kept2).toBe("another-child");
+    expect(await q.get()).toBe("new-3");
   });
 
   it("puts a key added urgently while it is processed in the urgent lane when it is done", async () => {

@@ -5,11 +5,11 @@ import { DelayedKeys } from "./delayed-keys.ts";
  * a second worker, and one added meanwhile is handed out again when the first worker is done; failed keys come back
  * after a per-key exponential backoff; `addAfter` schedules a later look (a deadline).
  *
- * Two lanes: `addUrgent` keys (work in progress: a child of the execution changed, e.g. a task's result arrived) are
- * handed out before `add` keys (new work: a kickoff). Under a burst of kickoffs a finished task then waits for a free
- * worker, not for every kickoff queued before it; finishing work comes before starting more. A worker may also take
- * urgent keys only (`get({ urgentOnly: true })`): kept for them, it is free when every other worker is busy starting
- * new work, so a finished task does not wait for a kickoff's round trips to end.
+ * Two lanes: `addUrgent` keys (work in progress: a child of the object changed) are handed out before `add` keys (new
+ * work). Under a burst of new work, work in progress then waits for a free worker, not for everything queued before
+ * it; finishing work comes before starting more. A worker may also take urgent keys only (`get({ urgentOnly: true })`):
+ * kept for them, it is free when every other worker is busy starting new work, so work in progress does not wait for
+ * new work's round trips to end.
  */
 export interface WorkQueueOptions {
   baseDelayMs?: number;

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../core/logger.ts";
 import { KubeClient } from "../../kube/runtime/client.ts";
-import { LEASES, resourcePath } from "../../kube/resources.ts";
+import { LEASE_GROUP_LABEL, LEASES, resourcePath } from "../../kube/resources.ts";
 import type { Lease } from "../../kube/runtime/lease.ts";
-import { LEASE_GROUP_LABEL, memberLeaseName, ShardElector, shardLeaseName } from "../../kube/runtime/shard-elector.ts";
+import { memberLeaseName, ShardElector, shardLeaseName } from "../../kube/runtime/shard-elector.ts";
 import { eventually, useNamespace } from "../support/cluster.ts";
 
 /**
@@ -46,6 +46,7 @@ function replica(identity: string): Replica {
     client: guarded,
     namespace: ns.name,
     name: ID,
+    groupLabel: LEASE_GROUP_LABEL,
     identity,
     shards: SHARDS,
     leaseDurationSeconds: LEASE_SECONDS,
