@@ -35,6 +35,7 @@ const commands: Record<string, (program: Command) => Promise<void>> = {
   stop: async (p) => (await import("./stop-command.ts")).registerStopCommand(p),
   login: async (p) => (await import("./login-command.ts")).registerLoginCommand(p),
   logout: async (p) => (await import("./logout-command.ts")).registerLogoutCommand(p),
+  import: async (p) => (await import("./import-command.ts")).registerImportCommand(p),
 };
 
 const program = new Command("kubecrew")

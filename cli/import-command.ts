@@ -1,0 +1,94 @@
+import { writeFile } from "node:fs/promises";
+import type { Command } from "commander";
+import { stringify } from "yaml";
+import { crewRuntimes, type CrewRuntime, type LlmConfig } from "../core/crew.ts";
+import { importCrewAI } from "../core/crewai-import/import-crew.ts";
+import { Findings } from "../core/crewai-import/findings.ts";
+import { llmFromCrewAI } from "../core/crewai-import/llm.ts";
+import { readCrewAIPath } from "../dev/crewai-projects.ts";
+import { reportFailures } from "./api-command.ts";
+import { CommandFailure } from "./command-failure.ts";
+
+interface ImportOptions {
+  output?: string;
+  name?: string;
+  namespace?: string;
+  llm?: string;
+  runtime?: string;
+}
+
+/** `kubecrew import crewai PATH`: a CrewAI crew (YAML project, JSON-first project, inline definition) as a Crew. */
+export function registerImportCommand(program: Command): void {
+  const command = program.command("import").description("Turn another framework's crew into a kubecrew Crew manifest");
+  command
+    .command("crewai")
+    .description(
+      "Print the Crew manifest of a CrewAI crew: a project folder (config/agents.yaml + config/tasks.yaml, or " +
+        "crew.jsonc + agents/), a crew.jsonc, or an inline definition file (YAML or JSON)",
+    )
+    .argument("<path>", "the project folder or the file")
+    .option("-o, --output <file>", "write the manifest to this file instead of printing it")
+    .option("--name <name>", "the Crew's name (default: the crew's name, else its folder's or file's)")
+    .option("--namespace <namespace>", "the Crew's namespace")
+    .option("--llm <provider/model>", "spec.llm, the model of agents that name none (e.g. openai/gpt-4o-mini)")
+    .option("--runtime <runtime>", `what runs the tasks: ${crewRuntimes.join(" or ")} (default: kubecrew)`)
+    .action(async (path: string, options: ImportOptions) => {
+      await reportFailures("import", async () => {
+        const yaml = await importedManifest(path, options, (note) =>
+          process.stderr.write(`kubecrew import: note: ${note}\n`),
+        );
+        if (!options.output) {
+          process.stdout.write(yaml);
+          return;
+        }
+        await writeFile(options.output, yaml).catch((err: NodeJS.ErrnoException) => {
+          throw new CommandFailure(`${options.output}: cannot write it (${err.code ?? err.message})`);
+        });
+        process.stderr.write(`kubecrew import: wrote ${options.output}\n`);
+      });
+    });
+}
+
+/** The manifest as YAML; the notes go to `onNote`; every problem at once in one CommandFailure, one line each. */
+async function importedManifest(path: string, options: ImportOptions, onNote: (note: string) => void): Promise<string> {
+  const findings = new Findings();
+  const runtime = runtimeOption(options.runtime);
+  const llm = options.llm !== undefined ? llmOption(options.llm) : undefined;
+  const source = await readCrewAIPath(path);
+  const result = source.definition
+    ? importCrewAI(
+        source.definition,
+        {
+          ...(options.name !== undefined ? { name: options.name } : {}),
+          ...(options.namespace ? { namespace: options.namespace } : {}),
+          ...(runtime ? { runtime } : {}),
+          ...(llm ? { llm } : {}),
+        },
+        source.findings,
+      )
+    : { ok: false as const, problems: source.findings.problems, notes: source.findings.notes };
+  findings.notes.push(...result.notes);
+  if (result.ok && !llm && result.manifest.spec.agents.some((a) => !a.llm)) {
+    const names = result.manifest.spec.agents.filter((a) => !a.llm).map((a) => a.name);
+    findings.notes.push(
+      `agents ${names.join(", ")} name no llm: they run on spec.llm, which this manifest leaves out — kubecrew dev ` +
+        "fills in its own model (KUBECREW_LLM_PROVIDER …); for a cluster add one with --llm provider/model",
+    );
+  }
+  findings.notes.forEach(onNote);
+  if (!result.ok) throw new CommandFailure(result.problems.join("\nkubecrew import: "));
+  return stringify(result.manifest, { lineWidth: 0 });
+}
+
+function runtimeOption(value: string | undefined): CrewRuntime | undefined {
+  if (value === undefined) return undefined;
+  if ((crewRuntimes as readonly string[]).includes(value)) return value as CrewRuntime;
+  throw new CommandFailure(`--runtime: "${value}" is not one of ${crewRuntimes.join(", ")}`);
+}
+
+function llmOption(value: string): LlmConfig {
+  const findings = new Findings();
+  const llm = llmFromCrewAI(value, "--llm", findings);
+  if (!llm) throw new CommandFailure(findings.problems.join("\nkubecrew import: "));
+  return llm;
+}

@@ -1,0 +1,15 @@
+/**
+ * The process a YAML project's `crew.py` gives its Crew, read as text (kubecrew runs no Python): the one
+ * `process=Process.<name>` (or `process="<name>"`) it passes. Without one CrewAI runs its default, sequential;
+ * anything else cannot be known without running the file, which the note says.
+ */
+export function processFromCrewPy(source: string): { process?: string; note?: string } {
+  const assignments = [...source.matchAll(/\bprocess\s*=\s*([^,)\n]+)/g)].map((m) => m[1]!.trim());
+  if (!assignments.length) return {};
+  const named = assignments.map((a) => /^(?:Process\.|["'])(\w+)["']?$/.exec(a)?.[1]);
+  const distinct = new Set(named);
+  if (distinct.size === 1 && named[0]) return { process: named[0] };
+  return {
+    note: `sets the process as ${assignments.map((a) => `"process=${a}"`).join(", ")}, which cannot be read without running it: the crew runs sequential`,
+  };
+}
