@@ -267,7 +267,7 @@ describe("the default install", () => {
         }
       }
     }
-    expect(references).toBe(14);
+    expect(references).toBe(13);
   });
 
   it("signs console sessions with one generated key for every API replica; OpenID Connect sign-in from values", () => {
