@@ -4,7 +4,9 @@
  * anything else cannot be known without running the file, which the note says.
  */
 export function processFromCrewPy(source: string): { process?: string; note?: string } {
-  const assignments = [...source.matchAll(/\bprocess\s*=\s*([^,)\n]+)/g)].map((m) => m[1]!.trim());
+  const assignments = [...source.matchAll(/\bprocess\s*=\s*([\w.]+(?:\([^)\n]*\))?|"[^"\n]*"|'[^'\n]*')/g)].map((m) =>
+    m[1]!.trim(),
+  );
   if (!assignments.length) return {};
   const named = assignments.map((a) => /^(?:Process\.|["'])(\w+)["']?$/.exec(a)?.[1]);
   const distinct = new Set(named);

@@ -93,24 +93,22 @@ export function importCrewAI(
   const earlier = new Set<string>();
   for (const [i, task] of definition.tasks.entries()) {
     const mapped = taskFromCrewAI(task, i, findings);
+    // The references are checked on what is written, so a task with other problems still has them said.
+    const { name: taskName, agent: agentName, context } = task.fields;
     const taskAt = (field: string) => fieldAt(task.origin, field);
-    if (mapped && !agentNames.has(mapped.agent)) {
-      findings.problem(taskAt("agent"), `names agent "${mapped.agent}", which the crew does not define`);
+    if (typeof agentName === "string" && agentName && !agentNames.has(agentName)) {
+      findings.problem(taskAt("agent"), `names agent "${agentName}", which the crew does not define`);
     }
-    for (const c of mapped?.context ?? []) {
-      if (!earlier.has(c))
+    for (const c of Array.isArray(context) ? context : []) {
+      if (typeof c === "string" && !earlier.has(c)) {
         findings.problem(taskAt("context"), `names "${c}", which is not a task defined before this one`);
+      }
     }
-    if (mapped && earlier.has(mapped.name)) {
-      findings.problem(
-        taskAt("name"),
-        `another task is named "${mapped.name}": kubecrew reports each task by its name`,
-      );
+    if (typeof taskName === "string" && earlier.has(taskName)) {
+      findings.problem(taskAt("name"), `another task is named "${taskName}": kubecrew reports each task by its name`);
     }
-    if (mapped) {
-      earlier.add(mapped.name);
-      tasks.push(mapped);
-    } else if (typeof task.fields.name === "string") earlier.add(task.fields.name);
+    earlier.add(typeof taskName === "string" ? taskName : `task_${i + 1}`);
+    if (mapped) tasks.push(mapped);
   }
 
   if (findings.problems.length || !name) return { ok: false, problems: findings.problems, notes: findings.notes };
