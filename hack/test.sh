@@ -2,7 +2,8 @@
 # `npm test`: sets up on a fresh machine everything the tests need, then runs every suite.
 #  - redis-server and nginx from Debian's packages (integration suites), chromium (the console's browser test)
 #  - node_modules from the lockfile (npm ci), which brings the pinned Node 24
-#  - the Kubernetes test binaries, built once into a cache outside the clone (hack/tools.sh)
+#  - the Kubernetes test binaries, built once into a cache outside the clone (hack/tools.sh), and the crewai runtime's
+#    Python environment beside them (hack/crewai-venv.sh)
 #  - tsc, eslint, prettier, the vitest projects, then the kind e2e (hack/kind-e2e.sh, `npm run test:kind`): the
 #    installed system in real containers. It needs Docker (hack/docker.sh installs and starts it, as root); where
 #    Docker cannot run, that is one line and the run fails: the kind e2e is never skipped without a word.
@@ -14,6 +15,8 @@ need_apt=()
 command -v redis-server >/dev/null || need_apt+=(redis-server)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need_apt+=(nginx-light)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium fonts-liberation)
+# The crewai runtime's Python environment (hack/crewai-venv.sh) is made with python3's venv module.
+python3 -c 'import ensurepip, venv' 2>/dev/null || need_apt+=(python3 python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "test: installing ${need_apt[*]} from Debian's packages"
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
@@ -29,6 +32,8 @@ fi
 if [ -x hack/tools.sh ]; then
   bash hack/tools.sh ensure
 fi
+# The crewai runtime's Python environment (CrewAI from crewai-adapter/requirements.lock), in the same cache.
+bash hack/crewai-venv.sh ensure
 
 export PATH="$PWD/node_modules/.bin:$PATH"
 node --version
@@ -43,6 +48,8 @@ fi
 tsc --noEmit
 eslint . --max-warnings 0
 prettier --check . --log-level warn
+# The crewai runtime's adapter: its type check (mypy) and its tests (pytest, against the real CrewAI).
+bash hack/crewai-venv.sh check
 status=0
 if [ $# -gt 0 ]; then
   vitest run --reporter=default --reporter=json --outputFile.json="$reports/all.json" "$@" || status=$?

@@ -1,0 +1,68 @@
+"""`python -m kubecrew_crewai`: runs one task of a crew with CrewAI.
+
+stdin: one JSON launch message (launch.py), from the runner. stdout: JSON lines, `{"step": …}` as each LLM call and
+tool call ends and `{"outcome": …}` last (protocol.py). stderr: the log. Exit status 0 when the task succeeded, 1 when
+it failed (the outcome says why), 2 when there is no outcome (a launch message it cannot read).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from .protocol import Emitter, take_stdout
+from .redact import RedactingFilter, Redactor
+
+#: CrewAI's telemetry, its traces and OpenTelemetry off: no call leaves the process but the crew's own.
+QUIET_ENV = {
+    "CREWAI_DISABLE_TELEMETRY": "true",
+    "CREWAI_DISABLE_TRACKING": "true",
+    "CREWAI_TRACING_ENABLED": "false",
+    "OTEL_SDK_DISABLED": "true",
+}
+
+
+def main() -> int:
+    protocol = take_stdout()
+    for name, value in QUIET_ENV.items():
+        os.environ[name] = value
+    from .launch import LaunchError, parse_launch
+
+    try:
+        launch = parse_launch(sys.stdin.read())
+    except LaunchError as error:
+        print(f"kubecrew_crewai: {error}", file=sys.stderr)
+        return 2
+    redactor = Redactor(launch.secrets)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(RedactingFilter(redactor))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+    emitter = Emitter(protocol, redactor)
+
+    from .steps import StepListener
+    from .task import timed
+
+    listener = StepListener(emitter)
+    listener.subscribe()
+    fields, seconds = timed(launch)
+    from crewai.events import crewai_event_bus
+
+    crewai_event_bus.flush(timeout=10)
+    emitter.outcome(
+        {
+            "taskName": launch.task_name,
+            "taskIndex": launch.task_index,
+            "agent": launch.agent_role,
+            **fields,
+            "executionTime": seconds,
+            "tokenUsage": listener.tokens,
+            **({"model": launch.model_label} if launch.model_label else {}),
+            "attempt": launch.attempt,
+        }
+    )
+    return 0 if "output" in fields else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

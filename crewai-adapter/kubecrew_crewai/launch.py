@@ -1,0 +1,148 @@
+"""What the runner hands the adapter on stdin: one task, its model and its tool sources, secrets already resolved.
+
+The runner (runner/crewai-runtime.ts) validated the assignment with its zod schema; this module reads only the fields
+the adapter uses and refuses a message without them, naming the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import json
+from typing import Any
+
+
+class LaunchError(ValueError):
+    """A launch message the adapter cannot use."""
+
+
+@dataclass(frozen=True)
+class LlmSettings:
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class McpServer:
+    name: str
+    url: str
+    transport: str
+    headers: dict[str, str]
+    #: Only these tools are offered (the server's allow-list narrowed by #tool selections); all when None.
+    tools: list[str] | None
+    timeout_seconds: int
+
+
+@dataclass(frozen=True)
+class ContextOutput:
+    task: str
+    output: str
+
+
+@dataclass(frozen=True)
+class Launch:
+    execution_id: str
+    task_name: str
+    task_index: int
+    description: str
+    expected_output: str
+    agent_role: str
+    agent_goal: str
+    agent_backstory: str
+    agent_tools: list[str]
+    max_iter: int
+    context: list[ContextOutput]
+    allowed_hosts: list[str]
+    #: The task's `tools`: the names of the only tools it may use; all of its agent's when None.
+    only: list[str] | None
+    attempt: int
+    #: `provider/model`, as outcomes name the model.
+    model_label: str | None
+    llm: LlmSettings | None
+    mcp_servers: list[McpServer] = field(default_factory=list)
+    #: Values that must never appear in a step, a log line or the outcome.
+    secrets: list[str] = field(default_factory=list)
+
+
+def _get(obj: Any, path: str, kind: type | tuple[type, ...]) -> Any:
+    value: Any = obj
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise LaunchError(f"the launch message has no {path}")
+        value = value[part]
+    if not isinstance(value, kind):
+        raise LaunchError(f"the launch message's {path} is not a {getattr(kind, '__name__', kind)}")
+    return value
+
+
+def _opt(obj: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, kind):
+        raise LaunchError(f"the launch message's {key} is not a {getattr(kind, '__name__', kind)}")
+    return value
+
+
+def _llm(raw: Any) -> LlmSettings | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise LaunchError("the launch message's llm is not an object")
+    return LlmSettings(
+        provider=_get(raw, "provider", str),
+        model=_get(raw, "model", str),
+        base_url=_opt(raw, "baseURL", str),
+        api_key=_opt(raw, "apiKey", str),
+        temperature=_opt(raw, "temperature", (int, float)),
+        max_output_tokens=_opt(raw, "maxOutputTokens", int),
+    )
+
+
+def _mcp_server(raw: Any) -> McpServer:
+    headers = _get(raw, "headers", dict)
+    return McpServer(
+        name=_get(raw, "name", str),
+        url=_get(raw, "url", str),
+        transport=_get(raw, "transport", str),
+        headers={str(k): str(v) for k, v in headers.items()},
+        tools=_opt(raw, "tools", list),
+        timeout_seconds=_get(raw, "timeoutSeconds", int),
+    )
+
+
+def parse_launch(text: str) -> Launch:
+    """The launch message in `text` (JSON); a LaunchError naming what is missing or wrong."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise LaunchError(f"the launch message is not JSON: {error}") from error
+    assignment = _get(raw, "assignment", dict)
+    agent = _get(assignment, "agent", dict)
+    tools = _get(assignment, "tools", dict)
+    return Launch(
+        execution_id=_get(assignment, "execution.id", str),
+        task_name=_get(assignment, "task.name", str),
+        task_index=_get(assignment, "task.index", int),
+        description=_get(assignment, "task.description", str),
+        expected_output=_get(assignment, "task.expectedOutput", str),
+        agent_role=_get(agent, "role", str),
+        agent_goal=_get(agent, "goal", str),
+        agent_backstory=_get(agent, "backstory", str),
+        agent_tools=[str(t) for t in _get(agent, "tools", list)],
+        max_iter=_get(agent, "maxIter", int),
+        context=[
+            ContextOutput(task=_get(c, "task", str), output=_get(c, "output", str))
+            for c in _get(assignment, "context", list)
+        ],
+        allowed_hosts=[str(h) for h in _get(tools, "allowedHosts", list)],
+        only=_opt(tools, "only", list),
+        attempt=_get(raw, "attempt", int),
+        model_label=_opt(raw, "modelLabel", str),
+        llm=_llm(raw.get("llm")),
+        mcp_servers=[_mcp_server(s) for s in _get(raw, "mcpServers", list)],
+        secrets=[str(s) for s in _get(raw, "secrets", list) if s],
+    )

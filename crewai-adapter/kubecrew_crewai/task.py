@@ -1,0 +1,112 @@
+"""One kubecrew task carried out by CrewAI: the agent, the task with the earlier tasks' outputs as its context, and a
+sequential Crew of that one task, as CrewAI's sequential process would run it at this point of the crew."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from .launch import Launch
+from .llm import LlmConfigError, build_llm
+from .mcp_servers import McpServerUnusable, mcp_tools
+
+if TYPE_CHECKING:
+    from crewai import Agent, Crew, Task
+    from crewai.tools import BaseTool
+
+#: The largest output kept whole (core/task-assignment.ts); a larger one fails the task instead of being cut.
+MAX_TASK_OUTPUT_BYTES = 1024 * 1024
+
+
+class TaskFailed(Exception):
+    """The task ended without an output; the message is the outcome's error (one line)."""
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def context_tasks(launch: Launch, agent: Agent) -> list[Task]:
+    """The earlier tasks, each carrying its output: CrewAI builds the task's context from these outputs itself."""
+    from crewai import Task
+    from crewai.tasks.task_output import TaskOutput
+
+    tasks = []
+    for earlier in launch.context:
+        task = Task(name=earlier.task, description=earlier.task, expected_output=earlier.task, agent=agent)
+        task.output = TaskOutput(name=earlier.task, description=earlier.task, raw=earlier.output, agent=agent.role)
+        tasks.append(task)
+    return tasks
+
+
+def task_tools(launch: Launch) -> list[BaseTool]:
+    tools: list[BaseTool] = []
+    offered = launch.only is None or "http_request" in launch.only
+    if "http_request" in launch.agent_tools and offered:
+        from .http_request_tool import HttpRequestTool
+
+        tools.append(HttpRequestTool(allowed_hosts=launch.allowed_hosts))
+    return tools
+
+
+def build_crew(launch: Launch) -> tuple[Crew, Task]:
+    from crewai import Agent, Crew, Process, Task
+
+    if launch.llm is None:
+        raise TaskFailed("The agent has no LLM configured (set the crew's llm or the agent's llm)")
+    try:
+        llm = build_llm(launch.llm)
+    except LlmConfigError as error:
+        raise TaskFailed(str(error)) from error
+    agent = Agent(
+        role=launch.agent_role,
+        goal=launch.agent_goal,
+        backstory=launch.agent_backstory,
+        llm=llm,
+        tools=task_tools(launch),
+        max_iter=launch.max_iter,
+        allow_delegation=False,
+        verbose=False,
+    )
+    try:
+        agent.tools = [*(agent.tools or []), *mcp_tools(agent, launch.mcp_servers, launch.only)]
+    except McpServerUnusable as error:
+        raise TaskFailed(str(error)) from error
+    task = Task(
+        name=launch.task_name,
+        description=launch.description,
+        expected_output=launch.expected_output,
+        agent=agent,
+        context=context_tasks(launch, agent),
+    )
+    crew = Crew(agents=[agent], tasks=[task], process=Process.sequential, verbose=False, tracing=False)
+    return crew, task
+
+
+def run_task(launch: Launch) -> dict[str, Any]:
+    """Runs the task; the outcome's output or error (and the model, tokens are the step listener's)."""
+    from crewai.crews.crew_output import CrewOutput
+
+    crew, _ = build_crew(launch)
+    result = crew.kickoff()
+    if not isinstance(result, CrewOutput):  # a streaming crew's output; this crew does not stream
+        raise TaskFailed(f"CrewAI answered with a {type(result).__name__}, not a CrewOutput")
+    output = result.tasks_output[0].raw if result.tasks_output else result.raw
+    size = len(output.encode("utf-8"))
+    if size > MAX_TASK_OUTPUT_BYTES:
+        raise TaskFailed(f"Task output is {size} bytes, above the 1 MiB limit")
+    if not output.strip():
+        raise TaskFailed("The LLM returned an empty answer")
+    return {"output": output}
+
+
+def timed(launch: Launch) -> tuple[dict[str, Any], float]:
+    started = time.monotonic()
+    try:
+        fields = run_task(launch)
+    except TaskFailed as error:
+        fields = {"error": one_line(str(error))}
+    except Exception as error:  # CrewAI's and its providers' errors: the task fails with the message
+        label = launch.model_label or "the model"
+        fields = {"error": one_line(f"CrewAI failed ({label}): {type(error).__name__}: {error}")}
+    return fields, round(time.monotonic() - started, 3)
