@@ -50,5 +50,8 @@ export const idempotencyKeyReused = () =>
     { idempotency_key: "reused with a different request body" },
   );
 
+export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
+  new ApiError(429, "Too Many Requests", message, undefined, { "Retry-After": String(retryAfterSeconds) });
+
 export const serviceUnavailable = (message: string, retryAfterSeconds = 5) =>
   new ApiError(503, "Service Unavailable", message, undefined, { "Retry-After": String(retryAfterSeconds) });

@@ -1,6 +1,7 @@
 import type { Logger } from "../core/logger.ts";
 import { createConsole } from "../console/console.ts";
 import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { AdminKeyGuesses } from "./auth/admin-key-guesses.ts";
 import { createRedisAuth } from "./auth/api-auth.ts";
 import { IntegrationsClient } from "./connections/integrations-client.ts";
 import { connectRedis, redisAnswers } from "../core/redis-client.ts";
@@ -27,11 +28,18 @@ export async function startClusterApi(
   // The console's OpenID provider and /connections' integrations service are reached through the API's outbound
   // URL policy, as every other call.
   const outbound = createOutboundClient(config.outbound);
+  // Wrong admin keys are counted across replicas, whether sent to the admin API or the console's sign-in.
+  const adminKeyGuesses = AdminKeyGuesses.redis(redis, config.auth.adminKeyGuesses, config.auth.redisKeyPrefix);
   const webConsole = createConsole(
-    { ...config.console, ...(config.auth.adminKey ? { adminKey: config.auth.adminKey } : {}), fetch: outbound.fetch },
+    {
+      ...config.console,
+      ...(config.auth.adminKey ? { adminKey: config.auth.adminKey } : {}),
+      adminKeyGuesses,
+      fetch: outbound.fetch,
+    },
     log,
   );
-  const auth = createRedisAuth({ redis, config: config.auth, log, sessions: webConsole.sessions });
+  const auth = createRedisAuth({ redis, config: config.auth, log, sessions: webConsole.sessions, adminKeyGuesses });
   const server = await startApi({
     backend,
     ...(config.integrations ? { integrations: new IntegrationsClient(config.integrations, outbound.fetch) } : {}),

@@ -4,7 +4,7 @@ import type { Logger } from "../core/logger.ts";
 import type { Fetch } from "../core/outbound/outbound-fetch.ts";
 import type { ConsoleSettings } from "./config.ts";
 import { OidcSignIn } from "./oidc-sign-in.ts";
-import { consoleRouter } from "./router.ts";
+import { consoleRouter, type GuessLimit } from "./router.ts";
 import { ConsoleSessions, type ConsoleIdentity } from "./session.ts";
 
 export interface ConsoleConfig extends ConsoleSettings {
@@ -13,6 +13,8 @@ export interface ConsoleConfig extends ConsoleSettings {
   /** `kubecrew dev`: the local user, signed in without a provider. */
   localUser?: ConsoleIdentity;
   adminKey?: string;
+  /** Wrong admin keys per source address, counted with X-Admin-Key's (the API's AdminKeyGuesses). */
+  adminKeyGuesses?: GuessLimit;
 }
 
 /** The web console for createApp's `console`: its router (mounted at /console) and its sessions. */
@@ -39,6 +41,7 @@ export function createConsole(config: ConsoleConfig, log: Logger): { router: Rou
     log,
     ...(config.localUser ? { localUser: config.localUser } : {}),
     ...(config.adminKey ? { adminKey: config.adminKey } : {}),
+    ...(config.adminKeyGuesses ? { adminKeyGuesses: config.adminKeyGuesses } : {}),
     ...(oidc ? { oidc } : {}),
   });
   return { router, sessions };

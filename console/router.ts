@@ -10,19 +10,29 @@ import { vendorModules } from "./vendor.ts";
 
 export const STATIC_DIR = fileURLToPath(new URL("./static/", import.meta.url));
 
+/** Limits wrong secrets per source address (the API's AdminKeyGuesses, shared with X-Admin-Key). */
+export interface GuessLimit {
+  /** Seconds until the address may try again, or undefined while it may. */
+  blockedFor(ip: string | undefined): Promise<number | undefined>;
+  /** Counts a wrong secret from the address. */
+  failed(ip: string | undefined): Promise<void>;
+}
+
 export interface ConsoleOptions {
   sessions: ConsoleSessions;
   /** `kubecrew dev`: the local user, signed in without a provider (from this machine at a loopback name only). */
   localUser?: ConsoleIdentity;
   /** KUBECREW_ADMIN_KEY: signs in an org admin, for the first setup. */
   adminKey?: string;
+  /** Wrong admin keys per source address: past the limit, 429 before the key is compared. */
+  adminKeyGuesses?: GuessLimit;
   /** OpenID Connect sign-in, when a provider is configured. */
   oidc?: OidcSignIn;
   log: Logger;
 }
 
-const fail = (res: Response, status: number, error: string, message: string) =>
-  res.status(status).json({ error, message });
+const fail = (res: Response, status: number, error: string, message: string, headers: Record<string, string> = {}) =>
+  res.status(status).set(headers).json({ error, message });
 
 const digest = (text: string) => createHash("sha256").update(text).digest();
 
@@ -63,13 +73,26 @@ export function consoleRouter(options: ConsoleOptions): Router {
     res.json(sessionBody(session, options));
   });
 
-  router.post("/sign-in", express.json({ limit: "4kb" }), (req, res) => {
+  router.post("/sign-in", express.json({ limit: "4kb" }), async (req, res) => {
     // JSON only: a cross-site form cannot send it without a CORS preflight, so nobody is signed in from elsewhere.
     if (!req.is("application/json")) return fail(res, 415, "Unsupported Media Type", "Send application/json");
     const key = (req.body as { admin_key?: unknown } | undefined)?.admin_key;
     if (!options.adminKey) return fail(res, 404, "Not Found", "Sign-in with the admin key is not configured");
+    // Wrong keys are counted per address (with X-Admin-Key's); an uncounted guess is not answered (503).
+    const guesses = options.adminKeyGuesses;
+    const unavailable = () =>
+      fail(res, 503, "Service Unavailable", "The sign-in cannot reach its store; retry shortly", {
+        "Retry-After": "5",
+      });
+    const wait = await guesses?.blockedFor(req.ip).catch(() => null);
+    if (wait === null) return unavailable();
+    if (wait !== undefined) {
+      const message = `Too many wrong admin keys; retry after ${wait} seconds`;
+      return fail(res, 429, "Too Many Requests", message, { "Retry-After": String(wait) });
+    }
     if (typeof key !== "string" || !timingSafeEqual(digest(key), digest(options.adminKey))) {
       options.log.warn({ ip: req.ip }, "Console sign-in with a wrong admin key");
+      if ((await guesses?.failed(req.ip).catch(() => null)) === null) return unavailable();
       return fail(res, 401, "Unauthorized", "Wrong admin key");
     }
     const session = sessions.signIn(req, res, { kind: "org", crews: "*", subject: "admin", admin: true });

@@ -4,6 +4,7 @@ import { extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Router } from "express";
 import type { Redis } from "ioredis";
+import { AdminKeyGuesses } from "../api/auth/admin-key-guesses.ts";
 import { createMemoryAuth, createRedisAuth } from "../api/auth/api-auth.ts";
 import { MemoryTokenStore } from "../api/auth/memory-token-store.ts";
 import { connectRedis, redisAnswers, redisReady } from "../core/redis-client.ts";
@@ -81,11 +82,14 @@ export async function startDev(
   // The web console signs the local user in without a provider from this machine only (devSignIn).
   const signIn = devSignIn(config.host, config.console, config.auth.adminKey);
   const authConfig = { ...config.auth, ...(signIn.adminKey ? { adminKey: signIn.adminKey } : {}) };
+  // Wrong admin keys, to the admin API or the console's sign-in, counted in this one process.
+  const adminKeyGuesses = AdminKeyGuesses.memory(config.auth.adminKeyGuesses);
   const webConsole = createConsole(
     {
       ...config.console,
       ...(signIn.localUser ? { localUser: signIn.localUser } : {}),
       ...(signIn.adminKey ? { adminKey: signIn.adminKey } : {}),
+      adminKeyGuesses,
       fetch: outbound.fetch,
     },
     log,
@@ -102,7 +106,7 @@ export async function startDev(
       commandTimeoutMs: config.auth.redisCommandTimeoutMs,
       autoPipelining: true,
     });
-    auth = createRedisAuth({ redis, config: authConfig, log, sessions: webConsole.sessions });
+    auth = createRedisAuth({ redis, config: authConfig, log, sessions: webConsole.sessions, adminKeyGuesses });
     // Start answering either way: while Redis is away requests get 503, and the client reconnects by itself.
     await redisReady(redis, 5000).catch(() =>
       log.warn("Redis is not reachable yet; token checks answer 503 until it is"),
@@ -117,7 +121,7 @@ export async function startDev(
     userToken = config.userToken ?? newToken("user");
     memory.add(orgToken, { kind: "org", crews: "*", subject: "dev-org" });
     memory.add(userToken, { kind: "user", crews: "*", subject: "dev-user" });
-    auth = createMemoryAuth({ store: memory, config: authConfig, log, sessions: webConsole.sessions });
+    auth = createMemoryAuth({ store: memory, config: authConfig, log, sessions: webConsole.sessions, adminKeyGuesses });
   }
 
   // Connected apps: the integrations service in this process unless one elsewhere is configured; its connections in

@@ -1,5 +1,6 @@
 import express, { Router, type RequestHandler } from "express";
 import type { Logger } from "../../core/logger.ts";
+import type { AdminKeyGuesses } from "../auth/admin-key-guesses.ts";
 import type { SessionAuth } from "../auth/session-auth.ts";
 import { TokenStoreUnavailable, type ManagedTokenStore } from "../auth/token-store.ts";
 import { ApiError, serviceUnavailable } from "../errors.ts";
@@ -15,6 +16,8 @@ export interface AdminRoutesDeps {
   adminKey?: string;
   /** The web console's sessions: an org admin's session is admitted too. */
   sessions?: SessionAuth;
+  /** Wrong X-Admin-Key values per source address. */
+  adminKeyGuesses?: AdminKeyGuesses;
   log: Logger;
 }
 
@@ -41,7 +44,7 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   const router = Router();
   router.use(
     "/admin",
-    requireAdminKey(deps.adminKey, deps.sessions),
+    requireAdminKey(deps.adminKey, deps.sessions, deps.adminKeyGuesses),
     express.json({ limit: "16kb", verify: refuseDeepJson }),
   );
 

@@ -11,6 +11,9 @@ const adminKey = z.object({
 const errors = {
   ...requestErrors,
   "401": json(errorBody, `Missing or wrong ${adminKeyHeader}`),
+  "429": json(errorBody, "Too many wrong admin keys from this address; refused before the key is compared", {
+    "Retry-After": z.string().meta({ description: "Seconds to wait before trying again" }),
+  }),
 };
 const common = { tags: ["admin"], security: [] };
 

@@ -7,6 +7,7 @@ import type { ExtraPaths } from "../openapi.ts";
 import { tokenEndpointPaths } from "../oauth/openapi-paths.ts";
 import { tokenEndpoint } from "../oauth/token-endpoint.ts";
 import { TokenRateLimiter } from "../oauth/token-rate-limiter.ts";
+import { AdminKeyGuesses } from "./admin-key-guesses.ts";
 import type { AuthConfig } from "./config.ts";
 import type { SessionAuth } from "./session-auth.ts";
 import { MemoryTokenStore } from "./memory-token-store.ts";
@@ -20,6 +21,8 @@ export interface ApiAuth {
   /** The token endpoint (`POST /oauth/token`) and, with an admin key configured, the admin API (`/admin/…`). */
   routers: Router[];
   paths: ExtraPaths;
+  /** Wrong admin keys per source address: give the same to the console (its sign-in takes the key too). */
+  adminKeyGuesses: AdminKeyGuesses;
   /** Ends what it holds open (the revocation subscription). */
   close(): void;
 }
@@ -27,6 +30,7 @@ export interface ApiAuth {
 function assemble(
   store: ManagedTokenStore,
   limiter: TokenRateLimiter,
+  adminKeyGuesses: AdminKeyGuesses,
   config: AuthConfig,
   log: Logger,
   sessions: SessionAuth | undefined,
@@ -48,12 +52,13 @@ function assemble(
         store,
         ...(config.adminKey ? { adminKey: config.adminKey } : {}),
         ...(sessions ? { sessions } : {}),
+        adminKeyGuesses,
         log,
       }),
     );
   }
   if (config.adminKey) paths = { ...paths, ...adminPaths() };
-  return { tokens: store, routers, paths, close: () => undefined };
+  return { tokens: store, routers, paths, adminKeyGuesses, close: () => undefined };
 }
 
 /**
@@ -65,6 +70,8 @@ export function createRedisAuth(options: {
   config: AuthConfig;
   log: Logger;
   sessions?: SessionAuth;
+  /** The console's, when it has them; new ones in Redis otherwise. */
+  adminKeyGuesses?: AdminKeyGuesses;
 }): ApiAuth {
   const { redis, config, log } = options;
   const prefix = config.redisKeyPrefix;
@@ -74,7 +81,9 @@ export function createRedisAuth(options: {
       ? new VerifiedTokens({ subscriber: redis.duplicate(), prefix, ttlMs: config.tokenCacheMs })
       : undefined;
   const store = new RedisTokenStore(redis, { prefix, ...(verified ? { verified } : {}) });
-  const auth = assemble(store, TokenRateLimiter.redis(redis, config.rateLimits, prefix), config, log, options.sessions);
+  const guesses = options.adminKeyGuesses ?? AdminKeyGuesses.redis(redis, config.adminKeyGuesses, prefix);
+  const limiter = TokenRateLimiter.redis(redis, config.rateLimits, prefix);
+  const auth = assemble(store, limiter, guesses, config, log, options.sessions);
   return { ...auth, close: () => verified?.close() };
 }
 
@@ -84,8 +93,10 @@ export function createMemoryAuth(options: {
   config: AuthConfig;
   log: Logger;
   sessions?: SessionAuth;
+  adminKeyGuesses?: AdminKeyGuesses;
 }): ApiAuth {
   const store = options.store ?? new MemoryTokenStore();
   const limiter = TokenRateLimiter.memory(options.config.rateLimits);
-  return assemble(store, limiter, options.config, options.log, options.sessions);
+  const guesses = options.adminKeyGuesses ?? AdminKeyGuesses.memory(options.config.adminKeyGuesses);
+  return assemble(store, limiter, guesses, options.config, options.log, options.sessions);
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { REDIS_COMMAND_TIMEOUT_MS } from "../../core/redis-client.ts";
 import type { TokenRequestLimits } from "../oauth/token-rate-limiter.ts";
+import type { AdminKeyGuessLimits } from "./admin-key-guesses.ts";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -11,7 +12,11 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
 export const authEnv = z.object({
   /** Lifetime of access tokens from the token endpoint (`expires_in`). */
   KUBECREW_TOKEN_TTL_SECONDS: positiveInt(3600),
-  /** Token requests per window for one client_id; a failed authentication costs KUBECREW_OAUTH_FAILED_AUTH_COST. */
+  /**
+   * Token requests per window for one client_id from one source address, a failed authentication counting as
+   * KUBECREW_OAUTH_FAILED_AUTH_COST (so 12 wrong secrets by default): guesses from one address stop there while the
+   * client elsewhere keeps its tokens. Also the tokens one client is issued per window from all addresses.
+   */
   KUBECREW_OAUTH_RATE_LIMIT_PER_CLIENT: positiveInt(60),
   /** Token requests per window from one source address (an IPv6 /64 counts as one address). */
   KUBECREW_OAUTH_RATE_LIMIT_PER_IP: positiveInt(300),
@@ -23,6 +28,9 @@ export const authEnv = z.object({
     .string()
     .regex(/^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/, "printable ASCII without quotes or backslashes")
     .default("kubecrew"),
+  /** Wrong admin keys (X-Admin-Key, the console's sign-in) one source address may send per window; then 429. */
+  KUBECREW_ADMIN_KEY_FAILURES_PER_IP: positiveInt(10),
+  KUBECREW_ADMIN_KEY_FAILURE_WINDOW_SECONDS: positiveInt(600),
   /** Enables the admin API (`/admin/tokens`, `/admin/clients`) for callers sending it in `X-Admin-Key`. */
   KUBECREW_ADMIN_KEY: z.string().min(32, "at least 32 characters").optional(),
   KUBECREW_REDIS_KEY_PREFIX: z.string().default("kubecrew:"),
@@ -42,6 +50,8 @@ export interface AuthConfig {
   realm: string;
   /** The admin API is mounted only when set. */
   adminKey?: string;
+  /** Wrong admin keys per source address and window. */
+  adminKeyGuesses: AdminKeyGuessLimits;
   redisKeyPrefix: string;
   redisCommandTimeoutMs: number;
   /** How long a verified token is answered from memory (0: never). */
@@ -59,6 +69,10 @@ export function authConfigFrom(e: z.infer<typeof authEnv>): AuthConfig {
     },
     realm: e.KUBECREW_OAUTH_REALM,
     ...(e.KUBECREW_ADMIN_KEY ? { adminKey: e.KUBECREW_ADMIN_KEY } : {}),
+    adminKeyGuesses: {
+      failuresPerIp: e.KUBECREW_ADMIN_KEY_FAILURES_PER_IP,
+      windowSeconds: e.KUBECREW_ADMIN_KEY_FAILURE_WINDOW_SECONDS,
+    },
     redisKeyPrefix: e.KUBECREW_REDIS_KEY_PREFIX,
     redisCommandTimeoutMs: e.KUBECREW_REDIS_COMMAND_TIMEOUT_MS,
     tokenCacheMs: e.KUBECREW_TOKEN_CACHE_MS,

@@ -51,7 +51,9 @@ export function tokenEndpointPaths(prefix = ""): ExtraPaths {
         description:
           "Authenticate the client with HTTP Basic: base64 of `client_id:client_secret`, each form-urlencoded " +
           "first (RFC 6749 §2.3.1). Send `grant_type=client_credentials` as application/x-www-form-urlencoded. " +
-          "Limited per client_id and per source address; failed authentications count several times.",
+          "Limited per source address, per client_id at each source address, and per client; a failed " +
+          "authentication counts several times, against the address it came from only (another address's " +
+          "wrong secrets never lock the client out).",
         security: [],
         requestBody: { required: true, content: { "application/x-www-form-urlencoded": { schema: tokenRequest } } },
         responses: {

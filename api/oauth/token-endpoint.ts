@@ -101,20 +101,22 @@ export function tokenEndpoint(deps: TokenEndpointDeps): Router {
       throw err;
     }
 
-    // Both limits and the client lookup in one round trip to Redis. The lookup's answer is used only when both
-    // limits admit the request: a refused guess learns nothing, whether or not it was right.
-    const [byAddress, byClient, client] = await Promise.all([
+    // The address's limits and the client lookup in one round trip to Redis. The lookup's answer is used only when
+    // both limits admit the request: a refused guess learns nothing, whether or not it was right.
+    const [byAddress, byClientAtAddress, client] = await Promise.all([
       limiter.admitAddress(address),
-      limiter.admitClient(credentials.clientId),
+      limiter.admitClientAt(credentials.clientId, address),
       store.authenticateClient(credentials.clientId, credentials.clientSecret),
     ]);
     refuseIfLimited(byAddress);
-    refuseIfLimited(byClient);
+    refuseIfLimited(byClientAtAddress);
     if (!client) {
       await limiter.failedAuthentication(address, credentials.clientId);
       log.warn({ clientId: credentials.clientId, address }, "Client authentication failed at the token endpoint");
       throw invalidClient(realm);
     }
+    // The client's own budget counts only requests that proved to be its own.
+    refuseIfLimited(await limiter.admitClient(client.clientId));
     const issued = await store.issueAccessToken(client, deps.accessTokenTtlSeconds);
     if (!issued) throw invalidClient(realm); // revoked between authentication and issue
     log.info({ clientId: client.clientId, tokenId: issued.record.id }, "Access token issued");

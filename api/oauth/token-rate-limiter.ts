@@ -3,7 +3,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import { TokenStoreUnavailable } from "../auth/token-store.ts";
 
 export interface TokenRequestLimits {
-  /** Requests per window for one client_id. */
+  /** Requests per window for one client_id from one source address; and tokens issued to one client per window. */
   perClient: number;
   /** Requests per window from one source address. */
   perIp: number;
@@ -16,18 +16,25 @@ export interface TokenRequestLimits {
 export type Admission = { admitted: true } | { admitted: false; retryAfterSeconds: number };
 
 /**
- * Fixed-window limits on token requests, per client_id and per source address. Every request costs one point; a
+ * Fixed-window limits on token requests: per source address (every request), per client_id at one source address
+ * (every request naming it from there), and per client (requests that authenticated as it). Each costs one point; a
  * failed client authentication costs failedAuthCost in all, so guessing secrets runs out of attempts fast while a
- * well-behaved client keeps its full budget. Failures of the store surface as TokenStoreUnavailable (503), never
- * as an admission or a 500.
+ * well-behaved client keeps its full budget. Failures count against the guesser's address and its pair with the
+ * client only: someone else's wrong secrets never lock a client out at its own addresses. Failures of the store
+ * surface as TokenStoreUnavailable (503), never as an admission or a 500.
  */
 export class TokenRateLimiter {
   private readonly byClient: RateLimiterAbstract;
+  private readonly byClientAtIp: RateLimiterAbstract;
   private readonly byIp: RateLimiterAbstract;
   private readonly failedAuthCost: number;
 
-  constructor(limiters: { byClient: RateLimiterAbstract; byIp: RateLimiterAbstract }, failedAuthCost: number) {
+  constructor(
+    limiters: { byClient: RateLimiterAbstract; byClientAtIp: RateLimiterAbstract; byIp: RateLimiterAbstract },
+    failedAuthCost: number,
+  ) {
     this.byClient = limiters.byClient;
+    this.byClientAtIp = limiters.byClientAtIp;
     this.byIp = limiters.byIp;
     this.failedAuthCost = failedAuthCost;
   }
@@ -38,6 +45,11 @@ export class TokenRateLimiter {
     return new TokenRateLimiter(
       {
         byClient: new RateLimiterRedis({ ...common, points: limits.perClient, keyPrefix: `${prefix}ratelimit:client` }),
+        byClientAtIp: new RateLimiterRedis({
+          ...common,
+          points: limits.perClient,
+          keyPrefix: `${prefix}ratelimit:client-ip`,
+        }),
         byIp: new RateLimiterRedis({ ...common, points: limits.perIp, keyPrefix: `${prefix}ratelimit:ip` }),
       },
       limits.failedAuthCost,
@@ -50,6 +62,7 @@ export class TokenRateLimiter {
     return new TokenRateLimiter(
       {
         byClient: new RateLimiterMemory({ ...common, points: limits.perClient }),
+        byClientAtIp: new RateLimiterMemory({ ...common, points: limits.perClient }),
         byIp: new RateLimiterMemory({ ...common, points: limits.perIp }),
       },
       limits.failedAuthCost,
@@ -60,22 +73,34 @@ export class TokenRateLimiter {
     return admit(this.byIp, address);
   }
 
+  /** A request naming clientId from address, before it is known to be the client's. */
+  admitClientAt(clientId: string, address: string): Promise<Admission> {
+    return admit(this.byClientAtIp, clientAtAddress(clientId, address));
+  }
+
+  /** A request that authenticated as the client: the client's own budget, wherever it asks from. */
   admitClient(clientId: string): Promise<Admission> {
     return admit(this.byClient, clientId);
   }
 
-  /** Charges the rest of a failed authentication's cost to the address and, when one was named, the client_id. */
+  /**
+   * Charges the rest of a failed authentication's cost to the address and, when one was named, the client_id at
+   * that address (never to the client as a whole: that would let anyone lock it out).
+   */
   async failedAuthentication(address: string, clientId?: string): Promise<void> {
     const extra = this.failedAuthCost - 1;
     if (extra <= 0) return;
     await guard(
       Promise.all([
         this.byIp.penalty(address, extra),
-        ...(clientId === undefined ? [] : [this.byClient.penalty(clientId, extra)]),
+        ...(clientId === undefined ? [] : [this.byClientAtIp.penalty(clientAtAddress(clientId, address), extra)]),
       ]),
     );
   }
 }
+
+/** The address first: it never holds the separator, so any client_id after it keeps the key unambiguous. */
+const clientAtAddress = (clientId: string, address: string) => `${address}|${clientId}`;
 
 async function admit(limiter: RateLimiterAbstract, key: string): Promise<Admission> {
   try {

@@ -38,6 +38,8 @@ export async function startTokensDev(
     KUBECREW_REDIS_KEY_PREFIX: uniquePrefix("dev"),
     KUBECREW_OAUTH_RATE_LIMIT_PER_CLIENT: "10000",
     KUBECREW_OAUTH_RATE_LIMIT_PER_IP: "10000",
+    // Suites that send wrong admin keys on purpose; test/integration/hardening/guess-limits.test.ts tests the limit.
+    KUBECREW_ADMIN_KEY_FAILURES_PER_IP: "10000",
     ...env,
   });
   const dev = await startDev(config, log);
