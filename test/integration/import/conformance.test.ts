@@ -12,6 +12,8 @@ import { readCrewAIPath } from "../../../dev/crewai-projects.ts";
 import {
   createCrewAIProject,
   crewaiVerdicts,
+  renderJsonCrewTemplate,
+  templateCrew,
   type CrewAISummary,
   type CrewAIVerdict,
   type VerdictCase,
@@ -31,6 +33,7 @@ const verdicts = new Map<string, CrewAIVerdict>();
 const rowFiles = new Map<string, string>();
 let classic: string;
 let jsonFirst: string;
+let template: string;
 
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), "kubecrew-conformance-"));
@@ -48,6 +51,15 @@ beforeAll(async () => {
   jsonFirst = (await createCrewAIProject("trend_watch", "json")).project;
   cases.push({ id: "cli:json", kind: "json-project", path: join(jsonFirst, "crew.jsonc") });
   cases.push({ id: "model-fields", kind: "model-fields" });
+  template = join(dir, "rendered_template");
+  await renderJsonCrewTemplate(
+    template,
+    "Rendered Template",
+    templateCrew.agents,
+    templateCrew.tasks,
+    templateCrew.inputs,
+  );
+  cases.push({ id: "template:json_crew", kind: "json-project", path: join(template, "crew.jsonc") });
   for (const [id, verdict] of await crewaiVerdicts(cases)) verdicts.set(id, verdict);
 }, 600_000);
 
@@ -133,13 +145,14 @@ describe("the table of definitions", () => {
 });
 
 describe("the fixtures and the projects CrewAI's CLI writes", () => {
-  it.each(["fixture:research-brief", "fixture:launch-plan", "cli:classic"])(
+  it.each(["fixture:research-brief", "fixture:launch-plan", "cli:classic", "template:json_crew"])(
     "%s: accepted by both, the same crew",
     async (id) => {
       const path = {
         "fixture:research-brief": join(fixtures, "research-brief"),
         "fixture:launch-plan": join(fixtures, "launch-plan"),
         "cli:classic": classic,
+        "template:json_crew": template,
       }[id]!;
       const verdict = verdicts.get(id)!;
       expect(verdict.errors).toEqual([]);
@@ -159,7 +172,7 @@ describe("the fixtures and the projects CrewAI's CLI writes", () => {
 
   it("reads every JSON-first file as CrewAI's JSONC parser reads it", () => {
     let files = 0;
-    for (const id of ["fixture:research-brief", "cli:json"]) {
+    for (const id of ["fixture:research-brief", "cli:json", "template:json_crew"]) {
       for (const [file, value] of Object.entries(verdicts.get(id)!.jsonc!)) {
         files++;
         expect(parseJsonc(readFileSync(file, "utf8")), file).toEqual(value);

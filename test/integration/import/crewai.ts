@@ -110,3 +110,63 @@ export async function crewaiPythonRun(code: string, args: string[] = []): Promis
   const { stdout } = await run(await crewaiPython(), ["-c", code, ...args], { env: crewaiEnv, timeout: 300_000 });
   return stdout;
 }
+
+/**
+ * A JSON-first project written by crewai-cli's own renderer of its `json_crew` templates (the functions
+ * `crewai create crew` calls), from agents and tasks as its wizard collects them; the project's folder.
+ */
+export async function renderJsonCrewTemplate(
+  folder: string,
+  name: string,
+  agents: { name: string; role: string; goal: string; backstory: string }[],
+  tasks: {
+    name: string;
+    description: string;
+    expected_output: string;
+    agent: string;
+    context: string[];
+    output_file?: string;
+  }[],
+  inputs: Record<string, string>,
+): Promise<string> {
+  const code = `
+import json, sys
+from pathlib import Path
+from crewai_cli.create_json_crew import _agent_to_jsonc, _crew_to_jsonc
+folder, name, agents, tasks, inputs = Path(sys.argv[1]), sys.argv[2], *map(json.loads, sys.argv[3:6])
+agents = [{**a, "llm": None, "tools": [], "planning": False, "allow_delegation": False} for a in agents]
+(folder / "agents").mkdir(parents=True)
+for agent in agents:
+    (folder / "agents" / f"{agent['name']}.jsonc").write_text(_agent_to_jsonc(agent), encoding="utf-8")
+settings = {"process": "sequential", "memory": False, "inputs": inputs}
+(folder / "crew.jsonc").write_text(_crew_to_jsonc(name, agents, tasks, settings), encoding="utf-8")
+`;
+  await crewaiPythonRun(code, [folder, name, JSON.stringify(agents), JSON.stringify(tasks), JSON.stringify(inputs)]);
+  return folder;
+}
+
+/** The crew the json_crew template test renders: two agents, a task taking the other's output, inputs with a default. */
+export const templateCrew = {
+  agents: [
+    { name: "analyst", role: "{topic} analyst", goal: "Understand {topic}", backstory: "Reads the numbers first." },
+    { name: "editor", role: "Editor for {audience}", goal: "Make it clear", backstory: "Cuts every extra word." },
+  ],
+  tasks: [
+    {
+      name: "analysis",
+      description: "Analyse {topic}.",
+      expected_output: "Three findings.",
+      agent: "analyst",
+      context: [],
+    },
+    {
+      name: "edit",
+      description: "Edit the analysis of {topic} for {audience}.",
+      expected_output: "A short note.",
+      agent: "editor",
+      context: ["analysis"],
+      output_file: "note.md",
+    },
+  ],
+  inputs: { audience: "managers" },
+};
