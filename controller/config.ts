@@ -24,6 +24,8 @@ export const controllerEnv = z.object({
    */
   KUBECREW_CONTROLLER_MAX_STARTING_TASKS: z.coerce.number().int().min(0).default(300),
   KUBECREW_RUNNER_IMAGE: z.string().min(1).default("kubecrew:0.1.0"),
+  /** The image of task pods of crews with `runtime: crewai` (the runner with CrewAI in Python beside it). */
+  KUBECREW_CREWAI_RUNNER_IMAGE: z.string().min(1).default("kubecrew-crewai:0.1.0"),
   KUBECREW_RUNNER_IMAGE_PULL_POLICY: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
   KUBECREW_RUNNER_SERVICE_ACCOUNT: z.string().min(1).default("kubecrew-runner"),
   KUBECREW_RUNNER_LOG_LEVEL: logLevel,
@@ -70,6 +72,8 @@ export interface ControllerConfig {
   /** The limit on tasks starting at once (start-limit.ts); 0: none. */
   maxStartingTasks: number;
   runnerImage: string;
+  /** The runner image of `runtime: crewai` crews. */
+  crewaiRunnerImage: string;
   runnerImagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   runnerServiceAccount: string;
   runnerLogLevel: string;
@@ -134,6 +138,7 @@ export function controllerConfigFromEnv(env: Record<string, string | undefined>)
     urgentWorkers: c.KUBECREW_CONTROLLER_URGENT_WORKERS ?? Math.ceil(c.KUBECREW_CONTROLLER_WORKERS / 4),
     maxStartingTasks: c.KUBECREW_CONTROLLER_MAX_STARTING_TASKS,
     runnerImage: c.KUBECREW_RUNNER_IMAGE,
+    crewaiRunnerImage: c.KUBECREW_CREWAI_RUNNER_IMAGE,
     ...(c.KUBECREW_RUNNER_IMAGE_PULL_POLICY ? { runnerImagePullPolicy: c.KUBECREW_RUNNER_IMAGE_PULL_POLICY } : {}),
     runnerServiceAccount: c.KUBECREW_RUNNER_SERVICE_ACCOUNT,
     runnerLogLevel: c.KUBECREW_RUNNER_LOG_LEVEL,

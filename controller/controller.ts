@@ -159,6 +159,7 @@ export async function startController(config: ControllerConfig, deps: Controller
     caches,
     jobSettings: {
       defaultImage: config.runnerImage,
+      crewaiImage: config.crewaiRunnerImage,
       defaultServiceAccount: config.runnerServiceAccount,
       ...(config.runnerImagePullPolicy ? { imagePullPolicy: config.runnerImagePullPolicy } : {}),
       runnerCommand: ["kubecrew", "runner", "--kubernetes", "--assignment"],

@@ -112,6 +112,20 @@ describe("task Job and ConfigMap", () => {
     ]);
   });
 
+  it("runs crewai-runtime tasks in the crewai runner image unless the crew names its own", () => {
+    const withCrewai = { ...settings, crewaiImage: "kubecrew-crewai:test" };
+    const image = (a: TaskAssignment, runner = spec.runner) =>
+      (taskJob(ref, a, runner, withCrewai) as Loose).spec.template.spec.containers[0].image;
+    const crewai: TaskAssignment = { ...assignment, runtime: "crewai" };
+    expect(image(crewai)).toBe("kubecrew-crewai:test");
+    expect(image(assignment)).toBe("kubecrew:test");
+    expect(image(crewai, { ...spec.runner, image: "team/crew:1" })).toBe("team/crew:1");
+    // A controller without a crewai image set keeps the one image for both.
+    expect((taskJob(ref, crewai, spec.runner, settings) as Loose).spec.template.spec.containers[0].image).toBe(
+      "kubecrew:test",
+    );
+  });
+
   it("puts the whole assignment in the ConfigMap", () => {
     const cm = taskConfigMap(ref, assignment) as Loose;
     expect(cm.metadata.name).toBe(`${ref.name}-0`);

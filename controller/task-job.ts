@@ -21,6 +21,8 @@ export const RUNNER_UID = 65532;
 export interface TaskJobSettings {
   /** Image when the crew names none. */
   defaultImage: string;
+  /** Image of `runtime: crewai` crews that name none (the default image when unset). */
+  crewaiImage?: string;
   /** Service account when the crew names none. */
   defaultServiceAccount: string;
   imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
@@ -156,6 +158,11 @@ export interface TaskApps {
   secretName: string;
 }
 
+/** The image of a task whose crew names none: the crewai runtime's for `runtime: crewai`, the runner's otherwise. */
+export function runnerImage(assignment: TaskAssignment, settings: TaskJobSettings): string {
+  return assignment.runtime === "crewai" ? (settings.crewaiImage ?? settings.defaultImage) : settings.defaultImage;
+}
+
 /** The Job that runs one task: one pod at a time, retried by the Job controller, hardened. */
 export function taskJob(
   execution: ExecutionRef,
@@ -216,7 +223,7 @@ export function taskJob(
           containers: [
             {
               name: "runner",
-              image: runner.image ?? settings.defaultImage,
+              image: runner.image ?? runnerImage(assignment, settings),
               ...(settings.imagePullPolicy ? { imagePullPolicy: settings.imagePullPolicy } : {}),
               command: [...settings.runnerCommand, `${ASSIGNMENT_DIR}/${ASSIGNMENT_FILE}`],
               env,
