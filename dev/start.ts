@@ -74,7 +74,11 @@ export async function startDev(
   options: { tokens?: TokenStore; env?: NodeJS.ProcessEnv; resolver?: Resolver } = {},
 ): Promise<RunningDev> {
   const llm = devLlm(config);
-  const crews = (await loadCrews(config.crewsDir)).map((c) => (c.spec.llm ? c : { ...c, spec: { ...c.spec, llm } }));
+  // A CrewAI crew imported from the folder may come with notes: what kubecrew does differently (one line each).
+  const imported = (note: string) => log.info(`CrewAI crew imported: ${note}`);
+  const crews = (await loadCrews(config.crewsDir, imported)).map((c) =>
+    c.spec.llm ? c : { ...c, spec: { ...c.spec, llm } },
+  );
   const defaultCrew = config.defaultCrew ?? crews[0]?.metadata.name;
 
   const outboundPolicy = config.outbound;
