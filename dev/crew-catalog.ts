@@ -88,7 +88,7 @@ export async function loadCrews(dir: string, onNote: (note: string) => void = ()
 }
 
 /** A YAML document that is a CrewAI crew definition rather than a manifest: agents and tasks, no kind. */
-function isInlineCrewAI(value: unknown): value is Record<string, unknown> {
+function isInlineCrewAI(value: unknown): boolean {
   return (
     value !== null &&
     typeof value === "object" &&

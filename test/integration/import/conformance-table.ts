@@ -29,7 +29,7 @@ const task = (name: string, extra: Record<string, unknown> = {}) => ({
 const crew = (
   extra: Record<string, unknown> = {},
   writerExtra: Record<string, unknown> = {},
-  tasks = [task("draft")],
+  tasks: Record<string, unknown>[] = [task("draft")],
 ) => ({
   agents: { writer: { ...writer, ...writerExtra } },
   tasks,
