@@ -42,6 +42,8 @@ export interface LocalExecutionsOptions {
   webhookFetch: typeof fetch;
   /** Connected apps (KUBECREW_APPS_URL and KUBECREW_APPS_SIGNING_KEY set): credentials minted in process. */
   appCredentials?: LocalAppCredentials;
+  /** The variables `runtime: crewai` tasks need besides runnerEnv (its Python, made on first use). */
+  crewaiEnv?: () => Promise<Record<string, string>>;
   now?: () => Date;
 }
 
@@ -251,13 +253,15 @@ export class LocalExecutions implements ExecutionBackend {
                 action.assignment.agent,
               )
             : {};
+        const crewaiEnv =
+          action.assignment.runtime === "crewai" && this.options.crewaiEnv ? await this.options.crewaiEnv() : {};
         if (execution.tasks.has(action.taskName)) return;
         const task = new TaskProcess({
           assignment: action.assignment,
           retries: spec?.runner.retries ?? 0,
           workDir: join(this.options.workRoot, execution.id, String(action.index)),
           runnerCommand: this.options.runnerCommand,
-          env: { ...this.options.runnerEnv, ...appsEnv },
+          env: { ...this.options.runnerEnv, ...appsEnv, ...crewaiEnv },
           log,
           slots: this.slots,
           onChange: () => this.reconcile(execution.id),

@@ -22,6 +22,7 @@ import { createOutboundClient, type Resolver } from "../core/outbound/outbound-f
 import { loadCrews } from "./crew-catalog.ts";
 import type { DevConfig } from "./config.ts";
 import { LocalAppCredentials } from "./app-credentials.ts";
+import { crewaiPythonEnv } from "./crewai-python.ts";
 import { LocalExecutions } from "./local-executions.ts";
 import { EmbeddedIntegrations, type EmbeddedIntegrationsInfo } from "./embedded-integrations.ts";
 import { withoutIntegrationsSecrets } from "./embedded-integrations-config.ts";
@@ -164,6 +165,8 @@ export async function startDev(
     workRoot,
     runnerCommand: [process.execPath, CLI_MAIN],
     runnerEnv,
+    // Nothing Python happens until a crew with `runtime: crewai` runs a task.
+    ...("KUBECREW_CREWAI_PYTHON" in runnerEnv ? {} : { crewaiEnv: crewaiPythonEnv({ log }) }),
     maxTasks: config.maxTasks,
     log,
     webhookFetch: outbound.fetch,

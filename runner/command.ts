@@ -5,7 +5,9 @@ import type { TaskOutcome } from "../core/task-assignment.ts";
 import { runnerConfigFromEnv, type RunnerConfig } from "./config.ts";
 import { FileTaskIO, type TaskIO } from "./io.ts";
 import { KubernetesTaskIO, kubernetesIOConfigFromEnv } from "./kubernetes-io.ts";
+import { runCrewaiTask } from "./crewai-runtime.ts";
 import { runTask } from "./run-task.ts";
+import type { StepSummary } from "./step-recorder.ts";
 import { StepReporter } from "./step-reporter.ts";
 import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
 
@@ -34,16 +36,30 @@ export async function runAssignedTask(
     const reporter = io.reportSteps
       ? new StepReporter((sofar) => io.reportSteps!(sofar, config.attempt), logger)
       : undefined;
-    outcome = await runTask(assignment, {
-      env: config.env,
-      fetch: outbound.fetch,
-      retry: config.retry,
-      attempt: config.attempt,
-      ...(config.apps ? { apps: config.apps } : {}),
-      signal: options.signal,
-      logger,
-      ...(reporter ? { onStep: (_step, sofar) => reporter.push(sofar) } : {}),
-    });
+    const onStep = reporter ? { onStep: (_step: unknown, sofar: StepSummary) => reporter.push(sofar) } : {};
+    const apps = config.apps ? { apps: config.apps } : {};
+    outcome =
+      assignment.runtime === "crewai"
+        ? await runCrewaiTask(assignment, {
+            python: config.crewaiPython,
+            env: config.env,
+            policy: config.outbound,
+            attempt: config.attempt,
+            ...apps,
+            ...(options.signal ? { signal: options.signal } : {}),
+            logger,
+            ...onStep,
+          })
+        : await runTask(assignment, {
+            env: config.env,
+            fetch: outbound.fetch,
+            retry: config.retry,
+            attempt: config.attempt,
+            ...apps,
+            signal: options.signal,
+            logger,
+            ...onStep,
+          });
     await reporter?.flushed();
   } catch (error) {
     const message = (error as Error).message;

@@ -21,6 +21,8 @@ const runnerEnv = z.object({
   /** The connected apps' MCP endpoint and the execution's credential (set by the controller or kubecrew dev). */
   KUBECREW_APPS_URL: z.string().url().optional(),
   KUBECREW_APPS_CREDENTIAL_FILE: z.string().min(1).default(APPS_CREDENTIAL_PATH),
+  /** The Python of the CrewAI virtual environment, for crews with `runtime: crewai` (the image and kubecrew dev set it). */
+  KUBECREW_CREWAI_PYTHON: z.string().min(1).default("python3"),
   /** Set by the local test node: container paths (the credential's mount) live under this directory. */
   KUBECREW_CONTAINER_ROOT: z.string().default(""),
   // A task pod's loopback is the pod itself (a sidecar model server, say): allowed, unlike the cluster components'.
@@ -35,6 +37,8 @@ export interface RunnerConfig {
   outbound: OutboundPolicy;
   /** Connected apps, when the controller (or kubecrew dev) set them up for this task. */
   apps?: AppsSettings;
+  /** The Python that runs `runtime: crewai` tasks (crewai-adapter/ and CrewAI installed). */
+  crewaiPython: string;
   /** A snapshot of the environment, for API key lookup. */
   env: Env;
 }
@@ -53,6 +57,7 @@ export function runnerConfigFromEnv(env: Env): RunnerConfig {
     },
     attempt: c.KUBECREW_TASK_ATTEMPT,
     outbound: outboundPolicyFrom(c),
+    crewaiPython: c.KUBECREW_CREWAI_PYTHON,
     ...(c.KUBECREW_APPS_URL
       ? {
           apps: {

@@ -7,6 +7,9 @@ import { refuseAddress, refuseUrl, type OutboundPolicy } from "../core/outbound/
 /** A refused destination as the child process sees it: status 403, the policy's message as the body. */
 export const REFUSED_STATUS = 403;
 
+/** A header on the proxy's own refusals, so a client can tell them from a destination's 403 (`refused`). */
+export const REFUSED_HEADER = "x-kubecrew-outbound";
+
 /** The phrase every refusal starts with (the TypeScript runner's MCP and http_request errors use it too). */
 export const REFUSED_PREFIX = "refused by the outbound URL policy";
 
@@ -36,7 +39,7 @@ class PolicyProxyServer extends Server {
     socket.setTimeout(1000, () => socket.destroy());
     socket.end(
       `HTTP/1.1 ${REFUSED_STATUS} ${reason}\r\nconnection: close\r\ncontent-type: text/plain; charset=utf-8\r\n` +
-        `content-length: ${body.length}\r\n\r\n${message}`,
+        `${REFUSED_HEADER}: refused\r\ncontent-length: ${body.length}\r\n\r\n${message}`,
     );
   }
 }

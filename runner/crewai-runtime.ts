@@ -1,0 +1,275 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { z } from "zod";
+import type { Logger } from "../core/logger.ts";
+import { silentLogger } from "../core/logger.ts";
+import type { Resolver } from "../core/outbound/outbound-fetch.ts";
+import type { OutboundPolicy } from "../core/outbound/policy.ts";
+import {
+  MAX_TASK_OUTPUT_BYTES,
+  taskOutcome,
+  type TaskAssignment,
+  type TaskOutcome,
+  type TokenUsage,
+} from "../core/task-assignment.ts";
+import { taskStep, type TaskStep } from "../core/task-step.ts";
+import { appsMcpServer, type AppsSettings } from "./apps-source.ts";
+import { startEgressProxy } from "./egress-proxy.ts";
+import { apiKeyFor, modelLabel, type Env } from "./llm.ts";
+import { mcpHeaders } from "./mcp-headers.ts";
+import { StepRecorder, type StepSummary } from "./step-recorder.ts";
+
+/** The adapter's module: `<python> -m kubecrew_crewai` (crewai-adapter/). */
+export const ADAPTER_MODULE = "kubecrew_crewai";
+/** How long a stopped adapter has between SIGTERM and SIGKILL. */
+export const ADAPTER_GRACE_MS = 5_000;
+
+/** CrewAI's telemetry and traces off, for the child and anything it starts. */
+const QUIET_ENV = {
+  CREWAI_DISABLE_TELEMETRY: "true",
+  CREWAI_DISABLE_TRACKING: "true",
+  CREWAI_TRACING_ENABLED: "false",
+  OTEL_SDK_DISABLED: "true",
+};
+
+export interface CrewaiRuntimeDeps {
+  /** The Python of the CrewAI virtual environment (KUBECREW_CREWAI_PYTHON). */
+  python: string;
+  /** The runner's environment: API keys and MCP header Secrets are read from it; the child inherits it. */
+  env: Env;
+  /** Where the child may connect: its every request goes through the egress proxy, which applies this policy. */
+  policy: OutboundPolicy;
+  attempt?: number;
+  apps?: AppsSettings;
+  /** Aborts the task (SIGTERM): the child gets SIGTERM, then SIGKILL after `graceMs`. */
+  signal?: AbortSignal;
+  graceMs?: number;
+  logger?: Logger;
+  now?: () => number;
+  resolver?: Resolver;
+  onStep?: (step: TaskStep, sofar: StepSummary) => void;
+}
+
+const EMPTY_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+/** One line of the adapter's stdout. */
+const adapterLine = z.union([z.object({ step: taskStep }), z.object({ outcome: taskOutcome })]);
+
+const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim();
+
+/** Replaces each secret in a text (longest first); values under 6 characters are left alone. */
+export function redactor(secrets: (string | undefined)[]): (text: string) => string {
+  const values = [...new Set(secrets.filter((s): s is string => !!s && s.length >= 6))].sort(
+    (a, b) => b.length - a.length,
+  );
+  return (text) => values.reduce((t, secret) => t.split(secret).join("[redacted]"), text);
+}
+
+/**
+ * Carries out one task with CrewAI: starts the adapter (`python -m kubecrew_crewai`) with the task, its model and its
+ * tool sources on stdin (secrets resolved here, as the TypeScript runner resolves them), records the steps it reports
+ * on stdout through the same recorder as runTask, and returns its outcome. Every connection of the child goes through
+ * a loopback egress proxy that applies the outbound URL policy. Like runTask it never throws: a failure is the
+ * outcome's error.
+ */
+export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRuntimeDeps): Promise<TaskOutcome> {
+  const now = deps.now ?? (() => performance.now());
+  const log = (deps.logger ?? silentLogger()).child({ execution: assignment.execution.id, task: assignment.task.name });
+  const started = now();
+  const seconds = () => Math.round(now() - started) / 1000;
+  const llm = assignment.agent.llm;
+  const model = llm ? modelLabel(llm) : undefined;
+  const recorder = new StepRecorder(deps.onStep);
+  const base = {
+    taskName: assignment.task.name,
+    taskIndex: assignment.task.index,
+    agent: assignment.agent.role,
+    attempt: deps.attempt ?? 1,
+  };
+  const ended = (fields: { output?: string; error?: string; tokenUsage?: TokenUsage }): TaskOutcome => ({
+    ...base,
+    ...fields,
+    executionTime: seconds(),
+    tokenUsage: fields.tokenUsage ?? EMPTY_USAGE,
+    ...(model ? { model } : {}),
+    ...recorder.summary(),
+  });
+  if (!llm) {
+    return ended({
+      error: `Agent "${assignment.agent.name}" has no LLM configured (set the crew's llm or the agent's llm)`,
+    });
+  }
+
+  let launch: Record<string, unknown>;
+  let secrets: string[];
+  try {
+    const apps = await appsMcpServer(assignment.agent, deps.apps);
+    const servers = [...assignment.tools.mcpServers, ...(apps ? [apps] : [])].map((server) => ({
+      name: server.name,
+      url: server.url,
+      transport: server.transport,
+      headers: mcpHeaders(server, deps.env),
+      ...(server.tools ? { tools: server.tools } : {}),
+      timeoutSeconds: server.timeoutSeconds,
+    }));
+    const apiKey = apiKeyFor(llm, deps.env);
+    // A server's URL may carry a key in its query (CrewAI's console prints URLs whole).
+    const queries = servers.map((s) => new URL(s.url).search.slice(1));
+    secrets = [apiKey, ...servers.flatMap((s) => Object.values(s.headers)), ...queries].filter((s): s is string => !!s);
+    launch = {
+      assignment,
+      attempt: base.attempt,
+      modelLabel: model,
+      llm: { ...llm, ...(apiKey ? { apiKey } : {}) },
+      mcpServers: servers,
+      secrets,
+    };
+  } catch (error) {
+    return ended({ error: oneLine((error as Error).message) });
+  }
+  const redact = redactor(secrets);
+
+  const proxy = await startEgressProxy(deps.policy, deps.resolver ? { resolver: deps.resolver } : {});
+  // CrewAI keeps its user data (trace consent, task output logs) under the home directory: a private one per task.
+  const home = await mkdtemp(join(tmpdir(), "kubecrew-crewai-"));
+  try {
+    log.info({ model, runtime: "crewai" }, "Task started");
+    const result = await runAdapter(launch, {
+      python: deps.python,
+      env: {
+        ...deps.env,
+        ...QUIET_ENV,
+        HOME: home,
+        XDG_DATA_HOME: join(home, ".local/share"),
+        XDG_CACHE_HOME: join(home, ".cache"),
+        XDG_CONFIG_HOME: join(home, ".config"),
+        PYTHONUNBUFFERED: "1",
+        HTTP_PROXY: proxy.url,
+        HTTPS_PROXY: proxy.url,
+        http_proxy: proxy.url,
+        https_proxy: proxy.url,
+        ALL_PROXY: "",
+        all_proxy: "",
+        NO_PROXY: "",
+        no_proxy: "",
+      },
+      redact,
+      log,
+      ...(deps.signal ? { signal: deps.signal } : {}),
+      graceMs: deps.graceMs ?? ADAPTER_GRACE_MS,
+      onStep: (step) => recorder.record(step),
+    });
+    if (deps.signal?.aborted) {
+      const reason = deps.signal.reason instanceof Error ? deps.signal.reason.message : String(deps.signal.reason);
+      log.warn({ model, reason }, "Task interrupted");
+      return ended({ error: oneLine(reason) });
+    }
+    const outcome = result.outcome;
+    if (!outcome) {
+      const error = result.error ?? "The CrewAI adapter ended without an outcome";
+      log.warn({ model, error }, "Task failed");
+      return ended({ error });
+    }
+    if (outcome.error !== undefined || outcome.output === undefined) {
+      const error = outcome.error ?? "The CrewAI adapter reported neither an output nor an error";
+      log.warn({ model, error, refusals: proxy.refusals() }, "Task failed");
+      return ended({ error, tokenUsage: outcome.tokenUsage });
+    }
+    const bytes = Buffer.byteLength(outcome.output, "utf8");
+    if (bytes > MAX_TASK_OUTPUT_BYTES) {
+      return ended({ error: `Task output is ${bytes} bytes, above the 1 MiB limit`, tokenUsage: outcome.tokenUsage });
+    }
+    log.info({ model, tokenUsage: outcome.tokenUsage, bytes, executionTime: seconds() }, "Task succeeded");
+    return ended({ output: outcome.output, tokenUsage: outcome.tokenUsage });
+  } finally {
+    await proxy.close();
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
+interface AdapterResult {
+  outcome?: TaskOutcome;
+  /** Why there is no outcome. */
+  error?: string;
+}
+
+/** Runs the adapter to its end: the launch message on stdin, steps and the outcome from stdout, stderr to the log. */
+function runAdapter(
+  launch: Record<string, unknown>,
+  options: {
+    python: string;
+    env: Record<string, string | undefined>;
+    redact: (text: string) => string;
+    log: Logger;
+    signal?: AbortSignal;
+    graceMs: number;
+    onStep: (step: Omit<TaskStep, "index">) => void;
+  },
+): Promise<AdapterResult> {
+  const { redact, log } = options;
+  return new Promise((resolve) => {
+    const child = spawn(options.python, ["-m", ADAPTER_MODULE], {
+      env: options.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let outcome: TaskOutcome | undefined;
+    let spawnError: Error | undefined;
+    let lastLog = "";
+    let killTimer: NodeJS.Timeout | undefined;
+    const stop = () => {
+      child.kill("SIGTERM");
+      killTimer = setTimeout(() => child.kill("SIGKILL"), options.graceMs);
+    };
+    if (options.signal?.aborted) stop();
+    options.signal?.addEventListener("abort", stop, { once: true });
+
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      let parsed: z.infer<typeof adapterLine> | undefined;
+      try {
+        parsed = adapterLine.parse(JSON.parse(redact(line)));
+      } catch (error) {
+        log.warn(
+          { line: redact(line).slice(0, 300), err: (error as Error).message },
+          "Unreadable line from the CrewAI adapter",
+        );
+        return;
+      }
+      if ("step" in parsed) {
+        const { index: _index, ...step } = parsed.step;
+        options.onStep(step);
+      } else outcome = parsed.outcome;
+    });
+    createInterface({ input: child.stderr }).on("line", (line) => {
+      // CrewAI's console draws boxes around its messages: their edges and blank lines are left out of the log.
+      const text = redact(line)
+        .replace(/^[\s│]+|[\s│]+$/g, "")
+        .trim();
+      if (!text || /^[╭╰─╮╯\s]*$/.test(text)) return;
+      lastLog = text;
+      log.info({ crewai: text }, "CrewAI adapter");
+    });
+    child.once("error", (error) => (spawnError = error));
+    child.stdin.on("error", () => undefined); // an adapter that exits at once closes its stdin early
+    child.stdin.end(JSON.stringify(launch));
+    child.once("close", (code, signal) => {
+      clearTimeout(killTimer);
+      options.signal?.removeEventListener("abort", stop);
+      if (outcome) return resolve({ outcome });
+      if (spawnError) {
+        return resolve({
+          error: `Cannot start the CrewAI runtime's Python (${options.python}): ${spawnError.message}; set KUBECREW_CREWAI_PYTHON to the Python of its virtual environment (hack/crewai-venv.sh path)`,
+        });
+      }
+      const missing = /No module named '?(kubecrew_crewai|crewai)/.exec(lastLog);
+      if (missing) {
+        return resolve({
+          error: `${options.python} has no ${missing[1]} module: set KUBECREW_CREWAI_PYTHON to the Python of the CrewAI virtual environment (hack/crewai-venv.sh path)`,
+        });
+      }
+      const how = signal ? `was killed by ${signal}` : `exited with status ${code}`;
+      resolve({ error: oneLine(`The CrewAI adapter ${how} without an outcome${lastLog ? `: ${lastLog}` : ""}`) });
+    });
+  });
+}
