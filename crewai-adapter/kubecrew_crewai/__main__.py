@@ -23,7 +23,21 @@ QUIET_ENV = {
 }
 
 
+def end_with_parent() -> None:
+    """Linux: the kernel sends SIGTERM to this process when the runner that started it dies, so no adapter outlives
+    its task (a runner killed with SIGKILL cannot forward anything)."""
+    try:
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
 def main() -> int:
+    end_with_parent()
     protocol = take_stdout()
     for name, value in QUIET_ENV.items():
         os.environ[name] = value

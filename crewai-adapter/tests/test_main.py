@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 import subprocess
 import sys
+import time
 from typing import Any
 
 from .conftest import ChatServer, launch_message
@@ -63,3 +64,32 @@ def test_an_unreadable_launch_message_exits_2() -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert "the launch message has no assignment" in done.stderr
+
+
+def test_ends_when_the_runner_that_started_it_dies() -> None:
+    # A parent that starts the adapter (which then waits for its launch message) and is killed with SIGKILL.
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, os, signal; "
+            "r, w = os.pipe(); "
+            # The launch message's pipe stays open in another process: the adapter's stdin never ends by itself.
+            "subprocess.Popen(['sleep', '20'], pass_fds=[w]); "
+            "child = subprocess.Popen([sys.executable, '-m', 'kubecrew_crewai'], stdin=r); "
+            "print(child.pid, flush=True); "
+            "import time; time.sleep(1); os.kill(os.getpid(), signal.SIGKILL)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    parent.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and Path(f"/proc/{child}").exists():
+        if Path(f"/proc/{child}/stat").read_text().split(") ")[1].startswith("Z"):
+            break  # ended, waiting to be reaped by init
+        time.sleep(0.1)
+    alive = Path(f"/proc/{child}").exists() and not Path(f"/proc/{child}/stat").read_text().split(") ")[1].startswith("Z")
+    assert not alive
