@@ -12,6 +12,8 @@ export interface ConsoleConfig extends ConsoleSettings {
   fetch: Fetch;
   /** `kubecrew dev`: the local user, signed in without a provider. */
   localUser?: ConsoleIdentity;
+  /** `kubecrew dev`: one process, whose sessions may end with it (no secret needed, no warning without one). */
+  oneProcess?: boolean;
   adminKey?: string;
   /** Wrong admin keys per source address, counted with X-Admin-Key's (the API's AdminKeyGuesses). */
   adminKeyGuesses?: GuessLimit;
@@ -19,7 +21,7 @@ export interface ConsoleConfig extends ConsoleSettings {
 
 /** The web console for createApp's `console`: its router (mounted at /console) and its sessions. */
 export function createConsole(config: ConsoleConfig, log: Logger): { router: Router; sessions: ConsoleSessions } {
-  if (!config.sessionSecret && !config.localUser) {
+  if (!config.sessionSecret && !config.oneProcess) {
     log.warn(
       "KUBECREW_CONSOLE_SESSION_SECRET is not set: console sessions are signed with a random key and end when " +
         "this process does (and are not valid on other replicas)",

@@ -92,6 +92,7 @@ export async function startDev(
   const webConsole = createConsole(
     {
       ...config.console,
+      oneProcess: true,
       ...(signIn.localUser ? { localUser: signIn.localUser } : {}),
       ...(signIn.adminKey ? { adminKey: signIn.adminKey } : {}),
       adminKeyGuesses,
