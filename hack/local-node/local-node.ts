@@ -1,4 +1,5 @@
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   ApiException,
@@ -80,6 +81,7 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<{ stop(
       binDir,
       "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     ].join(":"),
+    ...crewaiPython(options.repoRoot),
     apiServer: { url: new URL(kc.getCurrentCluster()!.server), caPem: clusterCa(kc) },
   };
   const runtimes = new Map<string, PodRuntime>();
@@ -224,4 +226,16 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<{ stop(
       rmSync(join(options.stateDir, "ready"), { force: true });
     },
   };
+}
+
+/** The crewai runtime's Python (hack/crewai-venv.sh python) when its virtual environment has been made. */
+function crewaiPython(repoRoot: string): { crewaiPython?: string } {
+  try {
+    const python = execFileSync("bash", [join(repoRoot, "hack", "crewai-venv.sh"), "python"], {
+      encoding: "utf8",
+    }).trim();
+    return existsSync(python) ? { crewaiPython: python } : {};
+  } catch {
+    return {};
+  }
 }

@@ -10,5 +10,10 @@ export interface NodeContext {
   pgidDir: string;
   /** PATH of every container: <repo>/node_modules/.bin, the `kubecrew` shim, the system. */
   path: string;
+  /**
+   * The Python of the crewai runtime's virtual environment (hack/crewai-venv.sh), when it exists: every container gets
+   * it as KUBECREW_CREWAI_PYTHON, as the crewai runner image sets it (this node runs every image's command alike).
+   */
+  crewaiPython?: string;
   apiServer: { url: URL; caPem: Buffer };
 }

@@ -106,6 +106,7 @@ export class PodSandbox {
       TMPDIR: join(this.root, "tmp"),
       HOSTNAME: pod.metadata!.name!,
       KUBECREW_CONTAINER_ROOT: this.root,
+      ...(this.ctx.crewaiPython ? { KUBECREW_CREWAI_PYTHON: this.ctx.crewaiPython } : {}),
       KUBERNETES_SERVICE_HOST: this.ctx.apiServer.url.hostname,
       KUBERNETES_SERVICE_PORT: this.ctx.apiServer.url.port,
       KUBERNETES_SERVICE_PORT_HTTPS: this.ctx.apiServer.url.port,
