@@ -76,6 +76,10 @@ async function importedManifest(path: string, options: ImportOptions, onNote: (n
     );
   }
   findings.notes.forEach(onNote);
+  if (!result.ok && runtime === "crewai") {
+    // The crewai runtime runs CrewAI itself, but a Crew has no fields yet for what only CrewAI's Python runs.
+    result.problems.push("--runtime crewai: a Crew cannot carry the fields above to the crewai runtime yet");
+  }
   if (!result.ok) throw new CommandFailure(result.problems.join("\nkubecrew import: "));
   return stringify(result.manifest, { lineWidth: 0 });
 }

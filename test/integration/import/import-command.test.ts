@@ -87,6 +87,12 @@ describe("kubecrew import crewai", () => {
       `kubecrew import: ${crewFile}: memory: kubecrew keeps no memory between tasks or runs beyond the task context: ` +
         "remove it (or set it to false), or deploy the crew on the crewai runtime with an image holding your project",
     ]);
+    const onCrewai = await kubecrew(["import", "crewai", jsonFirst, "--runtime", "crewai"]);
+    expect(onCrewai.code).toBe(1);
+    expect(onCrewai.stderr.trim().split("\n").slice(1)).toEqual([
+      expect.stringContaining(`${crewFile}: memory: `),
+      "kubecrew import: --runtime crewai: a Crew cannot carry the fields above to the crewai runtime yet",
+    ]);
     // As the line says: without crew memory it imports, the agent's model carried.
     const edited = (await readFile(crewFile, "utf8")).replace('"memory": true', '"memory": false');
     await writeFile(crewFile, edited);
