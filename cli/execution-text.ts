@@ -11,7 +11,12 @@ const milliseconds = (ms: number) => (ms < 1000 ? `${Math.round(ms)} ms` : secon
 
 /** A step's heading: what it was, on which attempt, how long it took, the tokens it used. */
 export function stepHeading(step: StepBody, attempt: number): string {
-  const what = step.kind === "tool" ? `tool ${step.tool ?? "(unnamed)"}` : "LLM turn";
+  const what =
+    step.kind === "tool"
+      ? `tool ${step.tool ?? "(unnamed)"}`
+      : step.kind === "guardrail"
+        ? `check ${step.error === undefined ? "passed" : "failed"}`
+        : "LLM turn";
   return [
     `${what}${attempt > 1 ? ` (attempt ${attempt})` : ""}`,
     milliseconds(step.duration_ms),

@@ -54,6 +54,9 @@ export const taskOutput = z.object({
   output: z.string(),
   agent: z.string(),
   execution_time: z.number().describe("Seconds"),
+  json_dict: jsonObject
+    .optional()
+    .describe("The output's object, for a task with outputJson (CrewAI's TaskOutput.json_dict)"),
   steps: z.number().int().optional().describe("How many steps (LLM turns and tool calls) the task took"),
   tools_used: z.array(z.string()).optional().describe("The tools the task called, each once"),
 });

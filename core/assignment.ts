@@ -1,10 +1,21 @@
-import { agentFor, type CrewSpec } from "./crew.ts";
+import { agentFor, type CrewSpec, type Task } from "./crew.ts";
 import type { DecideInput } from "./decision.ts";
 import { interpolate } from "./inputs.ts";
 import { successfulResult } from "./observed-task.ts";
 import type { TaskAssignment } from "./task-assignment.ts";
 import { contextTaskNames } from "./task-graph.ts";
+import type { TaskGuardrails } from "./task-guardrails.ts";
 import { resolveTaskTools } from "./task-tools.ts";
+
+/** A task's structured output and guardrails as its assignment carries them: only those it has. */
+function taskGuardrails(task: Task): TaskGuardrails {
+  return {
+    ...(task.outputJson !== undefined ? { outputJson: task.outputJson } : {}),
+    ...(task.guardrail !== undefined ? { guardrail: task.guardrail } : {}),
+    ...(task.guardrails !== undefined ? { guardrails: task.guardrails } : {}),
+    ...(task.guardrailMaxRetries !== undefined ? { guardrailMaxRetries: task.guardrailMaxRetries } : {}),
+  };
+}
 
 /** What the runner of task `index` is given: the task and its agent with the inputs filled in, and its context. */
 export function buildAssignment(input: DecideInput, spec: CrewSpec, index: number): TaskAssignment {
@@ -24,6 +35,7 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
       name: task.name,
       description: interpolate(task.description, inputs),
       expectedOutput: interpolate(task.expectedOutput, inputs),
+      ...taskGuardrails(task),
     },
     agent: {
       ...agent,

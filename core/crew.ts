@@ -2,6 +2,7 @@ import { z } from "zod";
 import { API_VERSION } from "./api-group.ts";
 import { appReferenceSchema } from "./apps.ts";
 import { jsonValue } from "./json.ts";
+import { taskGuardrailFields, taskGuardrailProblems } from "./task-guardrails.ts";
 import {
   agentToolProblems,
   builtinTool,
@@ -129,6 +130,7 @@ export const task = z.object({
     .max(200)
     .optional()
     .describe("Names of the only tools (of its agent's) this task may use; all of the agent's when omitted"),
+  ...taskGuardrailFields,
 });
 export type Task = z.infer<typeof task>;
 
@@ -210,6 +212,7 @@ export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] 
       else if (!seenTasks.has(c)) problems.push(`${where}, which does not run before it`);
     }
     seenTasks.add(t.name);
+    problems.push(...taskGuardrailProblems(t.name, t));
   }
   problems.push(...asyncTaskProblems(spec.tasks));
   problems.push(...mcpServerProblems(spec.mcpServers));

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { STEP_KINDS } from "./task-step.ts";
 
 /**
  * The data of each event of `GET /status/{id}/events` as it goes over the wire (snake_case; `event` repeats the SSE
@@ -10,7 +11,7 @@ const base = { kickoff_id: z.string() };
 /** A step as `stepWireForm()` sends it. */
 export const stepBody = z.object({
   index: z.number().int(),
-  kind: z.enum(["llm", "tool"]),
+  kind: z.enum(STEP_KINDS),
   tool: z.string().optional(),
   input: z.string().optional(),
   output: z.string().optional(),

@@ -20,6 +20,8 @@ export function statusResponse(
         output: result?.output ?? "",
         agent: result?.agent ?? t.agent ?? "",
         execution_time: result?.executionTime ?? t.executionTime ?? 0,
+        // The object of a task with outputJson, as CrewAI's TaskOutput names it.
+        ...(result?.jsonDict !== undefined ? { json_dict: result.jsonDict } : {}),
         // Extra fields (CrewAI clients ignore them): how many steps the task took and which tools it called.
         ...(result?.stepCount !== undefined ? { steps: result.stepCount, tools_used: result.toolsUsed ?? [] } : {}),
       };

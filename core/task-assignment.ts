@@ -3,6 +3,7 @@ import { agent, crewRuntime } from "./crew.ts";
 import { jsonObject } from "./json.ts";
 import { NO_TASK_TOOLS, taskTools } from "./task-tools.ts";
 import { MAX_STORED_STEPS, taskStep } from "./task-step.ts";
+import { taskGuardrailFields } from "./task-guardrails.ts";
 
 /**
  * Everything one runner needs to carry out one task, with every placeholder already interpolated.
@@ -20,6 +21,8 @@ export const taskAssignment = z.object({
     name: z.string(),
     description: z.string(),
     expectedOutput: z.string(),
+    // As the crew gives them (the crewai runtime hands them to CrewAI; runner/guardrails.ts turns them into checks).
+    ...taskGuardrailFields,
   }),
   agent: agent,
   context: z.array(z.object({ task: z.string(), output: z.string() })).default([]),
@@ -56,6 +59,7 @@ export const taskOutcome = z.object({
   taskIndex: z.number().int().min(0),
   agent: z.string().describe("The agent's role, as CrewAI reports it"),
   output: z.string().optional(),
+  jsonDict: jsonObject.optional().describe("The answer's object, for a task with outputJson (CrewAI's json_dict)"),
   error: z.string().optional(),
   executionTime: z.number().min(0).describe("Seconds"),
   tokenUsage: tokenUsage.default({ inputTokens: 0, outputTokens: 0, totalTokens: 0 }),

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { API_VERSION } from "./api-group.ts";
 import { objectMeta } from "./crew.ts";
+import { jsonObject } from "./json.ts";
 import { stepFields, tokenUsage } from "./task-assignment.ts";
 
 /** One task's output, written by the runner (through the Kubernetes API in cluster mode), owned by its execution. */
@@ -10,6 +11,9 @@ export const taskResultSpec = z.object({
   taskIndex: z.number().int().min(0),
   agent: z.string().describe("The agent's role"),
   output: z.string().optional().describe("The task's whole output (at most 1 MiB)"),
+  jsonDict: jsonObject
+    .optional()
+    .describe("The output's object, for a task with outputJson (CrewAI's json_dict); counted in the 1 MiB"),
   error: z.string().optional().describe("Why the attempt failed"),
   attempt: z.number().int().min(1).default(1),
   executionTime: z.number().min(0).describe("Seconds"),

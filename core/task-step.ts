@@ -28,13 +28,19 @@ export const stepTokenUsage = z.object({
   totalTokens: z.number().int().min(0),
 });
 
+/** What a step is: an LLM turn, a tool call, or a check of the task's answer (its structured output, a guardrail). */
+export const STEP_KINDS = ["llm", "tool", "guardrail"] as const;
+
 export const taskStep = z.object({
   index: z.number().int().min(0).describe("0, 1, 2, … in the order the steps ended"),
-  kind: z.enum(["llm", "tool"]),
+  kind: z.enum(STEP_KINDS).describe("llm: an LLM turn; tool: a tool call; guardrail: a check of the task's answer"),
   tool: z.string().optional().describe("The tool called (tool steps)"),
-  input: z.string().optional().describe("The tool call's input as JSON (cut)"),
-  output: z.string().optional().describe("What the tool returned, or the LLM's text or the tools it called (cut)"),
-  error: z.string().optional(),
+  input: z.string().optional().describe("The tool call's input as JSON, or the check a guardrail step made (cut)"),
+  output: z
+    .string()
+    .optional()
+    .describe("What the tool returned, the LLM's text or the tools it called, or `passed` for a check (cut)"),
+  error: z.string().optional().describe("Why the step failed; for a guardrail step, why the answer failed the check"),
   startedAt: z.string().describe("RFC 3339 time the step started"),
   durationMs: z.number().int().min(0),
   tokenUsage: stepTokenUsage.optional().describe("LLM steps"),

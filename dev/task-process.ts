@@ -162,6 +162,7 @@ export class TaskProcess {
           ? { steps: outcome.steps ?? [], stepCount: outcome.stepCount, toolsUsed: outcome.toolsUsed ?? [] }
           : {}),
         ...(outcome.output !== undefined && outcome.error === undefined ? { output: outcome.output } : {}),
+        ...(outcome.jsonDict !== undefined && outcome.error === undefined ? { jsonDict: outcome.jsonDict } : {}),
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
       });
     }

@@ -264,6 +264,12 @@ const llmRule = {
   reason: "FieldValueRequired",
 };
 
+const guardrailRule = {
+  rule: "(has(self.llm) ? 1 : 0) + (has(self.jsonSchema) ? 1 : 0) + (has(self.maxLength) ? 1 : 0) + (has(self.regex) ? 1 : 0) == 1",
+  message: "a guardrail needs exactly one of llm, jsonSchema, maxLength, regex",
+  reason: "FieldValueInvalid",
+};
+
 function child(schema: Schema, ...path: string[]): Schema {
   let node = schema;
   for (const step of path) {
@@ -294,6 +300,7 @@ export const kinds: KindSettings[] = [
       child(spec, "llm")["x-kubernetes-validations"] = [llmRule];
       child(spec, "agents", "[]", "llm")["x-kubernetes-validations"] = [llmRule];
       child(spec, "mcpServers", "[]", "headers", "[]")["x-kubernetes-validations"] = [headerRule];
+      child(spec, "tasks", "[]", "guardrails", "[]")["x-kubernetes-validations"] = [guardrailRule];
       // The apiserver names every supported value when one is not: the app names and their app/action names.
       child(spec, "agents", "[]", "apps", "[]").enum = [...appNames, ...appActionReferences];
     },

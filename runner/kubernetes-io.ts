@@ -48,6 +48,7 @@ export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcom
     taskIndex: outcome.taskIndex,
     agent: outcome.agent,
     ...(outcome.output !== undefined ? { output: outcome.output } : {}),
+    ...(outcome.jsonDict !== undefined ? { jsonDict: outcome.jsonDict } : {}),
     ...(outcome.error !== undefined ? { error: outcome.error } : {}),
     attempt: outcome.attempt,
     executionTime: outcome.executionTime,

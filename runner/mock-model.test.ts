@@ -1,6 +1,14 @@
-import { generateText, jsonSchema, stepCountIs, tool } from "ai";
+import { generateText, jsonSchema, Output, stepCountIs, tool, type JSONSchema7 } from "ai";
 import { describe, expect, it } from "vitest";
-import { CALL_TOOLS_QUOTE_CHARS, createMockLanguageModel, MOCK_FAILURE_MESSAGE, mockBehaviour } from "./mock-model.ts";
+import { compileJsonSchema } from "../core/json-schema.ts";
+import { VERDICT_SCHEMA } from "./llm-guardrail.ts";
+import {
+  CALL_TOOLS_QUOTE_CHARS,
+  createMockLanguageModel,
+  MOCK_FAILURE_MESSAGE,
+  MOCK_GUARDRAIL_VERDICT,
+  mockBehaviour,
+} from "./mock-model.ts";
 
 const call = (model: string, options: { task?: string; abortSignal?: AbortSignal } = {}) =>
   generateText({
@@ -133,5 +141,72 @@ describe("mock language model", () => {
       const result = await call("call-tools", { task: "t" });
       expect(result.text).toMatch(/^\[mock llm\] Answer to task "t"/);
     });
+  });
+});
+
+describe("mock language model, structured output and guardrail checks", () => {
+  const pydantic = {
+    $defs: {
+      Source: {
+        type: "object",
+        properties: { url: { type: "string", format: "uri" }, title: { type: "string", minLength: 4 } },
+        required: ["url", "title"],
+      },
+    },
+    type: "object",
+    properties: {
+      headline: { type: "string", minLength: 3 },
+      score: { type: "integer", minimum: 1 },
+      tags: { type: "array", items: { type: "string" }, minItems: 1 },
+      source: { $ref: "#/$defs/Source" },
+      note: { type: "string" },
+    },
+    required: ["headline", "score", "tags", "source"],
+  };
+
+  it("answers a JSON response format with an object made up from the schema, nested models followed", async () => {
+    const result = await generateText({
+      model: createMockLanguageModel("mock"),
+      prompt: "Task: report",
+      output: Output.object({ schema: jsonSchema(pydantic as JSONSchema7) }),
+      maxRetries: 0,
+    });
+    const object = JSON.parse(result.text);
+    expect(object).toEqual({
+      headline: "xxx",
+      score: 1,
+      tags: ["x"],
+      source: { url: "https://example.com/x", title: "xxxx" },
+    });
+    const compiled = compileJsonSchema(pydantic);
+    if (compiled.problems) throw new Error(compiled.problems.join("; "));
+    expect(compiled.validate(object)).toEqual([]);
+  });
+
+  it("calls tools first with call-tools, then answers with the object", async () => {
+    const result = await generateText({
+      model: createMockLanguageModel("call-tools"),
+      prompt: "Task: report",
+      tools: { ping: tool({ inputSchema: jsonSchema({ type: "object" }), execute: async () => "pong" }) },
+      stopWhen: stepCountIs(3),
+      output: Output.object({
+        schema: jsonSchema({ type: "object", properties: { n: { type: "integer" } }, required: ["n"] }),
+      }),
+      maxRetries: 0,
+    });
+    expect(result.steps.map((s) => s.finishReason)).toEqual(["tool-calls", "stop"]);
+    expect(JSON.parse(result.text)).toEqual({ n: 0 });
+  });
+
+  it("passes an answer it is asked to judge (an LLM guardrail)", async () => {
+    const result = await generateText({
+      model: createMockLanguageModel("mock"),
+      prompt: "Rule: x",
+      output: Output.object({ schema: jsonSchema(VERDICT_SCHEMA) }),
+      providerOptions: { mock: { guardrail: true } },
+      maxRetries: 0,
+    });
+    expect(JSON.parse(result.text)).toEqual(MOCK_GUARDRAIL_VERDICT);
+    expect(MOCK_GUARDRAIL_VERDICT.valid).toBe(true);
   });
 });

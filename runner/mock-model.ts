@@ -19,12 +19,17 @@
  *                     holding every tool result verbatim, each cut at 500 characters. Offered no tools, it answers
  *                     as `mock` does.
  * Any other name (`mock`, `default`, ...) gives the plain labelled answer.
+ *
+ * Asked for structured output (a JSON response format with a schema: a task's `outputJson`), whatever the name, the
+ * answer is a JSON object made up from the schema as `call-tools` makes up arguments; asked to judge an answer (an
+ * LLM guardrail, `providerOptions.mock.guardrail`), it finds the answer complies. So crews with structured outputs
+ * and guardrails run offline too.
  */
 import { createHash } from "node:crypto";
 import type { LanguageModel } from "ai";
 import { abortableSleep } from "./abortable-sleep.ts";
 import { TASK_LABEL } from "./prompt.ts";
-import { argumentsFromSchema, type JsonSchema } from "./schema-arguments.ts";
+import { argumentsFromSchema, valueFromSchema, type JsonSchema } from "./schema-arguments.ts";
 
 /** The provider specification version ai@6 calls natively. */
 export type LanguageModelV3 = Extract<LanguageModel, { specificationVersion: "v3" }>;
@@ -39,7 +44,12 @@ export const MOCK_FAILURE_MESSAGE = "mock llm: failure requested";
 /** Per-call options the runner passes as `providerOptions.mock`, so the answer can name its task. */
 export interface MockProviderOptions {
   task?: string;
+  /** The call is an LLM guardrail's check (runner/llm-guardrail.ts): the mock passes the answer. */
+  guardrail?: boolean;
 }
+
+/** What the mock answers an LLM guardrail's check with: the answer complies. */
+export const MOCK_GUARDRAIL_VERDICT = { valid: true, feedback: "" };
 
 export interface MockBehaviour {
   sleepMs: number;
@@ -154,15 +164,28 @@ function callToolsTurn(options: CallOptions): GenerateResult["content"] | undefi
   return [{ type: "text", text: `[mock llm] Answer from ${results.length} tool results.\n\n${quoted.join("\n\n")}` }];
 }
 
+/** The JSON text the mock answers a structured-output call with, if the call asks for one. */
+function structuredAnswer(options: CallOptions, mockOptions: MockProviderOptions | undefined): string | undefined {
+  const format = options.responseFormat;
+  if (format?.type !== "json") return undefined;
+  if (mockOptions?.guardrail) return JSON.stringify(MOCK_GUARDRAIL_VERDICT);
+  return format.schema ? JSON.stringify(valueFromSchema(format.schema as JsonSchema)) : "{}";
+}
+
 export function createMockLanguageModel(modelId: string): LanguageModelV3 {
   const generate = async (options: CallOptions): Promise<GenerateResult> => {
     const behaviour = mockBehaviour(modelId);
     if (behaviour.sleepMs > 0) await abortableSleep(behaviour.sleepMs, options.abortSignal);
     if (behaviour.fail) throw new Error(MOCK_FAILURE_MESSAGE);
     const mockOptions = options.providerOptions?.[MOCK_PROVIDER_ID] as MockProviderOptions | undefined;
-    const content = (behaviour.callTools ? callToolsTurn(options) : undefined) ?? [
-      { type: "text", text: mockAnswer(modelId, options.prompt, mockOptions?.task) },
-    ];
+    const toolTurn = behaviour.callTools ? callToolsTurn(options) : undefined;
+    const structured = structuredAnswer(options, mockOptions);
+    // Tools first (call-tools), then the answer: structured when asked for, else the labelled text.
+    const content: GenerateResult["content"] = toolTurn?.some((c) => c.type === "tool-call")
+      ? toolTurn
+      : structured !== undefined
+        ? [{ type: "text", text: structured }]
+        : (toolTurn ?? [{ type: "text", text: mockAnswer(modelId, options.prompt, mockOptions?.task) }]);
     const callsTools = content.some((c) => c.type === "tool-call");
     const inputWords = countWords(promptText(options.prompt));
     const outputWords = countWords(content.map((c) => (c.type === "text" ? c.text : "")).join(" "));

@@ -1,4 +1,5 @@
 import type { TaskAssignment } from "../core/task-assignment.ts";
+import { structuredOutputInstruction } from "./structured-output.ts";
 
 /** The two messages an agent receives for one task. */
 export interface TaskPrompt {
@@ -34,5 +35,6 @@ export function buildTaskPrompt(assignment: Pick<TaskAssignment, "agent" | "task
     "Reply with the finished work itself, in full and in the form the expected output describes, rather than an " +
       "outline or a description of it.",
   );
+  if (task.outputJson) parts.push(structuredOutputInstruction(task.outputJson));
   return { system, user: parts.join("\n\n") };
 }

@@ -137,3 +137,45 @@ describe("runTask (mock provider)", () => {
     expect(outcome.executionTime).toBeGreaterThanOrEqual(0.19);
   });
 });
+
+describe("runTask with structured output and guardrails (mock provider, offline)", () => {
+  it("answers outputJson with an object from the schema and passes every guardrail, each check a step", async () => {
+    const a = testAssignment();
+    const outputJson = { type: "object", properties: { title: { type: "string", minLength: 2 } }, required: ["title"] };
+    const outcome = await runTask(
+      {
+        ...a,
+        task: {
+          ...a.task,
+          outputJson,
+          guardrail: "The title is catchy.",
+          guardrails: [{ maxLength: 100 }, { regex: "title" }],
+        },
+      },
+      deps,
+    );
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.jsonDict).toEqual({ title: "xx" });
+    expect(outcome.output).toBe('{"title":"xx"}');
+    expect(outcome.steps!.map((s) => [s.kind, s.input, s.output])).toEqual([
+      ["llm", undefined, '{"title":"xx"}'],
+      ["guardrail", "outputJson", "passed"],
+      ["guardrail", "maxLength 100", "passed"],
+      ["guardrail", "regex title", "passed"],
+      ["llm", undefined, '{"valid":true,"feedback":""}'],
+      ["guardrail", "llm: The title is catchy.", "passed"],
+    ]);
+  });
+
+  it("fails a plain mock answer that a built-in check refuses, after the retries", async () => {
+    const a = testAssignment();
+    const outcome = await runTask(
+      { ...a, task: { ...a.task, guardrails: [{ maxLength: 10 }], guardrailMaxRetries: 1 } },
+      deps,
+    );
+    expect(outcome.error).toMatch(
+      /^The answer failed guardrails\[0\] \(maxLength 10\) after 1 retry: the answer has \d+ characters, more than 10$/,
+    );
+    expect(outcome.steps!.map((s) => s.kind)).toEqual(["llm", "guardrail", "llm", "guardrail"]);
+  });
+});

@@ -1,4 +1,4 @@
-import { generateText, stepCountIs } from "ai";
+import { generateText, stepCountIs, type LanguageModelUsage, type ModelMessage } from "ai";
 import type { LlmConfig } from "../core/crew.ts";
 import type { Logger } from "../core/logger.ts";
 import type { Fetch } from "../core/outbound/outbound-fetch.ts";
@@ -18,6 +18,10 @@ import { openTaskToolset, type TaskToolset, type ToolCallRecord } from "./task-t
 import type { AppsSettings } from "./apps-source.ts";
 import { StepRecorder, type StepSummary } from "./step-recorder.ts";
 import type { TaskStep } from "../core/task-step.ts";
+import type { JsonObject } from "../core/json.ts";
+import { checkAnswer, checksExhausted, retryFeedback, taskChecks, type CheckDeps } from "./guardrails.ts";
+import { judgeAnswer } from "./llm-guardrail.ts";
+import { responseFormatName, structuredOutput } from "./structured-output.ts";
 
 export interface RunTaskDeps {
   /** The environment API keys are read from (see llm.ts). */
@@ -45,6 +49,20 @@ export interface RunTaskDeps {
 
 const EMPTY_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 
+function usageOf(usage: LanguageModelUsage): TokenUsage {
+  const inputTokens = usage.inputTokens ?? 0;
+  const outputTokens = usage.outputTokens ?? 0;
+  return { inputTokens, outputTokens, totalTokens: usage.totalTokens ?? inputTokens + outputTokens };
+}
+
+function addTokens(a: TokenUsage, b: TokenUsage): TokenUsage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+}
+
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, " ").trim();
 }
@@ -56,9 +74,11 @@ function formatMiB(bytes: number): string {
 /**
  * Carries out one task with its agent: opens the task's tool sources (one MCP session per server, always closed),
  * runs the AI SDK's tool loop for at most the agent's `maxIter` LLM turns (each turn's transient errors retried on
- * their own), and measures the time and tokens spent. A tool's failure goes back to the model as the tool's result;
- * the task fails when a tool source cannot be used, the LLM fails, or the loop ends without an answer. A failing task
- * never throws: the outcome carries the error instead.
+ * their own), and measures the time and tokens spent. A tool's failure goes back to the model as the tool's result.
+ * Each answer then goes through the task's checks (its outputJson and guardrails, runner/guardrails.ts, each a step);
+ * one that fails goes back to the agent with the reason, up to guardrailMaxRetries times. The task fails when a tool
+ * source cannot be used, the LLM fails, the loop ends without an answer, or the last answer still fails a check. A
+ * failing task never throws: the outcome carries the error instead.
  */
 export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Promise<TaskOutcome> {
   const now = deps.now ?? (() => performance.now());
@@ -80,7 +100,12 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
   let tokenUsage = EMPTY_USAGE;
   let toolset: TaskToolset | undefined;
   const recorder = new StepRecorder(deps.onStep);
-  const ended = (fields: { output?: string; error?: string; executionTime: number }): TaskOutcome => ({
+  const ended = (fields: {
+    output?: string;
+    jsonDict?: JsonObject;
+    error?: string;
+    executionTime: number;
+  }): TaskOutcome => ({
     ...base,
     ...fields,
     tokenUsage,
@@ -118,49 +143,97 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
       onTurn: (turn) => recorder.llmTurn(turn),
     });
     const maxIter = assignment.agent.maxIter;
-    const result = await generateText({
-      model: retrying.model,
-      system: prompt.system,
-      prompt: prompt.user,
-      temperature: llm.temperature,
-      maxOutputTokens: llm.maxOutputTokens,
-      maxRetries: 0,
-      abortSignal: deps.signal,
-      providerOptions: { [MOCK_PROVIDER_ID]: { task: assignment.task.name } },
-      ...(toolset.names.length > 0 ? { tools: toolset.tools, stopWhen: stepCountIs(maxIter) } : {}),
-    });
-    model = `${llm.provider}/${result.response.modelId || llm.model}`;
-    if (result.warnings?.length) log.warn({ model, warnings: result.warnings }, "LLM call warnings");
-    const usage = result.totalUsage;
-    const inputTokens = usage.inputTokens ?? 0;
-    const outputTokens = usage.outputTokens ?? 0;
-    tokenUsage = { inputTokens, outputTokens, totalTokens: usage.totalTokens ?? inputTokens + outputTokens };
-    const output = result.text;
-    const bytes = Buffer.byteLength(output, "utf8");
-    const executionTime = seconds();
-    const lastTool = toolset.lastTool();
-    const turns = result.steps.length;
-    if (result.finishReason === "tool-calls" && turns >= maxIter) {
-      const error =
-        `The agent reached maxIter (${maxIter} LLM turns) without a final answer` +
-        (lastTool ? `; the last tool it called was "${lastTool}"` : "");
-      log.warn({ model, turns, lastTool, executionTime }, "Task failed: maxIter reached");
-      return ended({ error, executionTime });
+    const checks = taskChecks(assignment.task);
+    const output = checks.outputJson
+      ? structuredOutput(checks.outputJson, responseFormatName(assignment.task.name))
+      : undefined;
+    const addUsage = (usage: TokenUsage) => (tokenUsage = addTokens(tokenUsage, usage));
+    const checkDeps: CheckDeps = {
+      judge: (rule, answer) =>
+        judgeAnswer(rule, answer, { model: retrying.model, llm, signal: deps.signal, task: assignment.task.name }),
+      onTokens: addUsage,
+      onCheck: (check, result, startedAt, durationMs) =>
+        recorder.guardrailCheck({
+          check: check.name,
+          ...(result.passed ? {} : { reason: result.reason }),
+          startedAt,
+          durationMs,
+        }),
+      now,
+    };
+    // The conversation goes on across retries: the agent sees its earlier answer and why it failed a check.
+    const messages: ModelMessage[] = [{ role: "user", content: prompt.user }];
+    for (let retry = 0; ; retry++) {
+      const result = await generateText({
+        model: retrying.model,
+        system: prompt.system,
+        messages,
+        temperature: llm.temperature,
+        maxOutputTokens: llm.maxOutputTokens,
+        maxRetries: 0,
+        abortSignal: deps.signal,
+        providerOptions: {
+          [MOCK_PROVIDER_ID]: { task: assignment.task.name },
+          // OpenAI's strict mode refuses most schemas written without it in mind; the answer is validated here anyway.
+          ...(output ? { openai: { strictJsonSchema: false } } : {}),
+        },
+        ...(output ? { output } : {}),
+        ...(toolset.names.length > 0 ? { tools: toolset.tools, stopWhen: stepCountIs(maxIter) } : {}),
+      });
+      model = `${llm.provider}/${result.response.modelId || llm.model}`;
+      if (result.warnings?.length) log.warn({ model, warnings: result.warnings }, "LLM call warnings");
+      addUsage(usageOf(result.totalUsage));
+      const lastTool = toolset.lastTool();
+      const turns = result.steps.length;
+      if (result.finishReason === "tool-calls" && turns >= maxIter) {
+        const error =
+          `The agent reached maxIter (${maxIter} LLM turns) without a final answer` +
+          (lastTool ? `; the last tool it called was "${lastTool}"` : "");
+        log.warn({ model, turns, lastTool, executionTime: seconds() }, "Task failed: maxIter reached");
+        return ended({ error, executionTime: seconds() });
+      }
+      if (result.text.trim() === "") {
+        const error =
+          `The LLM returned an empty answer (finish reason: ${result.finishReason})` +
+          (lastTool ? `; the last tool it called was "${lastTool}"` : "");
+        log.warn({ model, executionTime: seconds() }, "Task failed: empty answer");
+        return ended({ error, executionTime: seconds() });
+      }
+      const verdict = await checkAnswer(result.text, checks, checkDeps);
+      if (!verdict.passed) {
+        if (retry >= checks.maxRetries) {
+          const error = checksExhausted(verdict.failed, verdict.reason, checks.maxRetries);
+          log.warn(
+            { model, check: verdict.failed.field, executionTime: seconds() },
+            "Task failed: answer failed a check",
+          );
+          return ended({ error, executionTime: seconds() });
+        }
+        log.info({ model, check: verdict.failed.field, retry: retry + 1 }, "Answer failed a check; asking again");
+        messages.push(...result.response.messages, {
+          role: "user",
+          content: retryFeedback(verdict.failed, verdict.reason),
+        });
+        continue;
+      }
+      const executionTime = seconds();
+      const bytes =
+        Buffer.byteLength(verdict.output, "utf8") +
+        (verdict.jsonDict ? Buffer.byteLength(JSON.stringify(verdict.jsonDict), "utf8") : 0);
+      if (bytes > MAX_TASK_OUTPUT_BYTES) {
+        const error =
+          `Task output is ${bytes} bytes${verdict.jsonDict ? " (its text and its object)" : ""}, ` +
+          `above the ${formatMiB(MAX_TASK_OUTPUT_BYTES)} limit`;
+        log.warn({ model, bytes, executionTime }, "Task failed: output too large");
+        return ended({ error, executionTime });
+      }
+      log.info({ model, attempts: retrying.attempts(), turns, executionTime, tokenUsage, bytes }, "Task succeeded");
+      return ended({
+        output: verdict.output,
+        ...(verdict.jsonDict ? { jsonDict: verdict.jsonDict } : {}),
+        executionTime,
+      });
     }
-    if (bytes > MAX_TASK_OUTPUT_BYTES) {
-      const error = `Task output is ${bytes} bytes, above the ${formatMiB(MAX_TASK_OUTPUT_BYTES)} limit`;
-      log.warn({ model, bytes, executionTime }, "Task failed: output too large");
-      return ended({ error, executionTime });
-    }
-    if (output.trim() === "") {
-      const error =
-        `The LLM returned an empty answer (finish reason: ${result.finishReason})` +
-        (lastTool ? `; the last tool it called was "${lastTool}"` : "");
-      log.warn({ model, executionTime }, "Task failed: empty answer");
-      return ended({ error, executionTime });
-    }
-    log.info({ model, attempts: retrying.attempts(), turns, executionTime, tokenUsage, bytes }, "Task succeeded");
-    return ended({ output, executionTime });
   } catch (err) {
     const executionTime = seconds();
     const cause = err instanceof LlmCallError ? err.message : err instanceof Error ? err.message : String(err);

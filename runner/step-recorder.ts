@@ -11,6 +11,16 @@ export interface LlmTurnRecord {
   tokenUsage?: { inputTokens: number; outputTokens: number; totalTokens: number };
 }
 
+/** One check of a task's answer as runner/guardrails.ts made it. */
+export interface GuardrailCheckRecord {
+  /** The check in a few words (`outputJson`, `maxLength 280`, `llm: <rule>`). */
+  check: string;
+  /** Why the answer failed it; undefined when it passed. */
+  reason?: string;
+  startedAt: Date;
+  durationMs: number;
+}
+
 /**
  * Numbers a task's steps in the order they end (an LLM turn ends before the tools it called run), keeps them for the
  * outcome within core's bounds, and hands each one to `onStep` as it ends.
@@ -33,7 +43,7 @@ export class StepRecorder {
   }
 
   llmTurn(turn: LlmTurnRecord): void {
-    this.record({
+    this.add({
       kind: "llm",
       ...(turn.output !== undefined ? { output: turn.output } : {}),
       ...(turn.error !== undefined ? { error: turn.error } : {}),
@@ -44,7 +54,8 @@ export class StepRecorder {
   }
 
   toolCall(call: ToolCallRecord): void {
-    this.record({
+    if (!this.tools.includes(call.tool)) this.tools.push(call.tool);
+    this.add({
       kind: "tool",
       tool: call.tool,
       input: JSON.stringify(call.input ?? null),
@@ -55,14 +66,23 @@ export class StepRecorder {
     });
   }
 
+  /** A check of the task's answer (its outputJson, a guardrail): passed, or why the answer failed it. */
+  guardrailCheck(check: GuardrailCheckRecord): void {
+    this.add({
+      kind: "guardrail",
+      input: check.check,
+      ...(check.reason === undefined ? { output: "passed" } : { error: check.reason }),
+      startedAt: check.startedAt.toISOString(),
+      durationMs: check.durationMs,
+    });
+  }
+
   /** The outcome's step fields (also the steps so far, while the task runs). */
   summary(): StepSummary {
     return { steps: boundSteps(this.steps), stepCount: this.count, toolsUsed: [...this.tools] };
   }
 
-  /** A step as another runtime reported it (the crewai runtime's adapter), numbered here like the others. */
-  record(fields: Omit<TaskStep, "index">): void {
-    if (fields.tool !== undefined && !this.tools.includes(fields.tool)) this.tools.push(fields.tool);
+  private add(fields: Omit<TaskStep, "index">): void {
     const step: TaskStep = { index: this.count++, ...fields };
     for (const key of ["input", "output", "error"] as const) {
       if (step[key] !== undefined) step[key] = cutText(step[key], MAX_STEP_TEXT_CHARS);

@@ -32,7 +32,12 @@ function apply(state, name, data) {
 }
 
 function Step({ step }) {
-  const what = step.kind === "tool" ? `tool call ${step.tool}` : "LLM turn";
+  const what =
+    step.kind === "tool"
+      ? `tool call ${step.tool}`
+      : step.kind === "guardrail"
+        ? `check ${step.error === undefined ? "passed" : "failed"}`
+        : "LLM turn";
   return html`<li class=${`step step-${step.kind}`}>
     <span>${what}${step.attempt > 1 ? ` (attempt ${step.attempt})` : ""}, ${step.duration_ms} ms</span>
     ${step.input !== undefined && html`<pre class="step-input">${JSON.stringify(step.input, null, 1)}</pre>`}

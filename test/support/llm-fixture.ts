@@ -6,7 +6,8 @@ import type { AddressInfo } from "node:net";
  * usage) and Anthropic Messages (`POST /v1/messages`). Each test scripts it with a queue of replies (an answer, tool
  * calls, an answer quoting the tool results the request carries, an HTTP error with headers such as Retry-After, a
  * slow reply, a reset connection); when the queue is empty it answers `defaultAnswer`. Every request is recorded, so
- * tests can assert the prompt, the tools offered, the tool results sent back and the credentials.
+ * tests can assert the prompt, the tools offered, the tool results sent back and the credentials. A Chat Completions
+ * request whose `response_format` OpenAI would refuse gets OpenAI's 400 (responseFormatProblem).
  */
 import { argumentsFromSchema, type JsonSchema } from "../../runner/schema-arguments.ts";
 
@@ -204,6 +205,63 @@ function send(res: ServerResponse, status: number, body: string, headers: Record
   res.end(body);
 }
 
+const RESPONSE_FORMAT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Where a strict JSON schema breaks OpenAI's strict-mode rules (every object closed, every property required). */
+function strictSchemaProblem(schema: Record<string, unknown>, where: string): string | undefined {
+  if (schema.type === "object" || schema.properties) {
+    if (schema.additionalProperties !== false) {
+      return `In context=(${where}), 'additionalProperties' is required to be supplied and to be false.`;
+    }
+    const properties = Object.keys((schema.properties ?? {}) as object);
+    const required = (schema.required ?? []) as string[];
+    const missing = properties.find((p) => !required.includes(p));
+    if (missing)
+      return `In context=(${where}), 'required' is required to include every key in properties. Missing '${missing}'.`;
+  }
+  for (const [key, child] of Object.entries((schema.properties ?? {}) as Record<string, Record<string, unknown>>)) {
+    const problem = strictSchemaProblem(child, `${where}${where ? ", " : ""}'properties', '${key}'`);
+    if (problem) return problem;
+  }
+  if (schema.items && typeof schema.items === "object") {
+    return strictSchemaProblem(schema.items as Record<string, unknown>, `${where}${where ? ", " : ""}'items'`);
+  }
+  return undefined;
+}
+
+/**
+ * What OpenAI's Chat Completions API refuses in a request's `response_format` (a 400 invalid_request_error there, so
+ * here too): an unknown type, a json_schema without a valid name or schema, a strict schema strict mode cannot take,
+ * or JSON mode without the word "json" in the messages.
+ */
+export function responseFormatProblem(body: Record<string, unknown>): string | undefined {
+  const format = body.response_format as Record<string, unknown> | undefined;
+  if (format === undefined) return undefined;
+  if (format.type === "text") return undefined;
+  if (format.type === "json_object") {
+    return /json/i.test(JSON.stringify(body.messages ?? []))
+      ? undefined
+      : "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.";
+  }
+  if (format.type !== "json_schema")
+    return `Invalid value: '${String(format.type)}'. Supported values are: 'json_object', 'json_schema', and 'text'.`;
+  const spec = format.json_schema as Record<string, unknown> | undefined;
+  if (!spec || typeof spec.name !== "string" || !RESPONSE_FORMAT_NAME.test(spec.name)) {
+    return "Invalid 'response_format.json_schema.name': string does not match pattern '^[a-zA-Z0-9_-]+$' (at most 64).";
+  }
+  if (spec.schema === undefined || typeof spec.schema !== "object" || Array.isArray(spec.schema)) {
+    return "Invalid 'response_format.json_schema.schema': expected an object.";
+  }
+  if (spec.strict !== undefined && spec.strict !== null && typeof spec.strict !== "boolean") {
+    return "Invalid type for 'response_format.json_schema.strict': expected a boolean.";
+  }
+  if (spec.strict === true) {
+    const problem = strictSchemaProblem(spec.schema as Record<string, unknown>, "");
+    if (problem) return `Invalid schema for response_format '${spec.name}': ${problem}`;
+  }
+  return undefined;
+}
+
 /** The fixture, listening on `host` (loopback unless pods elsewhere must reach it, e.g. on a kind cluster). */
 export async function startLlmFixture(host = "127.0.0.1"): Promise<LlmFixture> {
   const queue: FixtureReply[] = [];
@@ -232,6 +290,8 @@ export async function startLlmFixture(host = "127.0.0.1"): Promise<LlmFixture> {
       if (api === "unknown" || req.method !== "POST") {
         return send(res, 404, JSON.stringify(errorBody("openai", 404, `No route ${req.method} ${path}`)));
       }
+      const formatProblem = api === "openai" ? responseFormatProblem(body) : undefined;
+      if (formatProblem) return send(res, 400, JSON.stringify(errorBody("openai", 400, formatProblem)));
       const reply: FixtureReply = queue.shift() ?? { kind: "answer", ...fixture.defaultAnswer };
       if (reply.kind === "reset") {
         req.socket.destroy();
