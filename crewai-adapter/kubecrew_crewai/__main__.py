@@ -79,4 +79,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The outcome is written: the interpreter's teardown (CrewAI's event bus and thread pools, thousands of modules)
+    # took seconds a task and has nothing left to do.
+    os._exit(status)
