@@ -264,8 +264,13 @@ const llmRule = {
   reason: "FieldValueRequired",
 };
 
+/**
+ * A guardrail is one check. CEL cannot see `jsonSchema` (free-form JSON has no CEL type, so naming it fails the CRD),
+ * so the apiserver refuses two of the other kinds together; none, or jsonSchema with another, is left to
+ * crewSpecProblems (the Crew's Ready condition).
+ */
 const guardrailRule = {
-  rule: "(has(self.llm) ? 1 : 0) + (has(self.jsonSchema) ? 1 : 0) + (has(self.maxLength) ? 1 : 0) + (has(self.regex) ? 1 : 0) == 1",
+  rule: "(has(self.llm) ? 1 : 0) + (has(self.maxLength) ? 1 : 0) + (has(self.regex) ? 1 : 0) <= 1",
   message: "a guardrail needs exactly one of llm, jsonSchema, maxLength, regex",
   reason: "FieldValueInvalid",
 };
