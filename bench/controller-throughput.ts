@@ -12,6 +12,7 @@
  * same 4 tasks run one after another, each task a mock model sleeping BENCH_TASK_MS (2000): each crew's median wall
  * time (kickoff to Succeeded, BENCH_DAG_EXECUTIONS=5 executions of each at once) and the controller's writes per task.
  */
+import { runnerSettings } from "../core/crew.ts";
 import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
 import { taskJob } from "../controller/task-job.ts";
 import { applyCrew, RUNNER_SA } from "../test/e2e/support/fixture.ts";
@@ -134,7 +135,7 @@ await Promise.all(
     const job = taskJob(
       { name, namespace, uid: "00000000-0000-0000-0000-000000000000", crew: "bare" },
       dummyAssignment,
-      { taskTimeoutSeconds: 120, executionTimeoutSeconds: 600, retries: 0 },
+      runnerSettings.parse({ taskTimeoutSeconds: 120, executionTimeoutSeconds: 600, retries: 0 }),
       {
         defaultImage: runnerImage,
         ...(onKind ? { imagePullPolicy: "Never" as const } : {}),

@@ -1,3 +1,4 @@
+import type { WebhookKind } from "../core/decision.ts";
 import type { JsonObject } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
 import { OutboundRefusedError } from "../core/outbound/policy.ts";
@@ -22,9 +23,9 @@ import {
  */
 
 export interface WebhookDelivery {
-  /** `task:<task name>`, `step:<task name>:<attempt>:<index>` or `crew`. */
+  /** `task:<task name>`, `step:<task name>:<attempt>:<index>`, `human-input:<task name>` or `crew` (see due-webhooks.ts). */
   hook: string;
-  kind: "task" | "step" | "crew";
+  kind: WebhookKind;
   namespace: string;
   execution: string;
   /** The CrewExecution's metadata.uid: unique to this run, also against a later run of the same name. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_FEEDBACK_CHARS } from "./human-input-schema.ts";
 import { jsonObject, jsonValue } from "./json.ts";
 
 /** Bodies of the crew API, wire-compatible with CrewAI AMP's deployed-crew API. */
@@ -26,6 +27,29 @@ export const kickoffRequest = z
     taskWebhookUrl: z.string().url().optional(),
     stepWebhookUrl: z.string().url().optional(),
     crewWebhookUrl: z.string().url().optional(),
+    humanInputWebhook: z
+      .object({
+        url: z.string().url(),
+        authentication: z
+          .discriminatedUnion("strategy", [
+            z.object({ strategy: z.literal("bearer"), token: z.string().min(1).max(4096) }),
+            z.object({
+              strategy: z.literal("basic"),
+              username: z
+                .string()
+                .min(1)
+                .max(1024)
+                .refine((u) => !u.includes(":"), "must not contain ':'"),
+              password: z.string().max(4096),
+            }),
+          ])
+          .optional()
+          .describe("Sent as the Authorization header of each delivery; kept in a Secret, never logged"),
+      })
+      .optional()
+      .describe(
+        "AMP's human-input webhook: POSTed when a humanInput task's answer waits for a person, with execution_id, task_id and output",
+      ),
     user: z
       .string()
       .min(1)
@@ -46,6 +70,14 @@ export const runningStatus = z
     state: z.literal("RUNNING"),
     current_task: z.string(),
     progress: z.object({ completed_tasks: z.number().int(), total_tasks: z.number().int() }),
+    pending_human_input: z
+      .object({
+        task_id: z.string().describe("The task whose answer waits"),
+        output: z.string().describe("The answer to approve or send back (POST /resume)"),
+        requested_at: z.string().describe("When the execution began to wait (RFC 3339)"),
+      })
+      .optional()
+      .describe("Present while the execution waits for a person (AMP's Pending Human Input)"),
   })
   .meta({ id: "RunningStatus" });
 
@@ -90,6 +122,36 @@ export const errorBody = z
   })
   .meta({ id: "Error" });
 export type ErrorBody = z.infer<typeof errorBody>;
+
+export const resumeRequest = z
+  .object({
+    execution_id: z.guid().describe("The kickoff_id of the execution that waits"),
+    task_id: z.string().min(1).max(63).describe("The task whose answer waits for a person"),
+    human_feedback: z
+      .string()
+      .max(MAX_FEEDBACK_CHARS)
+      .describe(
+        "With is_approve false: what to change (the task runs again with it); with true: a note the later tasks get with the output",
+      ),
+    is_approve: z.boolean().describe("true: accept the answer and go on; false: run the task again with the feedback"),
+    taskWebhookUrl: z.string().url().optional(),
+    stepWebhookUrl: z.string().url().optional(),
+    crewWebhookUrl: z.string().url().optional(),
+  })
+  .meta({ id: "ResumeRequest" });
+export type ResumeRequest = z.infer<typeof resumeRequest>;
+
+export const resumeResponse = z
+  .object({
+    status: z
+      .enum(["resumed", "retrying", "completed"])
+      .describe(
+        "resumed: approved, later tasks go on; retrying: the task runs again; completed: approved, nothing left",
+      ),
+    message: z.string(),
+  })
+  .meta({ id: "ResumeResponse" });
+export type ResumeResponse = z.infer<typeof resumeResponse>;
 
 export const stopResponse = z
   .object({ kickoff_id: z.uuid(), status: z.literal("stopping") })

@@ -1,5 +1,6 @@
 import { agentFor, type CrewSpec, type Task } from "./crew.ts";
 import type { DecideInput } from "./decision.ts";
+import { decisionOn, taskRevision } from "./human-input.ts";
 import { interpolate } from "./inputs.ts";
 import { successfulResult } from "./observed-task.ts";
 import type { TaskAssignment } from "./task-assignment.ts";
@@ -23,6 +24,8 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
   const inputs = input.execution.spec.inputs;
   const agent = agentFor(spec, task.name);
   const contextNames = contextTaskNames(spec, index);
+  const revision = taskRevision(input.execution.spec, task.name);
+  const review = revision > 0 ? reviewOf(input, task.name, revision - 1) : undefined;
   return {
     execution: {
       id: input.execution.name,
@@ -35,6 +38,8 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
       name: task.name,
       description: interpolate(task.description, inputs),
       expectedOutput: interpolate(task.expectedOutput, inputs),
+      ...(revision > 0 ? { revision } : {}),
+      ...(review ? { review } : {}),
       ...taskGuardrails(task),
     },
     agent: {
@@ -43,9 +48,24 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
       goal: interpolate(agent.goal, inputs),
       backstory: interpolate(agent.backstory, inputs),
     },
-    context: contextNames.map((name) => ({ task: name, output: successfulResult(input.observed[name])?.output ?? "" })),
+    context: contextNames.map((name) => contextEntry(input, name)),
+
     inputs,
     tools: resolveTaskTools(spec, agent, task),
     runtime: spec.runtime,
   };
+}
+
+/** Answer `revision` of a task that a person sent back: what it said, and what they asked for instead. */
+function reviewOf(input: DecideInput, task: string, revision: number) {
+  const previousOutput = successfulResult(input.observed[task], revision)?.output ?? "";
+  return { previousOutput, feedback: decisionOn(input.execution.spec, task, revision)?.feedback ?? "" };
+}
+
+/** An earlier task's output as context, with what the person who approved it said about it (if they said anything). */
+function contextEntry(input: DecideInput, task: string) {
+  const output = successfulResult(input.observed[task])?.output ?? "";
+  const approval = decisionOn(input.execution.spec, task, taskRevision(input.execution.spec, task));
+  const note = approval?.approve ? approval.feedback.trim() : "";
+  return { task, output, ...(note ? { note } : {}) };
 }

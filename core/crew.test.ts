@@ -21,7 +21,13 @@ describe("crewSpec", () => {
     const spec = crewSpec.parse({ agents, tasks });
     expect(spec.process).toBe("sequential");
     expect(spec.inputs).toEqual([]);
-    expect(spec.runner).toEqual({ taskTimeoutSeconds: 600, executionTimeoutSeconds: 3600, retries: 1 });
+    expect(spec.runner).toEqual({
+      taskTimeoutSeconds: 600,
+      executionTimeoutSeconds: 3600,
+      retries: 1,
+      humanInputTimeoutSeconds: 86_400,
+      humanInputMaxRetries: 5,
+    });
     expect(spec.agents[0]).toEqual({
       name: "researcher",
       role: "Researcher",
@@ -32,7 +38,7 @@ describe("crewSpec", () => {
       apps: [],
       maxIter: 20,
     });
-    expect(spec.tasks[1]).toEqual({ ...tasks[1], asyncExecution: false });
+    expect(spec.tasks[1]).toEqual({ ...tasks[1], asyncExecution: false, humanInput: false });
   });
 
   it("fills the runner defaults a partial runner section leaves out", () => {
@@ -42,6 +48,8 @@ describe("crewSpec", () => {
       retries: 0,
       taskTimeoutSeconds: 600,
       executionTimeoutSeconds: 3600,
+      humanInputTimeoutSeconds: 86_400,
+      humanInputMaxRetries: 5,
     });
   });
 

@@ -130,6 +130,12 @@ export const task = z.object({
     .max(200)
     .optional()
     .describe("Names of the only tools (of its agent's) this task may use; all of the agent's when omitted"),
+  humanInput: z
+    .boolean()
+    .default(false)
+    .describe(
+      "CrewAI's human_input: after its answer the execution waits (no pod held) until a person approves it or asks for a revision (POST /resume)",
+    ),
   ...taskGuardrailFields,
 });
 export type Task = z.infer<typeof task>;
@@ -149,6 +155,21 @@ export const runnerSettings = z.object({
   taskTimeoutSeconds: z.number().int().positive().default(600).describe("Per task (the Job's activeDeadlineSeconds)"),
   executionTimeoutSeconds: z.number().int().positive().default(3600).describe("Whole execution"),
   retries: z.number().int().min(0).max(10).default(1).describe("Retries of a failed task (the Job's backoffLimit)"),
+  humanInputTimeoutSeconds: z
+    .number()
+    .int()
+    .positive()
+    .default(86_400)
+    .describe(
+      "How long a humanInput task waits for a person before the execution fails; waiting does not count against executionTimeoutSeconds",
+    ),
+  humanInputMaxRetries: z
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .default(5)
+    .describe("How many times a person may send one task's answer back for a revision"),
 });
 export type RunnerSettings = z.infer<typeof runnerSettings>;
 

@@ -3,62 +3,24 @@ import { agentFor, type CrewSpec } from "./crew.ts";
 import { setCondition } from "./conditions.ts";
 import { dueWebhooks } from "./due-webhooks.ts";
 import { EXECUTION_STOPPED_ERROR, isFinished, type ExecutionStatus, type TaskState } from "./execution.ts";
+import { failTask, finish, inOrder, markDoneTasks, round, stopStrayRuns, stopTask } from "./execution-end.ts";
+import { requestFor, taskRevision, waitedMs } from "./human-input.ts";
+import type { InputRequest } from "./human-input-schema.ts";
 import { interpolate } from "./inputs.ts";
 import { sameJson } from "./json.ts";
-import { successfulResult, type ObservedTask } from "./observed-task.ts";
 import { taskDependencies } from "./task-graph.ts";
-import { executionEvent, transitionEvents } from "./transition-events.ts";
+import { judgeTask, knownTask, runningIndexes, timedOut, unanswered } from "./task-verdict.ts";
+import { transitionEvents } from "./transition-events.ts";
 import type { Action, DecideInput, Decision } from "./decision.ts";
-import type { TaskResultSpec } from "./task-result.ts";
 
 /**
  * The whole state machine of a CrewExecution, as one pure function. The Kubernetes controller and the embedded
  * default both observe the world, call decide(), and carry out the actions; nothing here does I/O or reads a clock.
  * Tasks form a DAG (task-graph.ts): every task whose dependencies have succeeded starts, so asynchronous tasks run
- * side by side; the first failure (or timeout) ends the execution and stops whatever runs beside it.
+ * side by side; the first failure (or timeout) ends the execution and stops whatever runs beside it. A `humanInput`
+ * task's answer waits for a person (WaitingForInput, no run held) until spec.decisions approves it — then it has
+ * succeeded — or sends it back: then the task runs again as its next revision (human-input.ts).
  */
-
-const seconds = (from: string, to: Date) => Math.max(0, (to.getTime() - Date.parse(from)) / 1000);
-const round = (n: number) => Math.round(n * 1000) / 1000;
-
-function lastFailure(task: ObservedTask | undefined): TaskResultSpec | undefined {
-  return task?.results
-    .filter((r) => r.error !== undefined)
-    .sort((a, b) => a.attempt - b.attempt)
-    .at(-1);
-}
-
-type TaskVerdict =
-  | { state: "succeeded"; result: TaskResultSpec }
-  | { state: "failed"; message: string; reason: "TaskFailed" | "TaskTimedOut" }
-  | { state: "running"; startTime: string }
-  | { state: "absent" };
-
-function judgeTask(
-  spec: CrewSpec,
-  name: string,
-  task: ObservedTask | undefined,
-  known: TaskState | undefined,
-  now: Date,
-): TaskVerdict {
-  const success = successfulResult(task);
-  if (success) return { state: "succeeded", result: success };
-  const run = task?.run;
-  if (run?.state === "failed") {
-    if (run.reason === "DeadlineExceeded") {
-      return { state: "failed", reason: "TaskTimedOut", message: timedOut(name, spec) };
-    }
-    const why = lastFailure(task)?.error ?? run.message ?? "its run failed without a message";
-    return { state: "failed", reason: "TaskFailed", message: `Task "${name}" failed: ${why}` };
-  }
-  // A run that ended well but whose result is not visible yet (a cache lagging) counts as running, deadline and all.
-  if (run) return { state: "running", startTime: known?.startTime ?? run.startTime ?? now.toISOString() };
-  // The status records the start, so the run was created (see Decision): a cache that does not show it yet lags.
-  if (known?.phase === "Running" && known.startTime) return { state: "running", startTime: known.startTime };
-  return { state: "absent" };
-}
-
-const timedOut = (name: string, spec: CrewSpec) => `Task "${name}" timed out after ${spec.runner.taskTimeoutSeconds}s`;
 
 export function decide(input: DecideInput): Decision {
   const progress = decideProgress(input);
@@ -81,33 +43,41 @@ function decideProgress(input: DecideInput): Decision {
 
   const actions: Action[] = [];
   const startTime = previous.startTime ?? nowIso;
+  const revisions = spec.tasks.map((t) => taskRevision(execution.spec, t.name));
   // The agent as CrewAI reports it: its role, with the execution's inputs filled in.
-  const tasks: TaskState[] = spec.tasks.map((t) => ({
+  const tasks: TaskState[] = spec.tasks.map((t, i) => ({
     name: t.name,
     agent: interpolate(agentFor(spec, t.name).role, execution.spec.inputs),
     phase: "Pending",
+    ...(revisions[i] ? { revision: revisions[i] } : {}),
   }));
+  const verdicts = spec.tasks.map((task) => judgeTask(spec, task, execution, input.observed[task.name], now));
 
   if (execution.spec.stop) {
     const running = runningIndexes(input, spec);
-    for (const index of running) actions.push({ type: "stopTask", index, taskName: spec.tasks[index]!.name });
+    for (const index of running) actions.push(stopTask(spec, index, revisions));
     const message = EXECUTION_STOPPED_ERROR;
-    const marked = markDoneTasks(input, tasks, previous, now, running, "Stopped", message);
+    const marked = markDoneTasks(input, tasks, verdicts, running, "Stopped", message);
     return finish(input, spec, { phase: "Stopped", reason: "Stopped", message, tasks: marked }, actions, startTime);
   }
 
-  const verdicts = spec.tasks.map((task) =>
-    judgeTask(spec, task.name, input.observed[task.name], knownTask(previous, task.name), now),
-  );
   for (const [index, verdict] of verdicts.entries()) {
     const state = tasks[index]!;
+    const known = knownTask(previous, state.name);
     if (verdict.state === "succeeded") {
-      const known = knownTask(previous, state.name);
       Object.assign(state, {
         phase: "Succeeded",
         agent: verdict.result.agent,
         startTime: known?.startTime ?? input.observed[state.name]?.run?.startTime ?? nowIso,
         completionTime: known?.phase === "Succeeded" ? known.completionTime : nowIso,
+        executionTime: round(verdict.result.executionTime),
+      });
+    }
+    if (verdict.state === "waiting") {
+      Object.assign(state, {
+        phase: "WaitingForInput",
+        agent: verdict.result.agent,
+        startTime: known?.startTime ?? input.observed[state.name]?.run?.startTime ?? nowIso,
         executionTime: round(verdict.result.executionTime),
       });
     }
@@ -129,7 +99,9 @@ function decideProgress(input: DecideInput): Decision {
     );
   }
 
-  const executionDeadline = Date.parse(startTime) + spec.runner.executionTimeoutSeconds * 1000;
+  // Time spent waiting for people does not count against the execution's deadline (human-input.ts).
+  const executionDeadline =
+    Date.parse(startTime) + spec.runner.executionTimeoutSeconds * 1000 + waitedMs(execution.spec, previous, now);
   const taskDeadline = (index: number) =>
     Date.parse(tasks[index]!.startTime ?? nowIso) + spec.runner.taskTimeoutSeconds * 1000;
   const running = indexesWhere(verdicts, (v) => v.state === "running");
@@ -143,9 +115,22 @@ function decideProgress(input: DecideInput): Decision {
     now.getTime() >= taskDeadline(firstDue) &&
     taskDeadline(firstDue) <= executionDeadline
   ) {
-    actions.push({ type: "stopTask", index: firstDue, taskName: spec.tasks[firstDue]!.name });
+    actions.push(stopTask(spec, firstDue, revisions));
     const timeout = { reason: "TaskTimedOut", message: timedOut(spec.tasks[firstDue]!.name, spec) } as const;
     return failTask(input, spec, tasks, firstDue, timeout, actions, startTime);
+  }
+
+  // A forgotten wait ends the execution (runner.humanInputTimeoutSeconds).
+  const waiting = indexesWhere(verdicts, (v) => v.state === "waiting");
+  const answerDeadline = (i: number) => {
+    const verdict = verdicts[i]!;
+    const since = verdict.state === "waiting" ? Date.parse(verdict.requestedAt) : now.getTime();
+    return since + spec.runner.humanInputTimeoutSeconds * 1000;
+  };
+  const forgotten = waiting.find((i) => now.getTime() >= answerDeadline(i));
+  if (forgotten !== undefined) {
+    const timeout = { reason: "HumanInputTimedOut", message: unanswered(spec.tasks[forgotten]!.name, spec) } as const;
+    return failTask(input, spec, tasks, forgotten, timeout, actions, startTime);
   }
 
   // A task starts once every task it depends on (task-graph.ts) has succeeded.
@@ -157,10 +142,10 @@ function decideProgress(input: DecideInput): Decision {
 
   if (now.getTime() >= executionDeadline) {
     const stopping = runningIndexes(input, spec);
-    for (const i of stopping) actions.push({ type: "stopTask", index: i, taskName: spec.tasks[i]!.name });
+    for (const i of stopping) actions.push(stopTask(spec, i, revisions));
     const busy = running.length > 0 ? running : ready;
     const message = `Execution timed out after ${spec.runner.executionTimeoutSeconds}s while running ${taskList(spec, busy)}`;
-    const marked = markDoneTasks(input, tasks, previous, now, stopping, "Failed", message);
+    const marked = markDoneTasks(input, tasks, verdicts, stopping, "Failed", message);
     return finish(
       input,
       spec,
@@ -177,8 +162,9 @@ function decideProgress(input: DecideInput): Decision {
     return typeof can === "function" ? can(spec.tasks[i]!.name) : can !== false;
   };
   const starting = ready.filter(mayStart);
-  const waiting = ready.filter((i) => !mayStart(i));
-  if (starting.length === 0 && running.length === 0 && previous.phase !== "Running") return { actions: [] };
+  const waitingForSlot = ready.filter((i) => !mayStart(i));
+  const begun = previous.phase === "Running" || previous.phase === "WaitingForInput";
+  if (starting.length === 0 && running.length === 0 && waiting.length === 0 && !begun) return { actions: [] };
   for (const index of starting) {
     actions.push({
       type: "startTask",
@@ -193,9 +179,9 @@ function decideProgress(input: DecideInput): Decision {
   const completed = verdicts.filter((v) => v.state === "succeeded").length;
   const status: ExecutionStatus = {
     ...previous,
-    phase: "Running",
+    phase: waiting.length > 0 ? "WaitingForInput" : "Running",
     crewSpec: spec,
-    currentTask: spec.tasks[active[0] ?? waiting[0]!]!.name,
+    currentTask: spec.tasks[active[0] ?? waiting[0] ?? waitingForSlot[0]!]!.name,
     progress: { completedTasks: completed, totalTasks: spec.tasks.length },
     progressText: `${completed}/${spec.tasks.length}`,
     tasks,
@@ -206,20 +192,37 @@ function decideProgress(input: DecideInput): Decision {
       {
         type: "Succeeded",
         status: "Unknown",
-        reason: "Running",
-        message: runningMessage(spec, active, waiting, completed),
+        reason: waiting.length > 0 ? "WaitingForInput" : "Running",
+        message: runningMessage(spec, active, waiting, waitingForSlot, completed),
         observedGeneration: execution.generation,
       },
       nowIso,
     ),
   };
+  const requests = newRequests(spec, revisions, waiting, previous, nowIso);
+  if (requests.length > 0) status.inputRequests = [...(previous.inputRequests ?? []), ...requests];
   actions.push(...transitionEvents(spec, previous, status));
   if (!sameJson(status, previous)) actions.push({ type: "setStatus", status });
-  const deadline = Math.min(executionDeadline, ...active.map(taskDeadline));
+  // While a person is asked, the execution's deadline moves on with the clock: it is no reason to look again.
+  const deadlines = [...active.map(taskDeadline), ...waiting.map(answerDeadline)];
+  const deadline = Math.min(...deadlines, ...(waiting.length > 0 ? [] : [executionDeadline]));
   return { actions: inOrder(actions), requeueAfterSeconds: Math.max(0.1, round((deadline - now.getTime()) / 1000)) };
 }
 
-const knownTask = (status: ExecutionStatus, name: string) => status.tasks?.find((t) => t.name === name);
+/** The requests for the answers that now wait for a person and were not asked for before. */
+function newRequests(
+  spec: CrewSpec,
+  revisions: number[],
+  waiting: number[],
+  previous: ExecutionStatus,
+  nowIso: string,
+): InputRequest[] {
+  return waiting.flatMap((i) => {
+    const task = spec.tasks[i]!.name;
+    if (requestFor(previous, task, revisions[i]!)) return [];
+    return [{ kind: "taskOutput", task, revision: revisions[i]!, requestedAt: nowIso }];
+  });
+}
 
 function indexesWhere<T>(items: T[], test: (item: T, index: number) => boolean): number[] {
   return items.flatMap((item, i) => (test(item, i) ? [i] : []));
@@ -231,165 +234,26 @@ function taskList(spec: CrewSpec, indexes: number[]): string {
   return indexes.length === 1 ? `task ${names}` : `tasks ${names}`;
 }
 
-/** The Running condition's message: the task running (or waiting for a slot) and its place, or the tasks running. */
-function runningMessage(spec: CrewSpec, active: number[], waiting: number[], completed: number): string {
+/**
+ * The condition's message while the execution goes on: the task waiting for a person, running (or waiting for a slot)
+ * and its place, or the tasks running.
+ */
+function runningMessage(
+  spec: CrewSpec,
+  active: number[],
+  waiting: number[],
+  waitingForSlot: number[],
+  completed: number,
+): string {
   const total = spec.tasks.length;
-  if (active.length === 0) return `Waiting to start ${taskList(spec, waiting.slice(0, 1))} (${completed + 1}/${total})`;
+  if (waiting.length > 0) {
+    const place = `(${completed + 1}/${total})`;
+    const beside = active.length > 0 ? `; running ${taskList(spec, active)}` : "";
+    return `Waiting for human input on ${taskList(spec, waiting)} ${place}${beside}`;
+  }
+  if (active.length === 0) {
+    return `Waiting to start ${taskList(spec, waitingForSlot.slice(0, 1))} (${completed + 1}/${total})`;
+  }
   if (active.length === 1) return `Running ${taskList(spec, active)} (${completed + 1}/${total})`;
   return `Running ${taskList(spec, active)} (${completed}/${total} completed)`;
-}
-
-/**
- * The task at `index` failed: it and the execution end as Failed with the task's message, and the tasks running
- * beside it are stopped (CrewAI fails the kickoff with an asynchronous task's error too).
- */
-function failTask(
-  input: DecideInput,
-  spec: CrewSpec,
-  tasks: TaskState[],
-  index: number,
-  failure: { message: string; reason: "TaskFailed" | "TaskTimedOut" },
-  actions: Action[],
-  startTime: string,
-): Decision {
-  const nowIso = input.now.toISOString();
-  const name = spec.tasks[index]!.name;
-  const known = input.execution.status?.tasks?.find((t) => t.name === name);
-  Object.assign(tasks[index]!, {
-    phase: "Failed",
-    startTime: tasks[index]!.startTime ?? known?.startTime ?? input.observed[name]?.run?.startTime ?? nowIso,
-    completionTime: nowIso,
-    message: failure.message,
-  });
-  const beside = runningIndexes(input, spec).filter((i) => i !== index);
-  for (const i of beside) actions.push({ type: "stopTask", index: i, taskName: spec.tasks[i]!.name });
-  for (const [i, state] of tasks.entries()) {
-    if (i === index || !(state.phase === "Running" || beside.includes(i))) continue;
-    const startedAt = state.startTime ?? input.observed[state.name]?.run?.startTime ?? nowIso;
-    Object.assign(state, {
-      phase: "Stopped",
-      startTime: startedAt,
-      completionTime: nowIso,
-      message: `Stopped: ${failure.message}`,
-    });
-  }
-  return finish(
-    input,
-    spec,
-    { phase: "Failed", reason: failure.reason, message: failure.message, tasks },
-    actions,
-    startTime,
-  );
-}
-
-const actionOrder: Record<Action["type"], number> = { startTask: 0, stopTask: 0, webhook: 1, setStatus: 2, event: 3 };
-
-/** The order documented on Decision; the sort is stable, so actions of one kind keep theirs. */
-function inOrder(actions: Action[]): Action[] {
-  return [...actions].sort((a, b) => actionOrder[a.type] - actionOrder[b.type]);
-}
-
-/** Tasks whose run may still be going: observed running, or recorded as running (its run not visible yet). */
-function runningIndexes(input: DecideInput, spec: CrewSpec): number[] {
-  const recorded = input.execution.status?.tasks ?? [];
-  return spec.tasks.flatMap((t, i) => {
-    if (successfulResult(input.observed[t.name])) return [];
-    const run = input.observed[t.name]?.run;
-    if (run?.state === "running") return [i];
-    if (!run && recorded.find((r) => r.name === t.name)?.phase === "Running") return [i];
-    return [];
-  });
-}
-
-/** After a stop or an execution timeout: succeeded tasks stay succeeded, running ones take the final phase. */
-function markDoneTasks(
-  input: DecideInput,
-  tasks: TaskState[],
-  previous: ExecutionStatus,
-  now: Date,
-  running: number[],
-  phase: "Stopped" | "Failed",
-  message: string,
-): TaskState[] {
-  return tasks.map((state, index) => {
-    const known = previous.tasks?.find((t) => t.name === state.name);
-    const result = successfulResult(input.observed[state.name]);
-    if (result) {
-      return {
-        ...state,
-        phase: "Succeeded",
-        agent: result.agent,
-        startTime: known?.startTime ?? now.toISOString(),
-        completionTime: known?.completionTime ?? now.toISOString(),
-        executionTime: round(result.executionTime),
-      };
-    }
-    if (running.includes(index) || known?.phase === "Running" || state.phase === "Running") {
-      const startTime =
-        state.startTime ?? known?.startTime ?? input.observed[state.name]?.run?.startTime ?? now.toISOString();
-      return { ...state, phase, startTime, completionTime: now.toISOString(), message };
-    }
-    return state;
-  });
-}
-
-function finish(
-  input: DecideInput,
-  spec: CrewSpec | undefined,
-  end: {
-    phase: "Succeeded" | "Failed" | "Stopped";
-    reason: string;
-    message: string;
-    tasks: TaskState[];
-  },
-  actions: Action[],
-  startTime = input.now.toISOString(),
-): Decision {
-  const { execution, now } = input;
-  const previous = execution.status ?? {};
-  const nowIso = now.toISOString();
-  const completed = end.tasks.filter((t) => t.phase === "Succeeded").length;
-  const status: ExecutionStatus = {
-    ...previous,
-    phase: end.phase,
-    ...(spec ? { crewSpec: spec } : {}),
-    currentTask: undefined,
-    progress: { completedTasks: completed, totalTasks: end.tasks.length },
-    progressText: `${completed}/${end.tasks.length}`,
-    tasks: end.tasks,
-    startTime,
-    completionTime: nowIso,
-    executionTime: round(seconds(startTime, now)),
-    error: end.phase === "Succeeded" ? undefined : end.message,
-    observedGeneration: execution.generation,
-    conditions: setCondition(
-      previous.conditions,
-      {
-        type: "Succeeded",
-        status: end.phase === "Succeeded" ? "True" : "False",
-        reason: end.reason,
-        message: end.message,
-        observedGeneration: execution.generation,
-      },
-      nowIso,
-    ),
-  };
-  delete status.currentTask;
-  if (end.phase === "Succeeded") delete status.error;
-  const events = spec ? transitionEvents(spec, previous, status) : [];
-  events.push(executionEvent(end.phase, end.message));
-  return { actions: inOrder([{ type: "setStatus", status }, ...actions, ...events]) };
-}
-
-/**
- * A finished execution may still see a run that has not ended (a stop raced a start): stop it. A run whose runner
- * already reported success is only exiting, and is left to end by itself.
- */
-function stopStrayRuns(input: DecideInput): Action[] {
-  const spec = input.execution.status?.crewSpec;
-  if (!spec) return [];
-  const stray = (name: string) =>
-    input.observed[name]?.run?.state === "running" && !successfulResult(input.observed[name]);
-  const observedRunning = spec.tasks.flatMap((t, i) => (stray(t.name) ? [i] : []));
-  return observedRunning.map((index) => ({ type: "stopTask", index, taskName: spec.tasks[index]!.name }));
 }

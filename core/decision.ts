@@ -32,13 +32,22 @@ export interface DecideInput {
 
 export type Action =
   | { type: "startTask"; index: number; taskName: string; assignment: TaskAssignment }
-  | { type: "stopTask"; index: number; taskName: string }
+  | { type: "stopTask"; index: number; taskName: string; /** absent: 0 */ revision?: number }
   | { type: "setStatus"; status: ExecutionStatus }
   | { type: "event"; eventType: "Normal" | "Warning"; reason: EventReason; message: string }
-  | { type: "webhook"; hook: string; kind: "task" | "step" | "crew"; url: string; payload: JsonObject };
+  | { type: "webhook"; hook: string; kind: WebhookKind; url: string; payload: JsonObject };
+
+/** task, step and crew: the kickoff's webhook URLs; human_input: its humanInputWebhook (AMP's). */
+export type WebhookKind = "task" | "step" | "crew" | "human_input";
 
 export type EventReason =
-  "TaskStarted" | "TaskSucceeded" | "TaskFailed" | "ExecutionSucceeded" | "ExecutionFailed" | "ExecutionStopped";
+  | "TaskStarted"
+  | "TaskSucceeded"
+  | "TaskFailed"
+  | "HumanInputRequested"
+  | "ExecutionSucceeded"
+  | "ExecutionFailed"
+  | "ExecutionStopped";
 
 /**
  * Carry the actions out in the order given and stop at the first one that fails (then decide again later). The order

@@ -2,15 +2,17 @@ import { buildAssignment } from "./assignment.ts";
 import type { CrewSpec } from "./crew.ts";
 import type { Action, DecideInput } from "./decision.ts";
 import { isFinished, type ExecutionStatus } from "./execution.ts";
+import { requestFor } from "./human-input.ts";
 import type { JsonObject } from "./json.ts";
 import { successfulResult } from "./observed-task.ts";
 import { stepWireForm } from "./task-step.ts";
 
 /**
  * Which webhooks an execution's status calls for and nobody has delivered yet. Level-based: a hook is due for every
- * succeeded task, for each step its runners reported (one at a time per task, in order) and, once the execution
- * finished, for the crew, until the adapter records it as delivered (or given
- * up) under its key. The key is the one name of a hook everywhere: the action, the delivery, its record.
+ * succeeded task and every answer waiting for a person (the task webhook, and the human-input webhook the kickoff
+ * gave), for each step its runners reported (one at a time per task, in order) and, once the execution finished, for
+ * the crew, until the adapter records it as delivered (or given up) under its key. The key is the one name of a hook
+ * everywhere: the action, the delivery, its record.
  */
 
 /** Seconds to the millisecond, as the payloads report them. */
@@ -20,27 +22,33 @@ export type WebhookAction = Extract<Action, { type: "webhook" }>;
 
 /** The key of the crew webhook. */
 export const CREW_HOOK = "crew";
-/** The key of a task's webhook. */
-export const taskHook = (taskName: string) => `task:${taskName}`;
-/** The key of one step's webhook: the task, the attempt that took the step, the step's index. */
-export const stepHook = (taskName: string, attempt: number, index: number) => `step:${taskName}:${attempt}:${index}`;
+/** A revision's part of a key: none for a task's first answer (the keys recorded before revisions existed). */
+const revisionPart = (revision: number) => (revision > 0 ? `:r${revision}` : "");
+/** The key of a task's webhook: one per answer of the task (a revised answer is delivered again). */
+export const taskHook = (taskName: string, revision = 0) => `task:${taskName}${revisionPart(revision)}`;
+/** The key of one step's webhook: the task, the attempt that took the step, the step's index (and the revision). */
+export const stepHook = (taskName: string, attempt: number, index: number, revision = 0) =>
+  `step:${taskName}:${attempt}:${index}${revisionPart(revision)}`;
+/** The key of the human-input webhook of one answer waiting for a person. */
+export const humanInputHook = (taskName: string, revision = 0) => `human-input:${taskName}${revisionPart(revision)}`;
 
 export function dueWebhooks(input: DecideInput, status: ExecutionStatus | undefined): WebhookAction[] {
-  const urls = input.execution.spec.webhooks;
-  if (!urls || !status) return [];
   const delivered = input.deliveredWebhooks ?? new Set<string>();
+  const due = dueHumanInputWebhooks(input, status, delivered);
+  const urls = input.execution.spec.webhooks;
+  if (!urls || !status) return due;
   const spec = status.crewSpec;
-  const due: WebhookAction[] = [];
   if (urls.task && spec) {
     for (const [index, task] of (status.tasks ?? []).entries()) {
-      const hook = taskHook(task.name);
-      if (task.phase !== "Succeeded" || delivered.has(hook)) continue;
+      const revision = task.revision ?? 0;
+      const hook = taskHook(task.name, revision);
+      if (!(task.phase === "Succeeded" || task.phase === "WaitingForInput") || delivered.has(hook)) continue;
       due.push({
         type: "webhook",
         hook,
         kind: "task",
         url: urls.task,
-        payload: taskWebhookPayload(input, spec, index),
+        payload: taskWebhookPayload(input, spec, index, revision),
       });
     }
   }
@@ -67,15 +75,17 @@ function dueStepWebhooks(
 ): WebhookAction[] {
   const due: WebhookAction[] = [];
   for (const task of spec.tasks) {
-    const results = [...(input.observed[task.name]?.results ?? [])].sort((a, b) => a.attempt - b.attempt);
+    const results = [...(input.observed[task.name]?.results ?? [])].sort(
+      (a, b) => (a.revision ?? 0) - (b.revision ?? 0) || a.attempt - b.attempt,
+    );
     const next = results
-      .flatMap((r) => (r.steps ?? []).map((step) => ({ attempt: r.attempt, step })))
-      .find(({ attempt, step }) => !delivered.has(stepHook(task.name, attempt, step.index)));
+      .flatMap((r) => (r.steps ?? []).map((step) => ({ attempt: r.attempt, revision: r.revision ?? 0, step })))
+      .find(({ attempt, revision, step }) => !delivered.has(stepHook(task.name, attempt, step.index, revision)));
     if (!next) continue;
-    const { attempt, step } = next;
+    const { attempt, revision, step } = next;
     due.push({
       type: "webhook",
-      hook: stepHook(task.name, attempt, step.index),
+      hook: stepHook(task.name, attempt, step.index, revision),
       kind: "step",
       url,
       payload: {
@@ -90,9 +100,37 @@ function dueStepWebhooks(
   return due;
 }
 
-function taskWebhookPayload(input: DecideInput, spec: CrewSpec, index: number): JsonObject {
+/**
+ * AMP's human-input webhook: for each answer that waits for a person, the execution id, the task id and its output
+ * (the adapter adds the kickoff's credentials, which decide() never sees).
+ */
+function dueHumanInputWebhooks(
+  input: DecideInput,
+  status: ExecutionStatus | undefined,
+  delivered: ReadonlySet<string>,
+): WebhookAction[] {
+  const url = input.execution.spec.humanInputWebhook?.url;
+  if (!url || !status) return [];
+  return (status.tasks ?? []).flatMap((task): WebhookAction[] => {
+    const revision = task.revision ?? 0;
+    const hook = humanInputHook(task.name, revision);
+    if (task.phase !== "WaitingForInput" || delivered.has(hook)) return [];
+    const payload = {
+      execution_id: input.execution.name,
+      kickoff_id: input.execution.name,
+      task_id: task.name,
+      output: successfulResult(input.observed[task.name], revision)?.output ?? "",
+      revision,
+      requested_at: requestFor(status, task.name, revision)?.requestedAt ?? null,
+      meta: input.execution.spec.meta ?? null,
+    };
+    return [{ type: "webhook", hook, kind: "human_input", url, payload }];
+  });
+}
+
+function taskWebhookPayload(input: DecideInput, spec: CrewSpec, index: number, revision: number): JsonObject {
   const assignment = buildAssignment(input, spec, index);
-  const result = successfulResult(input.observed[assignment.task.name]);
+  const result = successfulResult(input.observed[assignment.task.name], revision);
   return {
     kickoff_id: input.execution.name,
     task_id: assignment.task.name,

@@ -17,7 +17,7 @@ const result = (taskName: string, over: Partial<TaskResultSpec>): TaskResultSpec
 const wire = (events: ReturnType<typeof executionEvents>) => events.map((e) => ({ ...e.data, event: e.event }));
 
 describe("the event stream's bodies", () => {
-  it("describe every event a run that succeeded, and one that failed, sends", () => {
+  it("describe every event a run that succeeded, one that failed, and one that waits for a person send", () => {
     const llm = { index: 0, kind: "llm" as const, startedAt: "t", durationMs: 3, output: "hi" };
     const tokenUsage = { inputTokens: 1, outputTokens: 2, totalTokens: 3 };
     const tool = {
@@ -39,7 +39,16 @@ describe("the event stream's bodies", () => {
       { phase: "Failed", error: "boom", tasks: [{ name: "b", phase: "Failed", startTime: "t0", message: "boom" }] },
       { b: [result("b", { error: "boom" })] },
     );
-    const bodies = [...wire(succeeded), ...wire(failed)];
+    const waiting = executionEvents(
+      "z",
+      {
+        phase: "WaitingForInput",
+        tasks: [{ name: "c", phase: "WaitingForInput", startTime: "t0" }],
+        inputRequests: [{ kind: "taskOutput", task: "c", revision: 0, requestedAt: "t1" }],
+      },
+      { c: [result("c", { output: "C" })] },
+    );
+    const bodies = [...wire(succeeded), ...wire(failed), ...wire(waiting)];
     expect(new Set(bodies.map((b) => b.event))).toEqual(new Set(knownEventNames));
     for (const body of bodies) expect(executionEventBody.parse(body)).toEqual(body);
   });

@@ -48,6 +48,15 @@ export const taskCompletedEvent = z.object({
   tools_used: z.array(z.string()).optional(),
 });
 
+export const humanInputRequestedEvent = z.object({
+  ...base,
+  event: z.literal("human_input_requested"),
+  task_id: z.string(),
+  output: z.string().describe("The answer that waits for a person to approve it or send it back (POST /resume)"),
+  revision: z.number().int().describe("0 for the task's first answer, then one more per revision"),
+  requested_at: z.string(),
+});
+
 export const taskFailedEvent = z.object({
   ...base,
   event: z.literal("task_failed"),
@@ -74,6 +83,7 @@ export const executionFailedEvent = z.object({
 export const executionEventBody = z.discriminatedUnion("event", [
   taskStartedEvent,
   stepEvent,
+  humanInputRequestedEvent,
   taskCompletedEvent,
   taskFailedEvent,
   executionCompletedEvent,

@@ -6,13 +6,20 @@ import { stepWireForm } from "./task-step.ts";
 
 /**
  * The events of one execution, derived from its status and results (level-based, as everything else): for each task
- * in order `task_started`, its `step`s (each attempt's, reported when the attempt ends), then `task_completed` or
- * `task_failed`; at the end `execution_completed` or `execution_failed`. Tasks run one after another and a status only
- * moves forward, so the list only grows: an event's id is its position (1, 2, …), the same for every reader, and a
- * client resumes after the last id it saw (`Last-Event-ID`).
+ * in order `task_started`, its `step`s (each attempt's, reported when the attempt ends) — for a humanInput task each
+ * answer's steps, then `human_input_requested` with that answer once the execution asked a person about it — then
+ * `task_completed` or `task_failed`; at the end `execution_completed` or `execution_failed`. Tasks run one after
+ * another and a status only moves forward, so the list only grows: an event's id is its position (1, 2, …), the same
+ * for every reader, and a client resumes after the last id it saw (`Last-Event-ID`).
  */
 export type ExecutionEventName =
-  "task_started" | "step" | "task_completed" | "task_failed" | "execution_completed" | "execution_failed";
+  | "task_started"
+  | "step"
+  | "human_input_requested"
+  | "task_completed"
+  | "task_failed"
+  | "execution_completed"
+  | "execution_failed";
 
 export interface ExecutionEvent {
   id: number;
@@ -32,12 +39,32 @@ export function executionEvents(
   for (const task of status?.tasks ?? []) {
     if (task.phase === "Pending" || !task.startTime) continue;
     events.push({ event: "task_started", data: { ...base, task_id: task.name, started_at: task.startTime } });
-    // Attempts in order; a running attempt's steps may show on its in-progress result and on its final one: once.
-    const attempts = [...(results[task.name] ?? [])].sort((a, b) => a.attempt - b.attempt);
+    // Answers (revisions) and their attempts in order; a running attempt's steps may show on its in-progress result
+    // and on its final one: once. Each answer a person was asked about follows its steps.
+    const attempts = [...(results[task.name] ?? [])].sort(
+      (a, b) => (a.revision ?? 0) - (b.revision ?? 0) || a.attempt - b.attempt,
+    );
+    const requests = (status?.inputRequests ?? []).filter((r) => r.kind === "taskOutput" && r.task === task.name);
     const seen = new Set<string>();
+    const asked = (upTo: number) => {
+      for (const request of requests.filter((r) => r.revision < upTo && !seen.has(`r${r.revision}`))) {
+        seen.add(`r${request.revision}`);
+        events.push({
+          event: "human_input_requested",
+          data: {
+            ...base,
+            task_id: task.name,
+            output: successfulResult({ results: attempts }, request.revision)?.output ?? "",
+            revision: request.revision,
+            requested_at: request.requestedAt,
+          },
+        });
+      }
+    };
     for (const result of attempts) {
+      asked(result.revision ?? 0);
       for (const step of result.steps ?? []) {
-        const key = `${result.attempt}:${step.index}`;
+        const key = `${result.revision ?? 0}:${result.attempt}:${step.index}`;
         if (seen.has(key)) continue;
         seen.add(key);
         events.push({
@@ -46,6 +73,7 @@ export function executionEvents(
         });
       }
     }
+    asked(Infinity);
     if (task.phase === "Succeeded") {
       const result = successfulResult({ results: results[task.name] ?? [] });
       events.push({

@@ -1,13 +1,14 @@
 import { z } from "zod";
 import { API_VERSION } from "./api-group.ts";
 import { appUser, condition, crewSpec, objectMeta } from "./crew.ts";
+import { decision, humanInputWebhook, inputRequest, MAX_DECISIONS } from "./human-input-schema.ts";
 import { jsonObject } from "./json.ts";
 
-export const executionPhases = ["Pending", "Running", "Succeeded", "Failed", "Stopped"] as const;
+export const executionPhases = ["Pending", "Running", "WaitingForInput", "Succeeded", "Failed", "Stopped"] as const;
 export const executionPhase = z.enum(executionPhases);
 export type ExecutionPhase = z.infer<typeof executionPhase>;
 
-export const taskPhases = ["Pending", "Running", "Succeeded", "Failed", "Stopped"] as const;
+export const taskPhases = ["Pending", "Running", "WaitingForInput", "Succeeded", "Failed", "Stopped"] as const;
 export const taskPhase = z.enum(taskPhases);
 export type TaskPhase = z.infer<typeof taskPhase>;
 
@@ -33,8 +34,14 @@ export const executionSpec = z.object({
   inputs: jsonObject.default({}),
   meta: jsonObject.optional(),
   webhooks: webhooks.optional(),
+  humanInputWebhook: humanInputWebhook.optional(),
   requestedBy: requester.optional(),
   stop: z.boolean().default(false).describe("Set to true to stop the execution"),
+  decisions: z
+    .array(decision)
+    .max(MAX_DECISIONS)
+    .optional()
+    .describe("People's answers to what the execution waits for (POST /resume), oldest first; only ever appended"),
 });
 export type ExecutionSpec = z.infer<typeof executionSpec>;
 
@@ -42,6 +49,12 @@ export const taskState = z.object({
   name: z.string(),
   agent: z.string().optional(),
   phase: taskPhase,
+  revision: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("How many times a person sent the task's output back for a revision (absent: none)"),
   startTime: z.string().optional(),
   completionTime: z.string().optional(),
   executionTime: z.number().optional().describe("Seconds"),
@@ -62,6 +75,13 @@ export const executionStatus = z.object({
   conditions: z.array(condition).optional(),
   observedGeneration: z.number().int().optional(),
   crewSpec: crewSpec.optional().describe("The crew as it was when the execution started"),
+  inputRequests: z
+    .array(inputRequest)
+    .max(MAX_DECISIONS)
+    .optional()
+    .describe(
+      "What the execution asked people for, oldest first; one without its answer in spec.decisions is still waiting",
+    ),
 });
 export type ExecutionStatus = z.infer<typeof executionStatus>;
 

@@ -1,14 +1,19 @@
 import type { StatusResponse } from "./api-bodies.ts";
-import type { ExecutionStatus } from "./execution.ts";
+import type { ExecutionSpec, ExecutionStatus } from "./execution.ts";
+import { openRequests } from "./human-input.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 import { successfulResult } from "./observed-task.ts";
 
-/** What `GET /status/{id}` answers for an execution: one of the three CrewAI shapes, each with `state`. */
+/**
+ * What `GET /status/{id}` answers for an execution: one of the three CrewAI shapes, each with `state`; a running one
+ * that waits for a person says what for (`pending_human_input`), once no decision answers it.
+ */
 export function statusResponse(
   status: ExecutionStatus | undefined,
   resultsByTask: Record<string, TaskResultSpec[]>,
   firstTaskName: string,
   totalTasks: number,
+  spec: Pick<ExecutionSpec, "decisions"> = {},
 ): StatusResponse {
   const phase = status?.phase ?? "Pending";
   const executionTime = status?.executionTime ?? 0;
@@ -41,6 +46,7 @@ export function statusResponse(
       execution_time: executionTime,
     };
   }
+  const pending = openRequests(spec, status).find((r) => r.kind === "taskOutput");
   return {
     status: "running",
     state: "RUNNING",
@@ -49,5 +55,14 @@ export function statusResponse(
       completed_tasks: status?.progress?.completedTasks ?? 0,
       total_tasks: status?.progress?.totalTasks ?? totalTasks,
     },
+    ...(pending
+      ? {
+          pending_human_input: {
+            task_id: pending.task,
+            output: successfulResult({ results: resultsByTask[pending.task] ?? [] }, pending.revision)?.output ?? "",
+            requested_at: pending.requestedAt,
+          },
+        }
+      : {}),
   };
 }

@@ -21,11 +21,24 @@ export const taskAssignment = z.object({
     name: z.string(),
     description: z.string(),
     expectedOutput: z.string(),
+    revision: z.number().int().min(0).optional().describe("n for the task's nth revision (absent: its first answer)"),
+    review: z
+      .object({ previousOutput: z.string(), feedback: z.string() })
+      .optional()
+      .describe("A revision: the answer a person sent back, and what they asked for"),
     // As the crew gives them (the crewai runtime hands them to CrewAI; runner/guardrails.ts turns them into checks).
     ...taskGuardrailFields,
   }),
   agent: agent,
-  context: z.array(z.object({ task: z.string(), output: z.string() })).default([]),
+  context: z
+    .array(
+      z.object({
+        task: z.string(),
+        output: z.string(),
+        note: z.string().optional().describe("What the person who approved this output said about it"),
+      }),
+    )
+    .default([]),
   inputs: jsonObject.default({}),
   tools: taskTools.default(NO_TASK_TOOLS).describe("The MCP servers and host policy the task's tools use"),
   runtime: crewRuntime.default("kubecrew").describe("What runs the task: the runner itself, or CrewAI in Python"),

@@ -16,6 +16,12 @@ export const taskResultSpec = z.object({
     .describe("The output's object, for a task with outputJson (CrewAI's json_dict); counted in the 1 MiB"),
   error: z.string().optional().describe("Why the attempt failed"),
   attempt: z.number().int().min(1).default(1),
+  revision: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("Which answer of a humanInput task this attempt gave: 0 (or absent) its first, then one per revision"),
   executionTime: z.number().min(0).describe("Seconds"),
   tokenUsage: tokenUsage.optional(),
   model: z.string().optional(),

@@ -2,7 +2,10 @@ import type { CrewSpec } from "./crew.ts";
 import type { Action } from "./decision.ts";
 import type { ExecutionStatus } from "./execution.ts";
 
-/** The Events a decision records (decide.ts): each task's start and end, and the execution's end. */
+/**
+ * The Events a decision records (decide.ts): each task's start and end, each answer that waits for a person, and the
+ * execution's end.
+ */
 
 export function executionEvent(phase: "Succeeded" | "Failed" | "Stopped", message: string): Action {
   if (phase === "Succeeded") return { type: "event", eventType: "Normal", reason: "ExecutionSucceeded", message };
@@ -24,6 +27,14 @@ export function transitionEvents(spec: CrewSpec, previous: ExecutionStatus, next
         eventType: "Normal",
         reason: "TaskStarted",
         message: `Task "${state.name}" (${position}) started`,
+      });
+    }
+    if (state.phase === "WaitingForInput") {
+      actions.push({
+        type: "event",
+        eventType: "Normal",
+        reason: "HumanInputRequested",
+        message: `Task "${state.name}" (${position}) waits for a person to approve its answer or ask for a revision`,
       });
     }
     if (state.phase === "Succeeded") {

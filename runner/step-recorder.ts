@@ -43,7 +43,7 @@ export class StepRecorder {
   }
 
   llmTurn(turn: LlmTurnRecord): void {
-    this.add({
+    this.record({
       kind: "llm",
       ...(turn.output !== undefined ? { output: turn.output } : {}),
       ...(turn.error !== undefined ? { error: turn.error } : {}),
@@ -54,8 +54,7 @@ export class StepRecorder {
   }
 
   toolCall(call: ToolCallRecord): void {
-    if (!this.tools.includes(call.tool)) this.tools.push(call.tool);
-    this.add({
+    this.record({
       kind: "tool",
       tool: call.tool,
       input: JSON.stringify(call.input ?? null),
@@ -68,7 +67,7 @@ export class StepRecorder {
 
   /** A check of the task's answer (its outputJson, a guardrail): passed, or why the answer failed it. */
   guardrailCheck(check: GuardrailCheckRecord): void {
-    this.add({
+    this.record({
       kind: "guardrail",
       input: check.check,
       ...(check.reason === undefined ? { output: "passed" } : { error: check.reason }),
@@ -82,7 +81,9 @@ export class StepRecorder {
     return { steps: boundSteps(this.steps), stepCount: this.count, toolsUsed: [...this.tools] };
   }
 
-  private add(fields: Omit<TaskStep, "index">): void {
+  /** A step as another runtime reported it (the crewai runtime's adapter), numbered here like the others. */
+  record(fields: Omit<TaskStep, "index">): void {
+    if (fields.tool !== undefined && !this.tools.includes(fields.tool)) this.tools.push(fields.tool);
     const step: TaskStep = { index: this.count++, ...fields };
     for (const key of ["input", "output", "error"] as const) {
       if (step[key] !== undefined) step[key] = cutText(step[key], MAX_STEP_TEXT_CHARS);
