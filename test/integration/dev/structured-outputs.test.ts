@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -10,6 +11,7 @@ import { answer, startLlmFixture, type LlmFixture, type RecordedRequest } from "
 
 // `kubecrew dev` end to end through /kickoff and /status: a task with outputJson whose first answer the schema
 // refuses, the next task given its object, and an LLM guardrail that fails once; OpenAI's API is the LLM fixture.
+const repoRoot = resolve(import.meta.dirname, "../../..");
 let dev: RunningDev;
 let llm: LlmFixture;
 
@@ -48,7 +50,10 @@ const reportTasks = `    - name: facts
 beforeAll(async () => {
   llm = await startLlmFixture();
   dev = await startTestDev(
-    { "report.yaml": crew("report", "openai", reportTasks), "offline.yaml": crew("offline", "mock", reportTasks) },
+    {
+      "report.yaml": crew("report", "openai", reportTasks),
+      "briefing-crew.yaml": readFileSync(join(repoRoot, "examples/briefing-crew.yaml"), "utf8"),
+    },
     { runnerEnv: { ...process.env, OPENAI_API_KEY: "sk-test" } },
   );
 }, 60_000);
@@ -121,15 +126,18 @@ describe("kubecrew dev with outputJson and a guardrail", () => {
     expect(lastUser(requests[4]!)).toContain("No claim is cited.");
   }, 60_000);
 
-  it("runs offline with the mock provider: an object made up from the schema, the guardrail passed", async () => {
-    const final = await run("offline");
+  it("runs the example briefing crew offline with the mock provider: an object made up from the schema, the checks passed", async () => {
+    const final = await run("briefing");
     expect(final.error).toBeUndefined();
-    expect(final.result!.tasks[0]!.json_dict).toEqual({ claims: ["x"], count: 0 });
+    expect(final.result!.tasks[0]!.json_dict).toEqual({
+      headline: "xxx",
+      facts: [{ statement: "xxx", source: "x" }],
+    });
+    expect(final.result!.tasks[1]!.output).toMatch(/^\[mock llm\] Answer to task "brief"/);
   }, 60_000);
 });
 
 describe("kubecrew dev refuses an invalid outputJson or guardrail at start-up", () => {
-  const repoRoot = resolve(import.meta.dirname, "../../..");
   let dir: string | undefined;
   afterAll(() => (dir ? rm(dir, { recursive: true, force: true }) : undefined));
 
