@@ -1,13 +1,14 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { processFromCrewPy } from "../core/crewai-import/crew-py.ts";
+import { decoratedMethodsOfCrewPy, processFromCrewPy } from "../core/crewai-import/crew-py.ts";
 import {
   inlineDefinition,
   jsonProjectDefinition,
   yamlProjectDefinition,
   type AgentFile,
   type CrewAIDefinition,
+  type CrewPy,
 } from "../core/crewai-import/definition.ts";
 import { Findings } from "../core/crewai-import/findings.ts";
 import { parseJsonc } from "../core/crewai-import/jsonc.ts";
@@ -116,20 +117,23 @@ async function readYamlProject(projectDir: string, root: string, name: string): 
   const findings = new Findings();
   const agents = await readParsed(join(root, "config/agents.yaml"), yamlValue, findings);
   const tasks = await readParsed(join(root, "config/tasks.yaml"), yamlValue, findings);
-  const crewPy = join(root, "crew.py");
-  const crewFields: Record<string, unknown> = {};
-  if (await exists(crewPy)) {
-    const read = processFromCrewPy(await readFile(crewPy, "utf8"));
-    if (read.process) crewFields.process = read.process;
-    if (read.note) findings.note(crewPy, read.note);
-    findings.note(crewPy, "read for its process only: what it sets in Python (tools, output_file, …) is not carried");
+  const crewPyFile = join(root, "crew.py");
+  const crewPy: CrewPy = { origin: { file: crewPyFile, path: "" }, fields: {}, taskMethods: [], llmMethods: [] };
+  if (await exists(crewPyFile)) {
+    const source = await readFile(crewPyFile, "utf8");
+    const read = processFromCrewPy(source);
+    if (read.process) crewPy.fields.process = read.process;
+    if (read.note) findings.note(crewPyFile, read.note);
+    crewPy.taskMethods = decoratedMethodsOfCrewPy(source, "task");
+    crewPy.llmMethods = decoratedMethodsOfCrewPy(source, "llm");
+    findings.note(
+      crewPyFile,
+      "read for its process and its methods' names only: what it sets in Python (tools, output_file, …) is not carried",
+    );
   } else {
     findings.note(root, "no crew.py: the crew runs sequential, CrewAI's default process");
   }
-  const definition =
-    agents && tasks
-      ? yamlProjectDefinition(agents, tasks, crewFields, { file: crewPy, path: "" }, name, findings)
-      : undefined;
+  const definition = agents && tasks ? yamlProjectDefinition(agents, tasks, crewPy, name, findings) : undefined;
   return { path: projectDir, definition, findings };
 }
 

@@ -1,7 +1,7 @@
 import { placeholderName, type LlmConfig } from "../crew.ts";
 import { MAX_MAX_ITER } from "../tools.ts";
 import { isPythonReference, judgeFields } from "./apply-rules.ts";
-import type { CrewAIAgent } from "./definition.ts";
+import type { CrewAIAgent, CrewAIDefinition } from "./definition.ts";
 import { agentFieldRules, PYTHON } from "./field-rules.ts";
 import { fieldAt, type Findings } from "./findings.ts";
 import { llmFromCrewAI, positiveInteger } from "./llm.ts";
@@ -31,6 +31,7 @@ export interface AgentInput {
  */
 export function agentFromCrewAI(
   agent: CrewAIAgent,
+  crew: Pick<CrewAIDefinition, "shape" | "llmMethods">,
   findings: Findings,
 ): { agent: AgentInput; servers: McpServerInput[] } | undefined {
   const before = findings.problems.length;
@@ -66,7 +67,12 @@ export function agentFromCrewAI(
   }
 
   let llm: LlmConfig | undefined;
-  if (fields.llm !== undefined && fields.llm !== null) {
+  if (crew.shape === "yaml-project" && typeof fields.llm === "string" && crew.llmMethods?.includes(fields.llm)) {
+    findings.problem(at("llm"), `names crew.py's @llm method ${fields.llm}, a model built in Python: ${PYTHON}`);
+  } else if (crew.shape === "yaml-project" && fields.llm !== null && typeof fields.llm === "object") {
+    // @CrewBase looks an agent's llm up among crew.py's @llm methods by name, which a mapping cannot be.
+    findings.problem(at("llm"), 'CrewAI reads a model name here ("provider/model"), not a mapping: write it as one');
+  } else if (fields.llm !== undefined && fields.llm !== null) {
     llm = llmFromCrewAI(fields.llm, at(where("llm")), findings);
   }
   if (fields.max_tokens !== undefined && fields.max_tokens !== null) {

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { processFromCrewPy } from "./crew-py.ts";
+import { decoratedMethodsOfCrewPy, processFromCrewPy } from "./crew-py.ts";
 
 it("reads the process crew.py passes its Crew, and says when it cannot be read without running Python", () => {
   const crew = (args: string) => `@crew\ndef crew(self) -> Crew:\n    return Crew(agents=self.agents, ${args})\n`;
@@ -12,4 +12,23 @@ it("reads the process crew.py passes its Crew, and says when it cannot be read w
   expect(processFromCrewPy(crew("process=Process.sequential") + crew("process=Process.hierarchical")).note).toMatch(
     /"process=Process.sequential", "process=Process.hierarchical", which cannot be read/,
   );
+});
+
+it("lists crew.py's @task and @llm methods in the order they are written, other decorators between allowed", () => {
+  const source = [
+    "class C:",
+    "    @agent",
+    "    def writer(self) -> Agent: ...",
+    "    @task",
+    "    def outline(self) -> Task: ...",
+    "",
+    "    @task  # the draft",
+    "    @some_other_decorator",
+    "    def draft(self) -> Task: ...",
+    "    def helper_task(self): ...",
+    "    @llm",
+    "    def house_model(self) -> LLM: ...",
+  ].join("\n");
+  expect(decoratedMethodsOfCrewPy(source, "task")).toEqual(["outline", "draft"]);
+  expect(decoratedMethodsOfCrewPy(source, "llm")).toEqual(["house_model"]);
 });

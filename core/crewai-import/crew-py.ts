@@ -15,3 +15,13 @@ export function processFromCrewPy(source: string): { process?: string; note?: st
     note: `sets the process as ${assignments.map((a) => `"process=${a}"`).join(", ")}, which cannot be read without running it: the crew runs sequential`,
   };
 }
+
+/**
+ * The names of crew.py's methods with a decorator (`task`, `llm`), in the order they are written. @CrewBase runs a
+ * YAML project's tasks in its `@task` methods' order (each builds the task of config/tasks.yaml with its name); an
+ * agent's `llm` naming an `@llm` method is a model built in Python.
+ */
+export function decoratedMethodsOfCrewPy(source: string, decorator: "task" | "llm"): string[] {
+  const pattern = new RegExp(`^[ \\t]*@${decorator}\\b[^\\n]*\\n(?:[ \\t]*@[^\\n]*\\n)*[ \\t]*def[ \\t]+(\\w+)`, "gm");
+  return [...source.matchAll(pattern)].map((m) => m[1]!);
+}

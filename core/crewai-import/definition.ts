@@ -13,6 +13,18 @@ export interface CrewAIDefinition {
   tasks: CrewAITask[];
   /** A name for the crew when its fields have none (the project's folder, the file's stem). */
   nameHint: string;
+  shape: "yaml-project" | "json-project" | "inline";
+  /** A YAML project's crew.py `@llm` methods: an agent's llm naming one is a model built in Python. */
+  llmMethods?: string[];
+}
+
+/** What a YAML project's crew.py says, read as text: its process (among crew fields) and its methods. */
+export interface CrewPy {
+  origin: Origin;
+  fields: Record<string, unknown>;
+  /** `@task` methods in order (none: tasks.yaml's order). */
+  taskMethods: string[];
+  llmMethods: string[];
 }
 
 export interface CrewAIAgent {
@@ -42,8 +54,7 @@ function objectAt(value: unknown, at: string, findings: Findings): Record<string
 export function yamlProjectDefinition(
   agentsFile: Parsed,
   tasksFile: Parsed,
-  crewFields: Record<string, unknown>,
-  crewOrigin: Origin,
+  crewPy: CrewPy,
   nameHint: string,
   findings: Findings,
 ): CrewAIDefinition | undefined {
@@ -62,13 +73,50 @@ export function yamlProjectDefinition(
     const fields = objectAt(value, fieldAt(origin), findings);
     if (!fields) continue;
     if (fields.name !== undefined && fields.name !== name) {
-      findings.problem(fieldAt(origin, "name"), `the task's name is its key in ${tasksFile.file} ("${name}")`);
+      findings.problem(
+        fieldAt(origin, "name"),
+        `kubecrew names a task by its key in ${tasksFile.file} ("${name}"), which its context names it by: remove name`,
+      );
     }
     tasks.push({ fields: { ...fields, name }, origin });
   }
   if (!agents.length) findings.problem(agentsFile.file, "defines no agent");
   if (!tasks.length) findings.problem(tasksFile.file, "defines no task");
-  return { crew: { fields: crewFields, origin: crewOrigin }, agents, tasks, nameHint };
+  const { taskMethods, origin } = crewPy;
+  return {
+    crew: { fields: crewPy.fields, origin },
+    agents,
+    tasks: taskMethods.length ? inMethodOrder(tasks, taskMethods, origin.file, findings) : tasks,
+    nameHint,
+    shape: "yaml-project",
+    llmMethods: crewPy.llmMethods,
+  };
+}
+
+/**
+ * The tasks @CrewBase runs: those crew.py has a `@task` method for, in the methods' order. A task of tasks.yaml
+ * without a method is not run (by CrewAI either); a method without a task in tasks.yaml builds its task in Python.
+ */
+function inMethodOrder(tasks: CrewAITask[], methods: string[], crewPy: string, findings: Findings): CrewAITask[] {
+  const byName = new Map(tasks.map((t) => [t.fields.name as string, t]));
+  for (const task of tasks) {
+    if (!methods.includes(task.fields.name as string)) {
+      findings.note(fieldAt(task.origin), "left out: crew.py has no @task method for it, so CrewAI does not run it");
+    }
+  }
+  const ordered: CrewAITask[] = [];
+  for (const method of methods) {
+    const task = byName.get(method);
+    if (task) ordered.push(task);
+    else {
+      findings.problem(
+        crewPy,
+        `@task ${method}: a task written in Python only, which kubecrew cannot read: write it in config/tasks.yaml ` +
+          "under that name, or deploy the crew on the crewai runtime with an image holding your project",
+      );
+    }
+  }
+  return ordered;
 }
 
 /** What reading `agents/<name>.jsonc` gave: its value, or why there is none. */
@@ -106,7 +154,8 @@ export function jsonProjectDefinition(
     const fields = objectAt(file.value, file.file, findings);
     if (fields) agents.push({ name, fields, origin: { file: file.file, path: "" } });
   }
-  return { crew: { fields: crewFields, origin }, agents, tasks: taskListOf(taskList, origin, findings), nameHint };
+  const tasks = taskListOf(taskList, origin, findings);
+  return { crew: { fields: crewFields, origin }, agents, tasks, nameHint, shape: "json-project" };
 }
 
 /**
@@ -148,7 +197,8 @@ export function inlineDefinition(parsed: Parsed, nameHint: string, findings: Fin
   if (!agents.length && findings.problems.length === problemsBefore) {
     findings.problem(fieldAt(origin, "agents"), "defines no agent");
   }
-  return { crew: { fields: crewFields, origin }, agents, tasks: taskListOf(taskList, origin, findings), nameHint };
+  const tasks = taskListOf(taskList, origin, findings);
+  return { crew: { fields: crewFields, origin }, agents, tasks, nameHint, shape: "inline" };
 }
 
 function taskListOf(value: unknown, origin: Origin, findings: Findings): CrewAITask[] {

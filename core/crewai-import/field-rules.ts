@@ -128,15 +128,14 @@ export const taskFieldRules: Record<string, FieldRule> = {
   response_model: { carried: true },
   guardrail: { carried: true },
   guardrails: { carried: true },
-  // Only read with a guardrail or a structured output, which are carried or refused.
-  guardrail_max_retries: { inert: () => true },
-  max_retries: { inert: () => true },
+  guardrail_max_retries: { carried: true },
+  max_retries: { carried: true },
+  human_input: { carried: true },
   output_file: {
     note: "kubecrew writes no file: each task's output is in the execution's result (GET /status/{id})",
   },
   // Only read with output_file.
   create_directory: { inert: () => true },
-  human_input: { advice: NOT_YET("tasks that wait for a person (human_input)") },
   markdown: { advice: "ask for Markdown in expected_output instead" },
   prompt_context: { advice: PROMPTS },
   config: { advice: "write the settings on the task itself" },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inlineDefinition, jsonProjectDefinition, yamlProjectDefinition } from "./definition.ts";
+import { inlineDefinition, jsonProjectDefinition, yamlProjectDefinition, type CrewPy } from "./definition.ts";
 import { Findings } from "./findings.ts";
 import { importCrewAI, type ImportOptions } from "./import-crew.ts";
 
@@ -15,6 +15,14 @@ const crewOf = (extra: Record<string, unknown> = {}, agentExtra: Record<string, 
   agents: { writer: { ...agent, ...agentExtra } },
   tasks: [task("draft")],
   ...extra,
+});
+
+const crewPy = (parts: Partial<CrewPy>): CrewPy => ({
+  origin: { file: "crew.py", path: "" },
+  fields: {},
+  taskMethods: [],
+  llmMethods: [],
+  ...parts,
 });
 
 function imported(doc: unknown, options: ImportOptions = {}) {
@@ -178,6 +186,42 @@ describe("importCrewAI: what is carried", () => {
     ]);
   });
 
+  it("carries structured outputs written as JSON Schemas, guardrails in words, their retries and human input", () => {
+    const schema = { type: "object", properties: { title: { type: "string" } }, required: ["title"] };
+    const result = manifest({
+      agents: { writer: agent },
+      tasks: [
+        task("draft", {
+          output_json: schema,
+          guardrail: "Cite a source.",
+          guardrail_max_retries: 2,
+          human_input: true,
+        }),
+        task("edit", { output_pydantic: schema, guardrails: ["Under 200 words.", "No jargon."], guardrail: "Unused." }),
+        task("check", { max_retries: 1, human_input: false }),
+      ],
+    });
+    const [draft, edit, check] = result.crew.spec.tasks;
+    expect(draft).toMatchObject({
+      outputJson: schema,
+      guardrail: "Cite a source.",
+      guardrailMaxRetries: 2,
+      humanInput: true,
+    });
+    expect(edit).toMatchObject({
+      outputJson: schema,
+      guardrails: [{ llm: "Under 200 words." }, { llm: "No jargon." }],
+    });
+    expect(edit!.guardrail).toBeUndefined();
+    // Retries without anything to check change nothing, in CrewAI too: the import leaves them out.
+    expect(check).toMatchObject({ humanInput: false });
+    expect(result.manifest.spec.tasks[2]).not.toHaveProperty("guardrailMaxRetries");
+    expect(result.notes).toEqual([
+      "crew.yaml: tasks[1].output_pydantic: kubecrew reports the object as json_dict",
+      "crew.yaml: tasks[1].guardrail: not checked: CrewAI checks only guardrails when both are set, and so does the import",
+    ]);
+  });
+
   it("names a task without a name by its place, and says so", () => {
     const { name: _name, ...nameless } = task("x");
     const result = manifest({ agents: { writer: agent }, tasks: [task("first"), nameless] });
@@ -201,7 +245,7 @@ describe("importCrewAI: what is refused, each with what to do instead", () => {
           llm: "gemini/gemini-2.0-flash",
         },
       },
-      tasks: [task("draft", { output_pydantic: { python: "models.Report" }, guardrail: "Be kind", human_input: true })],
+      tasks: [task("draft", { output_pydantic: { python: "models.Report" }, guardrail: { python: "checks.kind" } })],
       memory: true,
       process: "hierarchical",
       manager_llm: "openai/gpt-4o",
@@ -217,7 +261,6 @@ describe("importCrewAI: what is refused, each with what to do instead", () => {
       "crew.yaml: agents.writer.llm",
       "crew.yaml: agents.writer.tools[0]",
       "crew.yaml: agents.writer.tools[1]",
-      "crew.yaml: tasks[0].human_input",
       "crew.yaml: tasks[0].output_pydantic",
       "crew.yaml: tasks[0].guardrail",
     ]);
@@ -269,6 +312,26 @@ describe("importCrewAI: what is refused, each with what to do instead", () => {
     ]);
   });
 
+  it("refuses checks kubecrew cannot run: a schema of no object, a Python guardrail, too many retries", () => {
+    expect(
+      problems({
+        agents: { writer: agent },
+        tasks: [
+          task("a", { output_json: { type: "array" } }),
+          task("b", { guardrails: ["Short.", { python: "checks.short" }], guardrail_max_retries: 11 }),
+        ],
+      }),
+    ).toEqual([
+      "crew.yaml: tasks[1].guardrails[1]: a Python guardrail function: it needs Python, which the kubecrew runtime does not run: remove it, or deploy the crew on the crewai runtime with an image holding your project",
+    ]);
+    expect(
+      problems({ agents: { writer: agent }, tasks: [task("b", { guardrail: "Short.", guardrail_max_retries: 11 })] }),
+    ).toEqual(["crew.yaml: tasks[0].guardrail_max_retries: kubecrew retries a task's checks at most 10 times"]);
+    expect(problems({ agents: { writer: agent }, tasks: [task("a", { output_json: { type: "array" } })] })).toEqual([
+      'crew.yaml: task "a": outputJson must describe an object (type: object), as CrewAI\'s json_dict is one',
+    ]);
+  });
+
   it("refuses an API key written into the definition, and two tasks of one name", () => {
     expect(problems(crewOf({}, { llm: { model: "openai/gpt-4o", api_key: "sk-123" } }))).toEqual([
       expect.stringMatching(
@@ -306,18 +369,58 @@ describe("the three shapes", () => {
     expect(ok.ok && ok.manifest.spec.agents[0]!.maxIter).toBe(9);
   });
 
+  it("refuses in a YAML project what @CrewBase cannot read: an llm mapping, a model built by an @llm method", () => {
+    const findings = new Findings();
+    const definition = yamlProjectDefinition(
+      {
+        file: "config/agents.yaml",
+        value: {
+          writer: { ...agent, llm: { model: "openai/gpt-4o", temperature: 0.1 } },
+          editor: { ...agent, llm: "house_model" },
+          checker: { ...agent, llm: "openai/house_model" },
+        },
+      },
+      { file: "config/tasks.yaml", value: { draft: task("draft") } },
+      crewPy({ llmMethods: ["house_model"] }),
+      "proj",
+      findings,
+    )!;
+    const result = importCrewAI(definition, {}, findings);
+    expect(result.ok ? [] : result.problems).toEqual([
+      'config/agents.yaml: writer.llm: CrewAI reads a model name here ("provider/model"), not a mapping: write it as one',
+      "config/agents.yaml: editor.llm: names crew.py's @llm method house_model, a model built in Python: it needs Python, which the kubecrew runtime does not run: remove it, or deploy the crew on the crewai runtime with an image holding your project",
+    ]);
+  });
+
+  it("runs a YAML project's tasks in the order of crew.py's @task methods, as @CrewBase does", () => {
+    const findings = new Findings();
+    const definition = yamlProjectDefinition(
+      { file: "config/agents.yaml", value: { writer: agent } },
+      { file: "config/tasks.yaml", value: { outline: task("outline"), draft: task("draft"), spare: task("spare") } },
+      crewPy({ taskMethods: ["draft", "outline", "python_only"] }),
+      "proj",
+      findings,
+    )!;
+    expect(definition.tasks.map((t) => t.fields.name)).toEqual(["draft", "outline"]);
+    expect(findings.notes).toEqual([
+      "config/tasks.yaml: spare: left out: crew.py has no @task method for it, so CrewAI does not run it",
+    ]);
+    expect(findings.problems).toEqual([
+      "crew.py: @task python_only: a task written in Python only, which kubecrew cannot read: write it in config/tasks.yaml under that name, or deploy the crew on the crewai runtime with an image holding your project",
+    ]);
+  });
+
   it("reads a YAML project: tasks named by their keys in file order, the process from crew.py", () => {
     const findings = new Findings();
     const definition = yamlProjectDefinition(
       { file: "config/agents.yaml", value: { writer: agent } },
       { file: "config/tasks.yaml", value: { outline: task("ignored"), draft: { ...task("draft"), name: undefined } } },
-      { process: "hierarchical" },
-      { file: "crew.py", path: "" },
+      crewPy({ fields: { process: "hierarchical" } }),
       "proj",
       findings,
     )!;
     expect(findings.problems).toEqual([
-      'config/tasks.yaml: outline.name: the task\'s name is its key in config/tasks.yaml ("outline")',
+      'config/tasks.yaml: outline.name: kubecrew names a task by its key in config/tasks.yaml ("outline"), which its context names it by: remove name',
     ]);
     expect(definition.tasks.map((t) => t.fields.name)).toEqual(["outline", "draft"]);
     const result = importCrewAI(definition, {}, findings);

@@ -82,7 +82,7 @@ export function importCrewAI(
   const agents: AgentInput[] = [];
   const servers: McpServerInput[] = [];
   for (const agent of definition.agents) {
-    const mapped = agentFromCrewAI(agent, findings);
+    const mapped = agentFromCrewAI(agent, definition, findings);
     if (mapped) {
       agents.push(mapped.agent);
       servers.push(...mapped.servers);

@@ -3,6 +3,7 @@ import { isPythonReference, judgeFields } from "./apply-rules.ts";
 import type { CrewAITask } from "./definition.ts";
 import { NOT_YET, PYTHON, taskFieldRules } from "./field-rules.ts";
 import { fieldAt, type Findings } from "./findings.ts";
+import { taskChecksFromCrewAI, type TaskChecks } from "./task-checks.ts";
 import { taskToolsFromCrewAI } from "./tools.ts";
 
 /** The names CrewAI's JSON loader takes for its own Task class, and for its ConditionalTask, in `type`. */
@@ -15,16 +16,15 @@ const CONDITIONAL_TASK_TYPES = [
 ];
 
 /** A task of the Crew as an import writes it (defaults left to the schema). */
-export interface TaskInput {
+export interface TaskInput extends TaskChecks {
   name: string;
   description: string;
   expectedOutput: string;
   agent: string;
   context?: string[];
   asyncExecution?: true;
+  humanInput?: true;
 }
-
-const OUTPUT_FIELDS = ["output_json", "output_pydantic", "response_model"] as const;
 
 /** A CrewAI task as a Crew's task; `index` names a task written without a name (`task_<n>`). */
 export function taskFromCrewAI(task: CrewAITask, index: number, findings: Findings): TaskInput | undefined {
@@ -78,8 +78,11 @@ export function taskFromCrewAI(task: CrewAITask, index: number, findings: Findin
     findings.problem(at("async_execution"), "must be true or false");
   }
 
-  structuredOutputProblems(fields, at, findings);
-  guardrailProblems(fields, at, findings);
+  const checks = taskChecksFromCrewAI(fields, at, findings);
+  const humanInput = fields.human_input;
+  if (humanInput !== undefined && humanInput !== null && typeof humanInput !== "boolean") {
+    findings.problem(at("human_input"), "must be true or false");
+  }
   taskToolsFromCrewAI(fields.tools, at("tools"), findings);
 
   if (findings.problems.length > before) return undefined;
@@ -90,40 +93,7 @@ export function taskFromCrewAI(task: CrewAITask, index: number, findings: Findin
     agent,
     ...(context ? { context } : {}),
     ...(asyncExecution === true ? { asyncExecution: true as const } : {}),
+    ...checks,
+    ...(humanInput === true ? { humanInput: true as const } : {}),
   };
-}
-
-/** output_json, output_pydantic, response_model: a Python model, or a JSON Schema (not in kubecrew's Crew yet). */
-function structuredOutputProblems(
-  fields: Record<string, unknown>,
-  at: (field: string) => string,
-  findings: Findings,
-): void {
-  if (fields.output_json && fields.output_pydantic) {
-    findings.problem(at("output_pydantic"), "a task has one structured output: output_json or output_pydantic");
-    return;
-  }
-  for (const field of OUTPUT_FIELDS) {
-    const value = fields[field];
-    if (value === undefined || value === null) continue;
-    if (isPythonReference(value) || typeof value === "string") {
-      findings.problem(at(field), `a Python model: ${PYTHON}`);
-    } else if (typeof value === "object" && !Array.isArray(value)) {
-      findings.problem(at(field), NOT_YET("structured outputs"));
-    } else findings.problem(at(field), "must be a JSON Schema or a Python model");
-  }
-}
-
-/** guardrail, guardrails: a rule in words (checked by an LLM) or a Python function (not in kubecrew's Crew yet). */
-function guardrailProblems(fields: Record<string, unknown>, at: (field: string) => string, findings: Findings): void {
-  const check = (value: unknown, where: string) => {
-    if (isPythonReference(value)) findings.problem(where, `a Python guardrail function: ${PYTHON}`);
-    else if (typeof value === "string") findings.problem(where, NOT_YET("guardrails"));
-    else findings.problem(where, "must be a rule in words or a Python reference");
-  };
-  if (fields.guardrail !== undefined && fields.guardrail !== null) check(fields.guardrail, at("guardrail"));
-  if (fields.guardrails !== undefined && fields.guardrails !== null) {
-    if (Array.isArray(fields.guardrails)) fields.guardrails.forEach((g, i) => check(g, `${at("guardrails")}[${i}]`));
-    else check(fields.guardrails, at("guardrails"));
-  }
 }

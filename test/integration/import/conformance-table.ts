@@ -252,12 +252,12 @@ export const conformanceTable: Row[] = [
     unsupported: ["type", "condition"],
     build: false,
   },
-  // Structured outputs, guardrails and human input: carried when kubecrew's Crew has the fields.
+  // Structured outputs, guardrails and human input: carried.
+  { id: "structured-output", doc: crew({}, {}, [task("draft", { output_json: schema })]), crewai: "accepts" },
   {
-    id: "structured-output",
-    doc: crew({}, {}, [task("draft", { output_json: schema })]),
+    id: "pydantic-output-as-schema",
+    doc: crew({}, {}, [task("draft", { output_pydantic: schema })]),
     crewai: "accepts",
-    unsupported: ["output_json"],
   },
   {
     id: "guardrails",
@@ -266,12 +266,13 @@ export const conformanceTable: Row[] = [
       task("edit", { guardrails: ["Keep it under 200 words.", "No jargon."] }),
     ]),
     crewai: "accepts",
-    unsupported: ["guardrail", "guardrails"],
   },
+  { id: "human-input", doc: crew({}, {}, [task("draft", { human_input: true })]), crewai: "accepts" },
   {
-    id: "human-input",
-    doc: crew({}, {}, [task("draft", { human_input: true })]),
+    id: "python-guardrail",
+    doc: crew({}, {}, [task("draft", { guardrail: { python: "project.checks.cited" } })]),
     crewai: "accepts",
-    unsupported: ["human_input"],
+    unsupported: ["guardrail"],
+    build: false,
   },
 ];

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { mkdtemp, readdir, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
@@ -8,6 +8,7 @@ import { CREWAI_DEFAULT_MAX_ITER } from "../../../core/crewai-import/agent.ts";
 import { agentFieldRules, crewFieldRules, taskFieldRules } from "../../../core/crewai-import/field-rules.ts";
 import { importCrewAI, type CrewManifest, type ImportResult } from "../../../core/crewai-import/import-crew.ts";
 import { parseJsonc } from "../../../core/crewai-import/jsonc.ts";
+import { DEFAULT_GUARDRAIL_MAX_RETRIES } from "../../../core/task-guardrails.ts";
 import { readCrewAIPath } from "../../../dev/crewai-projects.ts";
 import {
   createCrewAIProject,
@@ -34,6 +35,7 @@ const rowFiles = new Map<string, string>();
 let classic: string;
 let jsonFirst: string;
 let template: string;
+let llmMapping: string;
 
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), "kubecrew-conformance-"));
@@ -45,7 +47,15 @@ beforeAll(async () => {
     cases.push({ id: row.id, kind: "inline", path: file, build: row.build ?? true });
   }
   cases.push({ id: "fixture:research-brief", kind: "json-project", path: join(fixtures, "research-brief/crew.jsonc") });
-  cases.push({ id: "fixture:launch-plan", kind: "yaml-project", path: join(fixtures, "launch-plan") });
+  cases.push({ id: "fixture:launch-plan", kind: "crewbase", path: join(fixtures, "launch-plan/crew.py") });
+  cases.push({ id: "fixture:release-check", kind: "inline", path: join(fixtures, "release-check.yaml") });
+  // A YAML project whose agent's llm is a mapping, which @CrewBase cannot read (JSON-first and inline crews can).
+  llmMapping = join(dir, "llm-mapping");
+  await cp(join(fixtures, "launch-plan"), llmMapping, { recursive: true });
+  const agentsYaml = join(llmMapping, "config/agents.yaml");
+  const mapping = "llm:\n    model: ollama/llama3.1\n    temperature: 0.2\n";
+  await writeFile(agentsYaml, readFileSync(agentsYaml, "utf8").replace("llm: ollama/llama3.1\n", mapping));
+  cases.push({ id: "yaml:llm-mapping", kind: "crewbase", path: join(llmMapping, "crew.py") });
   classic = (await createCrewAIProject("market_digest", "classic")).project;
   cases.push({ id: "cli:classic", kind: "crewbase", path: join(classic, "src"), module: "market_digest" });
   jsonFirst = (await createCrewAIProject("trend_watch", "json")).project;
@@ -108,6 +118,14 @@ function expectSameCrew(summary: CrewAISummary, manifest: CrewManifest) {
     expect(spec.agents.find((a) => a.name === task.agent)!.role).toBe(t.agent!.trimEnd());
     expect(task.context ?? null).toEqual(t.context);
     expect(task.asyncExecution ?? false).toBe(t.async_execution);
+    expect(task.humanInput ?? false).toBe(t.human_input);
+    expect(task.outputJson !== undefined).toBe(t.structured_output);
+    // CrewAI checks guardrails when there are any, else guardrail; kubecrew's task carries the one CrewAI checks.
+    if (t.guardrails?.length) expect(task.guardrails).toEqual(t.guardrails.map((llm) => ({ llm })));
+    else expect(task.guardrail ?? null).toBe(t.guardrail);
+    if (task.outputJson || task.guardrail || task.guardrails) {
+      expect(task.guardrailMaxRetries ?? DEFAULT_GUARDRAIL_MAX_RETRIES).toBe(t.guardrail_max_retries);
+    }
   });
 }
 
@@ -145,28 +163,40 @@ describe("the table of definitions", () => {
 });
 
 describe("the fixtures and the projects CrewAI's CLI writes", () => {
-  it.each(["fixture:research-brief", "fixture:launch-plan", "cli:classic", "template:json_crew"])(
-    "%s: accepted by both, the same crew",
-    async (id) => {
-      const path = {
-        "fixture:research-brief": join(fixtures, "research-brief"),
-        "fixture:launch-plan": join(fixtures, "launch-plan"),
-        "cli:classic": classic,
-        "template:json_crew": template,
-      }[id]!;
-      const verdict = verdicts.get(id)!;
-      expect(verdict.errors).toEqual([]);
-      const result = await kubecrewImport(path);
-      expect(result.ok ? [] : result.problems).toEqual([]);
-      expectSameCrew(verdict.crew!, (result as Extract<ImportResult, { ok: true }>).manifest);
-    },
-  );
+  it.each([
+    "fixture:research-brief",
+    "fixture:launch-plan",
+    "fixture:release-check",
+    "cli:classic",
+    "template:json_crew",
+  ])("%s: accepted by both, the same crew", async (id) => {
+    const path = {
+      "fixture:research-brief": join(fixtures, "research-brief"),
+      "fixture:launch-plan": join(fixtures, "launch-plan"),
+      "fixture:release-check": join(fixtures, "release-check.yaml"),
+      "cli:classic": classic,
+      "template:json_crew": template,
+    }[id]!;
+    const verdict = verdicts.get(id)!;
+    expect(verdict.errors).toEqual([]);
+    const result = await kubecrewImport(path);
+    expect(result.ok ? [] : result.problems).toEqual([]);
+    expectSameCrew(verdict.crew!, (result as Extract<ImportResult, { ok: true }>).manifest);
+  });
 
   it("the JSON-first project `crewai create crew` writes: CrewAI accepts it; kubecrew refuses its crew memory only", async () => {
     expect(verdicts.get("cli:json")!.errors).toEqual([]);
     const result = await kubecrewImport(jsonFirst);
     expect(result.ok ? [] : result.problems).toEqual([
       expect.stringMatching(/crew\.jsonc: memory: kubecrew keeps no memory .*remove it \(or set it to false\)/),
+    ]);
+  });
+
+  it("a YAML project whose agent's llm is a mapping: refused by both (@CrewBase reads a model name there)", async () => {
+    expect(verdicts.get("yaml:llm-mapping")!.accepted).toBe(false);
+    const result = await kubecrewImport(llmMapping);
+    expect(result.ok ? [] : result.problems).toEqual([
+      `${join(llmMapping, "config/agents.yaml")}: planner.llm: CrewAI reads a model name here ("provider/model"), not a mapping: write it as one`,
     ]);
   });
 
@@ -190,6 +220,6 @@ describe("the fixtures and the projects CrewAI's CLI writes", () => {
   });
 
   it("every fixture of this folder is judged by CrewAI above", async () => {
-    expect((await readdir(fixtures)).sort()).toEqual(["launch-plan", "research-brief"]);
+    expect((await readdir(fixtures)).sort()).toEqual(["launch-plan", "release-check.yaml", "research-brief"]);
   });
 });

@@ -79,12 +79,17 @@ export interface CrewAISummary {
     agent: string | null;
     context: string[] | null;
     async_execution: boolean;
+    human_input: boolean;
+    structured_output: boolean;
+    guardrail: string | null;
+    guardrails: string[] | null;
+    guardrail_max_retries: number;
   }[];
 }
 
 export interface VerdictCase {
   id: string;
-  kind: "json-project" | "inline" | "yaml-project" | "crewbase" | "model-fields";
+  kind: "json-project" | "inline" | "crewbase" | "model-fields";
   path?: string;
   build?: boolean;
   module?: string;

@@ -7,10 +7,8 @@ CASES.json is a list of {"id", "kind", "path", "build"}:
                        (validate_crew_project), then built (load_crew) unless build is false;
   kind "inline":       path is a YAML or JSON file holding a CrewDefinition, checked by CrewDefinition and the
                        JSON-first validation, then built (load_crew_from_definition) unless build is false;
-  kind "yaml-project": path is a folder with config/agents.yaml and config/tasks.yaml, checked as the same agents
-                       and tasks written inline (what @CrewBase hands to Agent and Task), then built;
-  kind "crewbase":     path is a src/ folder and "module" the package: its crew.py's @CrewBase class is instantiated
-                       and its crew() built, as `crewai run` does;
+  kind "crewbase":     path is a src/ folder and "module" the package, or a crew.py itself: its @CrewBase class is
+                       instantiated and its crew() built, as `crewai run` does;
   kind "model-fields": no path: "fields" lists the fields a definition may set on Agent, Task and Crew.
 Building never runs a model. Prints one JSON list of {"id", "accepted", "errors", "crew"} where crew summarises what
 CrewAI built (agents, tasks, process, inputs) for the test to compare with the import; "jsonc" holds the value
@@ -21,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import json
 from pathlib import Path
 import sys
@@ -75,6 +74,13 @@ def crew_summary(crew: Any, inputs: dict[str, Any]) -> dict[str, Any]:
                 "agent": task.agent.role if task.agent else None,
                 "context": [c.name for c in task.context] if isinstance(task.context, list) else None,
                 "async_execution": bool(task.async_execution),
+                "human_input": bool(task.human_input),
+                "structured_output": bool(task.output_json or task.output_pydantic or task.response_model),
+                "guardrail": task.guardrail if isinstance(task.guardrail, str) else None,
+                "guardrails": [g for g in task.guardrails or [] if isinstance(g, str)]
+                if isinstance(task.guardrails, list)
+                else None,
+                "guardrail_max_retries": task.guardrail_max_retries,
             }
             for task in crew.tasks
         ],
@@ -85,12 +91,6 @@ def load_data(path: Path) -> Any:
     if path.suffix in (".json", ".jsonc"):
         return load_jsonc_file(path)
     return yaml.safe_load(path.read_text(encoding="utf-8"))
-
-
-def yaml_project_definition(folder: Path) -> dict[str, Any]:
-    agents = yaml.safe_load((folder / "config" / "agents.yaml").read_text(encoding="utf-8")) or {}
-    tasks = yaml.safe_load((folder / "config" / "tasks.yaml").read_text(encoding="utf-8")) or {}
-    return {"agents": agents, "tasks": [{**fields, "name": name} for name, fields in tasks.items()]}
 
 
 def as_json_project(definition: dict[str, Any]) -> Path:
@@ -136,16 +136,24 @@ def verdict(case: dict[str, Any]) -> dict[str, Any]:
             if build:
                 crew, inputs = load_crew(path)
                 result["crew"] = crew_summary(crew, inputs)
-        elif case["kind"] in ("inline", "yaml-project"):
-            data = load_data(path) if case["kind"] == "inline" else yaml_project_definition(path)
+        elif case["kind"] == "inline":
+            data = load_data(path)
             definition = CrewDefinition.model_validate(data).model_dump(mode="python", exclude_none=True)
             validate_crew_project(as_json_project(definition))
             if build:
                 crew, inputs = load_crew_from_definition(data, source=str(path), project_root=path.parent)
                 result["crew"] = crew_summary(crew, inputs)
         elif case["kind"] == "crewbase":
-            sys.path.insert(0, str(path))
-            module = importlib.import_module(f"{case['module']}.crew")
+            if path.is_file():
+                spec = importlib.util.spec_from_file_location(f"crew_{case['id'].replace(':', '_')}", path)
+                assert spec and spec.loader
+                module = importlib.util.module_from_spec(spec)
+                # @CrewBase finds config/ beside the class's file, through the module's entry here.
+                sys.modules[spec.name] = module
+                spec.loader.exec_module(module)
+            else:
+                sys.path.insert(0, str(path))
+                module = importlib.import_module(f"{case['module']}.crew")
             classes = [v for v in vars(module).values() if getattr(v, "is_crew_class", False)]
             crew = classes[0]().crew()
             result["crew"] = crew_summary(crew, {})

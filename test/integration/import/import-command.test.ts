@@ -45,7 +45,7 @@ describe("kubecrew import crewai", () => {
     ]);
     expect(crew.spec.inputs.map((i) => i.name)).toEqual(["topic", "current_year"]);
     expect(stderr.trim().split("\n")).toEqual([
-      `kubecrew import: note: ${join(classic, "src/market_digest/crew.py")}: read for its process only: what it sets in Python (tools, output_file, …) is not carried`,
+      `kubecrew import: note: ${join(classic, "src/market_digest/crew.py")}: read for its process and its methods' names only: what it sets in Python (tools, output_file, …) is not carried`,
       "kubecrew import: note: agents researcher, reporting_analyst name no llm: they run on spec.llm, which this " +
         "manifest leaves out — kubecrew dev fills in its own model (KUBECREW_LLM_PROVIDER …); for a cluster add one " +
         "with --llm provider/model",
@@ -178,7 +178,7 @@ describe("kubecrew dev's start-up with CrewAI projects", () => {
       .filter((l) => l.includes("CrewAI crew imported"))
       .map((l) => (JSON.parse(l) as { msg: string }).msg);
     expect(notes).toEqual([
-      `CrewAI crew imported: ${join(classic, "src/market_digest/crew.py")}: read for its process only: what it sets in Python (tools, output_file, …) is not carried`,
+      `CrewAI crew imported: ${join(classic, "src/market_digest/crew.py")}: read for its process and its methods' names only: what it sets in Python (tools, output_file, …) is not carried`,
     ]);
   });
 });
