@@ -1,6 +1,10 @@
+import pino from "pino";
 import { describe, expect, it } from "vitest";
+import { crewSpec } from "../core/crew.ts";
 import { ANNOTATION_IDEMPOTENCY_KEY, ANNOTATION_IDEMPOTENCY_REQUEST } from "../kube/resources.ts";
 import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
+import { isUndecodable } from "../kube/runtime/undecodable.ts";
 import { crewForCache, executionForCache, resultForCache } from "./cache-transforms.ts";
 
 const managedFields = [{ manager: "kubectl", operation: "Update", fieldsV1: { "f:spec": { "f:tasks": {} } } }];
@@ -16,7 +20,17 @@ const metadata = {
   ownerReferences: [{ apiVersion: "v1", kind: "X", name: "x", uid: "x-1" }],
   finalizers: ["f"],
 };
-const snapshot = () => ({ tasks: [{ name: "step1", agent: "writer" }], agents: [{ name: "writer", role: "W" }] });
+const snapshot = () => ({
+  tasks: [{ name: "step1", agent: "writer", description: "Write", expectedOutput: "Notes" }],
+  agents: [{ name: "writer", role: "W", goal: "Write" }],
+});
+/** A snapshot as decoding fills it in (the crew schema's defaults). */
+const decodedSnapshot = (spec: unknown) => crewSpec.parse(spec);
+const agent = { name: "writer", role: "W", goal: "Write" };
+const crewSpecBody = {
+  agents: [agent],
+  tasks: [{ name: "one", agent: "writer", description: "d", expectedOutput: "o" }],
+};
 const execution = (name: string, crewSpec: unknown) => ({
   apiVersion: "kubecrew.io/v1alpha1",
   kind: "CrewExecution",
@@ -35,14 +49,14 @@ const execution = (name: string, crewSpec: unknown) => ({
 
 describe("the API's cache transforms", () => {
   it("keep a Crew's spec, status and schema metadata, without managedFields or kubectl's last-applied copy", () => {
-    const kept = crewForCache({
+    const kept = crewForCache()({
       apiVersion: "kubecrew.io/v1alpha1",
       kind: "Crew",
       metadata: {
         ...metadata,
         annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{…}", team: "blue" },
       },
-      spec: { tasks: [] },
+      spec: crewSpecBody,
       status: { inputs: ["topic"] },
     });
     expect(kept).toEqual({
@@ -58,9 +72,19 @@ describe("the API's cache transforms", () => {
         labels: { "kubecrew.io/crew": "notes" },
         annotations: { team: "blue" },
       },
-      spec: { tasks: [] },
+      spec: crewSpec.parse(crewSpecBody),
       status: { inputs: ["topic"] },
     });
+  });
+
+  it("keep a Crew that breaks the schema as what is wrong with it, and log that once", () => {
+    const lines: string[] = [];
+    const log = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
+    const kept = crewForCache(log)({ metadata, spec: { ...crewSpecBody, tasks: [{ name: "one", agent: "ghost" }] } });
+    expect(isUndecodable(kept) && kept.undecodable.length).toBeGreaterThan(0);
+    expect(kept.metadata).toMatchObject({ name: "a", namespace: "team" });
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ msg: "Crew is invalid", crew: "a" });
   });
 
   it("keep a CrewExecution's spec, status and idempotency annotations, and share equal crew snapshots", () => {
@@ -77,13 +101,15 @@ describe("the API's cache transforms", () => {
       labels: { "kubecrew.io/crew": "notes" },
       annotations: { [ANNOTATION_IDEMPOTENCY_KEY]: "k", [ANNOTATION_IDEMPOTENCY_REQUEST]: "r" },
     });
-    expect(a.spec).toEqual({ crewRef: { name: "notes" }, inputs: { topic: "tides" } });
-    expect(a.status).toEqual({ phase: "Succeeded", crewSpec: snapshot() });
-    const crewSpecOf = (o: typeof a) => (o.status as { crewSpec: unknown }).crewSpec;
+    if (isUndecodable(a)) throw new Error(a.undecodable.join("; "));
+    expect(a.spec).toEqual({ crewRef: { name: "notes" }, inputs: { topic: "tides" }, stop: false });
+    expect(a.status).toEqual({ phase: "Succeeded", crewSpec: decodedSnapshot(snapshot()) });
+    const crewSpecOf = (o: KubeObject) => (o.status as { crewSpec: unknown }).crewSpec;
     expect(crewSpecOf(b)).toBe(crewSpecOf(a));
-    const edited = transform(execution("c", { ...snapshot(), tasks: [{ name: "other", agent: "writer" }] }));
+    const other = { ...snapshot(), tasks: [{ ...snapshot().tasks[0]!, name: "other" }] };
+    const edited = transform(execution("c", other));
     expect(crewSpecOf(edited)).not.toBe(crewSpecOf(a));
-    expect(crewSpecOf(edited)).toEqual({ ...snapshot(), tasks: [{ name: "other", agent: "writer" }] });
+    expect(crewSpecOf(edited)).toEqual(decodedSnapshot(other));
   });
 
   it("leave an execution without status or snapshot as it is", () => {
@@ -94,7 +120,15 @@ describe("the API's cache transforms", () => {
   });
 
   it("keep a CrewTaskResult's spec and the labels its index reads", () => {
-    const spec = { executionRef: { name: "a" }, taskName: "step1", output: "text", steps: [{ index: 0 }] };
+    const spec = {
+      executionRef: { name: "a" },
+      taskName: "step1",
+      taskIndex: 0,
+      agent: "W",
+      executionTime: 1,
+      attempt: 1,
+      output: "text",
+    };
     const kept = resultForCache({
       apiVersion: "kubecrew.io/v1alpha1",
       kind: "CrewTaskResult",
@@ -104,14 +138,14 @@ describe("the API's cache transforms", () => {
     expect(kept.metadata?.labels).toEqual({ "kubecrew.io/execution": "a" });
     expect(kept.metadata).not.toHaveProperty("managedFields");
     expect(kept.metadata).not.toHaveProperty("ownerReferences");
-    expect(kept.spec).toBe(spec);
+    expect(kept.spec).toEqual(spec);
   });
 
   it("bound the number of snapshots kept", () => {
     const snapshots = new CrewSpecSnapshots(2);
-    const first = snapshots.shared({ v: 1 });
-    snapshots.shared({ v: 2 });
-    snapshots.shared({ v: 3 });
-    expect(snapshots.shared({ v: 1 })).not.toBe(first);
+    const first = snapshots.decode({ v: 1 });
+    snapshots.decode({ v: 2 });
+    snapshots.decode({ v: 3 });
+    expect(snapshots.decode({ v: 1 })).not.toBe(first);
   });
 });

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { crew as crewSchema, crewSpec, type Crew, type CrewSpec } from "../core/crew.ts";
-import { crewExecution, executionStatus, type CrewExecution } from "../core/execution.ts";
+import type { Crew } from "../core/crew.ts";
 import {
   idempotentExecutionId,
   judgeRecorded,
@@ -8,11 +7,7 @@ import {
   type RecordedKickoff,
 } from "../core/idempotency.ts";
 import type { Logger } from "../core/logger.ts";
-import { taskResultSpec, type TaskResultSpec } from "../core/task-result.ts";
-import { Informer } from "../kube/runtime/informer.ts";
-import type { KubeAccess } from "../kube/kubeconfig.ts";
-import { readThrough } from "../kube/runtime/read-through.ts";
-import { isAlreadyExists, isNotFound, KubeClient, type KubeObject } from "../kube/runtime/client.ts";
+import type { TaskResultSpec } from "../core/task-result.ts";
 import {
   ANNOTATION_IDEMPOTENCY_KEY,
   ANNOTATION_IDEMPOTENCY_REQUEST,
@@ -26,15 +21,20 @@ import {
   MANAGED_BY,
   resourcePath,
 } from "../kube/resources.ts";
+import { isAlreadyExists, isNotFound, KubeClient, type KubeObject } from "../kube/runtime/client.ts";
+import type { KubeAccess } from "../kube/kubeconfig.ts";
+import { readThrough } from "../kube/runtime/read-through.ts";
+import { decodedOrUndefined, isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
+import type { CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts";
+import { resultForCache } from "./cache-transforms.ts";
+import { ClusterCaches } from "./cluster-caches.ts";
 import type { ExecutionBackend, ExecutionView, KickoffOutcome, NewExecution } from "./execution-backend.ts";
-import { ExecutionChanges } from "./execution-changes.ts";
-import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
-import { crewForCache, executionForCache, resultForCache } from "./cache-transforms.ts";
 
 /**
  * The API's backend in cluster mode: Crews, CrewExecutions and CrewTaskResults of one namespace held in informer
- * caches, so polling `/status` costs the apiserver nothing. Right after a kickoff the cache may not have the new
- * execution yet: a miss is read through to the apiserver (and remembered briefly when it is a true miss).
+ * caches that decode each object once (cluster-caches.ts), so polling `/status` costs the apiserver nothing. Right
+ * after a kickoff the cache may not have the new execution yet: a miss is read through to the apiserver (and
+ * remembered briefly when it is a true miss).
  */
 export interface KubernetesBackendOptions {
   kubeConfig: KubeAccess;
@@ -45,183 +45,165 @@ export interface KubernetesBackendOptions {
   now?: () => Date;
 }
 
-/** An execution without its status's crew snapshot, which is parsed once per distinct snapshot. */
-const executionWithoutSnapshot = crewExecution.extend({
-  status: executionStatus.omit({ crewSpec: true }).optional(),
-});
-
 /** Runs under one Idempotency-Key older than the window, at most, before a kickoff gives up (each a day apart). */
 const MAX_KEY_GENERATIONS = 64;
 
-export type KubernetesBackend = ExecutionBackend & {
-  stop(): Promise<void>;
-  /** Apiserver reads made on cache misses (tests check that polling does not add to it). */
-  readThroughs(): number;
-};
-
 export async function createKubernetesBackend(options: KubernetesBackendOptions): Promise<KubernetesBackend> {
-  const { namespace, log } = options;
-  const client = new KubeClient(options.kubeConfig);
-  const byExecution = (o: KubeObject) => {
-    const execution = o.metadata?.labels?.[LABEL_EXECUTION];
-    return execution ? [execution] : [];
-  };
-  // The caches keep only what the API reads (api/cache-transforms.ts).
-  const crews = new Informer<KubeObject>({
-    client,
-    log,
-    path: resourcePath(CREWS, namespace),
-    transform: crewForCache,
-  });
-  const executions = new Informer<KubeObject>({
-    client,
-    log,
-    path: resourcePath(CREW_EXECUTIONS, namespace),
-    transform: executionForCache(new CrewSpecSnapshots()),
-  });
-  const results = new Informer<KubeObject>({
-    client,
-    log,
-    path: resourcePath(CREW_TASK_RESULTS, namespace),
-    labelSelector: LABEL_EXECUTION,
-    indexKeys: byExecution,
-    transform: resultForCache,
-  });
-  // Event streams are told of each change the informers see, instead of polling the caches.
-  const changes = new ExecutionChanges();
-  // How often each execution's results changed: a view is built again only when they (or the execution) did.
-  const resultVersions = new Map<string, number>();
-  executions.on((event, object) => {
-    const id = object.metadata?.name;
-    if (!id) return;
-    if (event === "delete") resultVersions.delete(id);
-    changes.notify(id);
-  });
-  results.on((_event, object) => {
-    for (const id of byExecution(object)) {
-      resultVersions.set(id, (resultVersions.get(id) ?? 0) + 1);
-      changes.notify(id);
-    }
-  });
-  await Promise.all([crews.start(), executions.start(), results.start()]);
-  const misses = new Map<string, number>();
-  const negativeCacheMs = options.negativeCacheMs ?? 1000;
-  let readThroughs = 0;
-  const crewSource = { cache: crews, client, type: CREWS, onMiss: () => readThroughs++ };
-  const now = options.now ?? (() => new Date());
+  const backend = new KubernetesBackend(options);
+  await backend.caches.start();
+  return backend;
+}
 
-  // Every request reads its crew: each version of a Crew is parsed (and an invalid one logged) once, not per request.
-  const parsedCrews = new WeakMap<KubeObject, Crew | null>();
-  const parseCrew = (raw: KubeObject): Crew | undefined => {
-    let parsed = parsedCrews.get(raw);
-    if (parsed === undefined) {
-      const result = crewSchema.safeParse(raw);
-      if (!result.success)
-        log.warn({ crew: raw.metadata?.name, problems: result.error.issues.map((i) => i.message) }, "Crew is invalid");
-      parsed = result.success ? result.data : null;
-      parsedCrews.set(raw, parsed);
-    }
-    return parsed ?? undefined;
-  };
+export class KubernetesBackend implements ExecutionBackend {
+  readonly caches: ClusterCaches;
+  private readonly client: KubeClient;
+  private readonly namespace: string;
+  private readonly now: () => Date;
+  private readonly negativeCacheMs: number;
+  /** Ids the apiserver said it has no execution of, and when. */
+  private readonly misses = new Map<string, number>();
+  private reads = 0;
+  /**
+   * The same view object while neither the execution object nor its results changed: every event stream and status
+   * poll of one execution shares it (and what is derived from it, keyed by it, such as its /status body).
+   */
+  private readonly views = new WeakMap<CachedExecution, { version: number; view: ExecutionView }>();
 
-  // Informer objects are replaced, never changed, on update: each version is parsed once however many readers
-  // (event streams, /status polls) look at it.
-  const parsedResults = new WeakMap<KubeObject, TaskResultSpec | null>();
-  const parsedResult = (item: KubeObject): TaskResultSpec | undefined => {
-    let parsed = parsedResults.get(item);
-    if (parsed === undefined) {
-      const result = taskResultSpec.safeParse(item.spec);
-      parsed = result.success ? result.data : null;
-      parsedResults.set(item, parsed);
-    }
-    return parsed ?? undefined;
-  };
-  // The crew snapshot in an execution's status is shared by the cache (cache-transforms.ts): it is parsed once per
-  // distinct snapshot, and the parsed executions share the parsed snapshot.
-  const parsedSnapshots = new WeakMap<object, CrewSpec | null>();
-  const parsedSnapshot = (snapshot: unknown): CrewSpec | null => {
-    if (typeof snapshot !== "object" || snapshot === null) return null;
-    let parsed = parsedSnapshots.get(snapshot);
-    if (parsed === undefined) {
-      const result = crewSpec.safeParse(snapshot);
-      parsed = result.success ? result.data : null;
-      parsedSnapshots.set(snapshot, parsed);
-    }
-    return parsed;
-  };
-  const parsedExecutions = new WeakMap<KubeObject, CrewExecution | null>();
-  const parsedExecution = (raw: KubeObject): CrewExecution | undefined => {
-    let parsed = parsedExecutions.get(raw);
-    if (parsed === undefined) {
-      const snapshot = (raw.status as { crewSpec?: unknown } | undefined)?.crewSpec;
-      const spec = snapshot === undefined ? undefined : parsedSnapshot(snapshot);
-      const result = executionWithoutSnapshot.safeParse(raw);
-      parsed =
-        result.success && spec !== null
-          ? {
-              ...result.data,
-              ...(result.data.status ? { status: { ...result.data.status, ...(spec ? { crewSpec: spec } : {}) } } : {}),
-            }
-          : null;
-      parsedExecutions.set(raw, parsed);
-    }
-    return parsed ?? undefined;
-  };
+  constructor(options: KubernetesBackendOptions) {
+    this.client = new KubeClient(options.kubeConfig);
+    this.namespace = options.namespace;
+    this.now = options.now ?? (() => new Date());
+    this.negativeCacheMs = options.negativeCacheMs ?? 1000;
+    this.caches = new ClusterCaches({ client: this.client, namespace: options.namespace, log: options.log });
+  }
 
-  const byTask = (items: KubeObject[]): Record<string, TaskResultSpec[]> => {
-    const tasks: Record<string, TaskResultSpec[]> = {};
-    for (const item of items) {
-      const parsed = parsedResult(item);
-      if (parsed) (tasks[parsed.taskName] ??= []).push(parsed);
-    }
-    return tasks;
-  };
+  async getCrew(name: string): Promise<Crew | undefined> {
+    const source = { cache: this.caches.crews, client: this.client, type: CREWS, onMiss: () => this.reads++ };
+    return decodedOrUndefined(await readThrough(source, this.namespace, name));
+  }
 
-  const view = (execution: CrewExecution, results: Record<string, TaskResultSpec[]>): ExecutionView => ({
-    id: execution.metadata.name,
-    crew: execution.spec.crewRef.name,
-    ...(execution.spec.requestedBy ? { requestedBy: execution.spec.requestedBy } : {}),
-    spec: execution.spec,
-    ...(execution.metadata.creationTimestamp ? { created: execution.metadata.creationTimestamp } : {}),
-    ...(execution.status ? { status: execution.status } : {}),
-    results,
-  });
+  heldCrew(name: string): Crew | undefined {
+    return decodedOrUndefined(this.caches.crews.get(this.namespace, name));
+  }
+
+  heldExecution(crewName: string, id: string): ExecutionView | undefined {
+    const execution = this.ofCrew(crewName, this.caches.executions.get(this.namespace, id));
+    return execution && this.cachedView(execution);
+  }
+
+  async listCrews(): Promise<Crew[]> {
+    return this.caches.crews.list(this.namespace).flatMap((crew) => decodedOrUndefined(crew) ?? []);
+  }
+
+  async createExecution(execution: NewExecution): Promise<KickoffOutcome> {
+    const key = execution.idempotency;
+    if (!key) {
+      const id = randomUUID();
+      await this.createExecutionObject(id, execution);
+      return { kind: "started", id };
+    }
+    // Every replica derives the same name from the key, so of two racing kickoffs the apiserver creates one and
+    // answers AlreadyExists to the other, which then reads the winner back. A run older than the window moves the
+    // key on to the next name.
+    for (let generation = 0; generation < MAX_KEY_GENERATIONS; generation++) {
+      const id = idempotentExecutionId(key.keyHash, generation);
+      const existing = this.caches.executions.get(this.namespace, id) ?? (await this.createOrReadBack(id, execution));
+      if (!existing) return { kind: "started", id };
+      const verdict = judgeRecorded(recordedKickoff(existing), key, this.now());
+      if (verdict === "replay") return { kind: "replayed", id };
+      if (verdict === "reused") return { kind: "keyReused", id };
+    }
+    throw new Error(`no free execution name for an Idempotency-Key after ${MAX_KEY_GENERATIONS} generations`);
+  }
+
+  async getExecution(crewName: string, id: string): Promise<ExecutionView | undefined> {
+    const cached = this.caches.executions.get(this.namespace, id);
+    if (cached) {
+      const execution = this.ofCrew(crewName, cached);
+      return execution && this.cachedView(execution);
+    }
+    const missedAt = this.misses.get(id);
+    if (missedAt !== undefined && Date.now() - missedAt < this.negativeCacheMs) return undefined;
+    let read: KubeObject;
+    try {
+      this.reads++;
+      read = await this.client.get<KubeObject>(resourcePath(CREW_EXECUTIONS, this.namespace, id));
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      this.misses.set(id, Date.now());
+      if (this.misses.size > 10_000) this.misses.clear();
+      return undefined;
+    }
+    const execution = this.ofCrew(crewName, this.caches.executions.upsert(read));
+    return execution && this.viewFromServer(execution);
+  }
+
+  async listExecutions(crewName: string): Promise<ExecutionView[]> {
+    return this.caches.executions
+      .list(this.namespace)
+      .flatMap((execution) => this.ofCrew(crewName, execution) ?? [])
+      .sort((a, b) => (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""))
+      .map((execution) => this.viewFromCache(execution));
+  }
+
+  async stopExecution(_crew: string, id: string): Promise<void> {
+    const updated = await this.client.mergePatch<KubeObject>(resourcePath(CREW_EXECUTIONS, this.namespace, id), {
+      spec: { stop: true },
+    });
+    this.caches.executions.upsert(updated);
+  }
+
+  onExecutionChange(id: string, listener: () => void): () => void {
+    return this.caches.changes.subscribe(id, listener);
+  }
+
+  /** Apiserver reads made on cache misses (tests check that polling does not add to it). */
+  readThroughs(): number {
+    return this.reads;
+  }
+
+  async stop(): Promise<void> {
+    await this.caches.stop();
+    this.client.close();
+  }
+
+  /** The crew's decoded execution; undefined for another crew's, or one that does not decode. */
+  private ofCrew(crewName: string, execution: CachedExecution | Undecodable | undefined): CachedExecution | undefined {
+    const decoded = decodedOrUndefined(execution);
+    return decoded?.spec.crewRef.name === crewName ? decoded : undefined;
+  }
+
+  private cachedView(execution: CachedExecution): ExecutionView {
+    const version = this.caches.resultsVersion(execution.metadata.name);
+    const cached = this.views.get(execution);
+    if (cached?.version === version) return cached.view;
+    const fresh = this.viewFromCache(execution);
+    this.views.set(execution, { version, view: fresh });
+    return fresh;
+  }
+
   /** The view with the results in the cache. */
-  const viewFromCache = (execution: CrewExecution) => view(execution, byTask(results.byIndex(execution.metadata.name)));
+  private viewFromCache(execution: CachedExecution): ExecutionView {
+    return view(execution, byTask(this.caches.results.byIndex(execution.metadata.name)));
+  }
+
   /** The view with the results read from the apiserver (an execution the cache did not have yet). */
-  const viewFromServer = async (execution: CrewExecution): Promise<ExecutionView> => {
-    readThroughs++;
-    const list = await client.list<KubeObject>(resourcePath(CREW_TASK_RESULTS, namespace), {
+  private async viewFromServer(execution: CachedExecution): Promise<ExecutionView> {
+    this.reads++;
+    const list = await this.client.list<KubeObject>(resourcePath(CREW_TASK_RESULTS, this.namespace), {
       labelSelector: `${LABEL_EXECUTION}=${execution.metadata.name}`,
     });
-    return view(execution, byTask(list.items));
-  };
-  // The same view object while neither the execution object nor its results changed: every event stream and status
-  // poll of one execution shares it (and what is derived from it, keyed by it, such as its /status body).
-  const views = new WeakMap<CrewExecution, { version: number; view: ExecutionView }>();
-  const cachedView = (execution: CrewExecution): ExecutionView => {
-    const version = resultVersions.get(execution.metadata.name) ?? 0;
-    const cached = views.get(execution);
-    if (cached?.version === version) return cached.view;
-    const fresh = viewFromCache(execution);
-    views.set(execution, { version, view: fresh });
-    return fresh;
-  };
-  /** The crew's execution in the cache, parsed; undefined when the cache does not have it (or it is another's). */
-  const executionInCache = (crewName: string, id: string): CrewExecution | undefined => {
-    const raw = executions.get(namespace, id);
-    const parsed = raw && parsedExecution(raw);
-    return parsed?.spec.crewRef.name === crewName ? parsed : undefined;
-  };
+    return view(execution, byTask(list.items.map(resultForCache)));
+  }
 
-  const createExecutionObject = async (id: string, execution: NewExecution) => {
+  private async createExecutionObject(id: string, execution: NewExecution): Promise<void> {
     const key = execution.idempotency;
     const body = {
       apiVersion: CREW_EXECUTIONS.apiVersion,
       kind: CREW_EXECUTIONS.kind,
       metadata: {
         name: id,
-        namespace,
+        namespace: this.namespace,
         labels: {
           [LABEL_CREW]: execution.crew,
           [LABEL_MANAGED_BY]: MANAGED_BY,
@@ -231,122 +213,48 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
       },
       spec: { ...execution.spec, crewRef: { name: execution.crew } },
     };
-    const created = await client.create<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace), body);
-    executions.upsert(created);
-    misses.delete(id);
-  };
+    const created = await this.client.create<KubeObject>(resourcePath(CREW_EXECUTIONS, this.namespace), body);
+    this.caches.executions.upsert(created);
+    this.misses.delete(id);
+  }
 
   /** Creates the keyed run under `id`; answers undefined when created, or the execution already there. */
-  const createOrReadBack = async (id: string, execution: NewExecution): Promise<KubeObject | undefined> => {
+  private async createOrReadBack(id: string, execution: NewExecution): Promise<KubeObject | undefined> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await createExecutionObject(id, execution);
+        await this.createExecutionObject(id, execution);
         return undefined;
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
       }
       try {
-        readThroughs++;
-        const existing = await client.get<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace, id));
-        executions.upsert(existing);
-        return existing;
+        this.reads++;
+        const existing = await this.client.get<KubeObject>(resourcePath(CREW_EXECUTIONS, this.namespace, id));
+        return this.caches.executions.upsert(existing);
       } catch (err) {
         // Deleted between the two calls: try creating it again (a few times; then the error goes up).
         if (!isNotFound(err) || attempt >= 2) throw err;
       }
     }
-  };
+  }
+}
 
+/** The execution's results by task name (every attempt), those that decode. */
+function byTask(items: readonly (CachedTaskResult | Undecodable)[]): Record<string, TaskResultSpec[]> {
+  const tasks: Record<string, TaskResultSpec[]> = {};
+  for (const item of items) if (!isUndecodable(item)) (tasks[item.spec.taskName] ??= []).push(item.spec);
+  return tasks;
+}
+
+function view(execution: CachedExecution, results: Record<string, TaskResultSpec[]>): ExecutionView {
   return {
-    async getCrew(name) {
-      const raw = await readThrough(crewSource, namespace, name);
-      return raw && parseCrew(raw);
-    },
-
-    heldCrew(name) {
-      const raw = crews.get(namespace, name);
-      return raw && parseCrew(raw);
-    },
-
-    heldExecution(crewName, id) {
-      const execution = executionInCache(crewName, id);
-      return execution && cachedView(execution);
-    },
-
-    async listCrews() {
-      return crews.list(namespace).flatMap((raw) => parseCrew(raw) ?? []);
-    },
-
-    async createExecution(execution: NewExecution): Promise<KickoffOutcome> {
-      const key = execution.idempotency;
-      if (!key) {
-        const id = randomUUID();
-        await createExecutionObject(id, execution);
-        return { kind: "started", id };
-      }
-      // Every replica derives the same name from the key, so of two racing kickoffs the apiserver creates one and
-      // answers AlreadyExists to the other, which then reads the winner back. A run older than the window moves the
-      // key on to the next name.
-      for (let generation = 0; generation < MAX_KEY_GENERATIONS; generation++) {
-        const id = idempotentExecutionId(key.keyHash, generation);
-        const existing = executions.get(namespace, id) ?? (await createOrReadBack(id, execution));
-        if (!existing) return { kind: "started", id };
-        const verdict = judgeRecorded(recordedKickoff(existing), key, now());
-        if (verdict === "replay") return { kind: "replayed", id };
-        if (verdict === "reused") return { kind: "keyReused", id };
-      }
-      throw new Error(`no free execution name for an Idempotency-Key after ${MAX_KEY_GENERATIONS} generations`);
-    },
-
-    async getExecution(crewName, id) {
-      let raw = executions.get(namespace, id);
-      let fromServer = false;
-      if (!raw) {
-        const missedAt = misses.get(id);
-        if (missedAt !== undefined && Date.now() - missedAt < negativeCacheMs) return undefined;
-        try {
-          readThroughs++;
-          raw = await client.get<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace, id));
-          executions.upsert(raw);
-          fromServer = true;
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-          misses.set(id, Date.now());
-          if (misses.size > 10_000) misses.clear();
-          return undefined;
-        }
-      }
-      const parsed = parsedExecution(raw);
-      if (!parsed || parsed.spec.crewRef.name !== crewName) return undefined;
-      return fromServer ? viewFromServer(parsed) : cachedView(parsed);
-    },
-
-    async listExecutions(crewName) {
-      const mine = executions
-        .list(namespace)
-        .flatMap((raw) => {
-          const parsed = parsedExecution(raw);
-          return parsed?.spec.crewRef.name === crewName ? [parsed] : [];
-        })
-        .sort((a, b) => (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""));
-      return mine.map(viewFromCache);
-    },
-
-    async stopExecution(_crew, id) {
-      const updated = await client.mergePatch<KubeObject>(resourcePath(CREW_EXECUTIONS, namespace, id), {
-        spec: { stop: true },
-      });
-      executions.upsert(updated);
-    },
-
-    onExecutionChange: (id, listener) => changes.subscribe(id, listener),
-
-    readThroughs: () => readThroughs,
-
-    async stop() {
-      await Promise.all([crews.stop(), executions.stop(), results.stop()]);
-      client.close();
-    },
+    id: execution.metadata.name,
+    crew: execution.spec.crewRef.name,
+    ...(execution.spec.requestedBy ? { requestedBy: execution.spec.requestedBy } : {}),
+    spec: execution.spec,
+    ...(execution.metadata.creationTimestamp ? { created: execution.metadata.creationTimestamp } : {}),
+    ...(execution.status ? { status: execution.status } : {}),
+    results,
   };
 }
 
@@ -355,11 +263,11 @@ function idempotencyAnnotations(key: IdempotentKickoff): Record<string, string> 
 }
 
 /** The keyed kickoff an execution records, if it records one. */
-function recordedKickoff(raw: KubeObject): RecordedKickoff | undefined {
-  const annotations = raw.metadata?.annotations ?? {};
+function recordedKickoff(execution: KubeObject): RecordedKickoff | undefined {
+  const annotations = execution.metadata?.annotations ?? {};
   const keyHash = annotations[ANNOTATION_IDEMPOTENCY_KEY];
   const requestHash = annotations[ANNOTATION_IDEMPOTENCY_REQUEST];
-  const created = raw.metadata?.creationTimestamp;
+  const created = execution.metadata?.creationTimestamp;
   if (!keyHash || !requestHash || !created) return undefined;
   return { keyHash, requestHash, createdAt: new Date(created) };
 }

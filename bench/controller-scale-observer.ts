@@ -120,12 +120,15 @@ async function observe(o: ObserverData): Promise<void> {
     client,
     path: resourcePath(CREW_EXECUTIONS, o.namespace),
     log: silentLogger(),
-    transform: (e) => ({
-      metadata: keyMetadata(e),
-      status: {
-        tasks: (e.status?.tasks ?? []).map((t) => ({ phase: t.phase, completionTime: t.completionTime })),
-      },
-    }),
+    transform: (raw) => {
+      const e = raw as StatusView;
+      return {
+        metadata: keyMetadata(e),
+        status: {
+          tasks: (e.status?.tasks ?? []).map((t) => ({ phase: t.phase, completionTime: t.completionTime })),
+        },
+      };
+    },
   });
   executions.on((event, e) => {
     if (event === "delete") return;

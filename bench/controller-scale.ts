@@ -128,10 +128,13 @@ try {
     client,
     path: resourcePath(CREW_EXECUTIONS, namespace),
     log: silentLogger(),
-    transform: (e) => ({
-      metadata: keyMetadata(e),
-      status: { phase: e.status?.phase, tasks: (e.status?.tasks ?? []).map((t) => ({ phase: t.phase })) },
-    }),
+    transform: (raw) => {
+      const e = raw as ExecutionView;
+      return {
+        metadata: keyMetadata(e),
+        status: { phase: e.status?.phase, tasks: (e.status?.tasks ?? []).map((t) => ({ phase: t.phase })) },
+      };
+    },
   });
   executions.on((event, e) => {
     if (event === "delete") return;
@@ -147,15 +150,21 @@ try {
     }
   });
   const jobsDone = new Set<string>();
-  const jobs = new Informer<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>({
+  type JobView = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
+  const jobs = new Informer<JobView>({
     client,
     path: resourcePath(JOBS),
     labelSelector: LABEL_EXECUTION,
     log: silentLogger(),
-    transform: (j) => ({
-      metadata: keyMetadata(j),
-      status: { conditions: (j.status?.conditions ?? []).filter((c) => c.type === "Complete" || c.type === "Failed") },
-    }),
+    transform: (raw) => {
+      const j = raw as JobView;
+      return {
+        metadata: keyMetadata(j),
+        status: {
+          conditions: (j.status?.conditions ?? []).filter((c) => c.type === "Complete" || c.type === "Failed"),
+        },
+      };
+    },
   });
   let failedJobs = 0;
   jobs.on((event, j) => {

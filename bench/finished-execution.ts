@@ -21,7 +21,7 @@ export function newExecution(crewName: string, namespace: string, name: string) 
     apiVersion: CREW_EXECUTIONS.apiVersion,
     kind: CREW_EXECUTIONS.kind,
     metadata: { name, namespace },
-    spec: { crewRef: { name: crewName }, inputs: { topic: "bench" } },
+    spec: { crewRef: { name: crewName }, inputs: { topic: "bench" }, stop: false },
   };
 }
 

@@ -4,8 +4,10 @@ import { crewExecution } from "../core/execution.ts";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
 import { StringPool } from "../kube/runtime/string-pool.ts";
-import { executionForCache, trimJob, trimResult } from "./caches.ts";
-import { jobRunState, observeTasks, type JobObject, type TaskResultObject } from "./observe.ts";
+import { isUndecodable } from "../kube/runtime/undecodable.ts";
+import { decodeTaskResult } from "../kube/typed-objects.ts";
+import { executionForCache, resultForCache, trimJob } from "./caches.ts";
+import { jobRunState, observeTasks, type JobObject } from "./observe.ts";
 import { jobStarting } from "./start-limit.ts";
 
 /**
@@ -83,7 +85,7 @@ const jobs = [
   apiserverJob("four", { active: 1 }, { deletionTimestamp: "2026-01-01T00:03:00Z" }),
 ];
 
-const results: TaskResultObject[] = [
+const results: KubeObject[] = [
   {
     apiVersion: "kubecrew.io/v1alpha1",
     kind: "CrewTaskResult",
@@ -168,7 +170,7 @@ describe("the controller's caches", () => {
   it("keep the same objects with their strings from a pool", () => {
     const pool = new StringPool(4);
     for (const job of jobs) expect(trimJob(job, pool.intern)).toEqual(trimJob(job));
-    for (const result of results) expect(trimResult(result, pool.intern)).toEqual(trimResult(result));
+    for (const result of results) expect(resultForCache(result, pool.intern)).toEqual(resultForCache(result));
     const plain = executionForCache(new CrewSpecSnapshots());
     const pooled = executionForCache(new CrewSpecSnapshots(), pool.intern);
     const whole = execution("a", structuredClone(spec));
@@ -186,11 +188,11 @@ describe("the controller's caches", () => {
     const trimmed = observeTasks(
       spec,
       jobs.map((j) => trimJob(j)),
-      results.map((r) => trimResult(r)),
+      results.map((r) => resultForCache(r)),
     );
-    expect(trimmed).toEqual(observeTasks(spec, jobs, results));
+    expect(trimmed).toEqual(observeTasks(spec, jobs, results.map(decodeTaskResult)));
     expect(trimmed.one?.results[0]).toMatchObject({ taskName: "one", output: "the draft" });
-    expect(trimResult(results[0]!).metadata).toEqual({
+    expect(resultForCache(results[0]!).metadata).toEqual({
       name: "e-one-result",
       namespace: "crews",
       resourceVersion: "1050",
@@ -199,7 +201,7 @@ describe("the controller's caches", () => {
     });
   });
 
-  it("keep one crew snapshot for every execution of the same crew version, and parse the same executions", () => {
+  it("keep one decoded crew snapshot for every execution of the same crew version, and decode the same executions", () => {
     const transform = executionForCache(new CrewSpecSnapshots());
     // Each object comes from its own JSON.parse of a watch event: equal snapshots, distinct objects.
     const a = transform(execution("a", structuredClone(spec)));
@@ -211,9 +213,21 @@ describe("the controller's caches", () => {
     expect(a.metadata?.annotations).toEqual({ "kubecrew.io/webhooks-delivered": "{}" });
     expect(a.metadata).not.toHaveProperty("managedFields");
 
-    const parsed = crewExecution.parse(a);
     const whole = crewExecution.parse(execution("a", structuredClone(spec)));
-    expect(parsed.spec).toEqual(whole.spec);
-    expect(parsed.status).toEqual(whole.status);
+    if (isUndecodable(a)) throw new Error(`not decoded: ${a.undecodable.join("; ")}`);
+    expect(a.spec).toEqual(whole.spec);
+    expect(a.status).toEqual(whole.status);
+  });
+
+  it("keep an execution or result that breaks the schema with its metadata and what is wrong", () => {
+    const bad = executionForCache(new CrewSpecSnapshots())({
+      ...execution("bad", structuredClone(spec)),
+      spec: { crewRef: {} },
+    });
+    expect(isUndecodable(bad) && bad.undecodable).toEqual([expect.stringMatching(/^spec\.crewRef\.name: /)]);
+    expect(bad.metadata).toMatchObject({ name: "bad", namespace: "crews", uid: "uid-bad" });
+    expect(bad.metadata).not.toHaveProperty("managedFields");
+    const badResult = resultForCache({ ...results[0]!, spec: { taskName: 3 } });
+    expect(isUndecodable(badResult) && badResult.metadata.name).toBe("e-one-result");
   });
 });

@@ -2,6 +2,15 @@ import type { Logger } from "../core/logger.ts";
 import type { KubeClient, KubeObject } from "../kube/runtime/client.ts";
 import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
 import { cacheKey, Informer, withoutManagedFields } from "../kube/runtime/informer.ts";
+import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
+import {
+  decodeCrew,
+  decodeTaskResult,
+  executionDecoder,
+  type CachedCrew,
+  type CachedExecution,
+  type CachedTaskResult,
+} from "../kube/typed-objects.ts";
 import {
   CREW_EXECUTIONS,
   CREW_TASK_RESULTS,
@@ -12,14 +21,17 @@ import {
   resourcePath,
 } from "../kube/resources.ts";
 import { StringPool } from "../kube/runtime/string-pool.ts";
-import type { JobObject, TaskResultObject } from "./observe.ts";
+import type { JobObject } from "./observe.ts";
 
-/** The controller's view of the cluster: one informer per kind it reads. Jobs and results are indexed by execution. */
+/**
+ * The controller's view of the cluster: one informer per kind it reads, each object decoded once as it enters
+ * (kube/typed-objects.ts; Jobs trimmed to what is read of them). Jobs and results are indexed by execution.
+ */
 export interface Caches {
-  executions: Informer<KubeObject>;
-  crews: Informer<KubeObject>;
+  executions: Informer<CachedExecution | Undecodable>;
+  crews: Informer<CachedCrew | Undecodable>;
   jobs: Informer<JobObject>;
-  results: Informer<TaskResultObject>;
+  results: Informer<CachedTaskResult | Undecodable>;
 }
 
 /** The key of the execution a child (Job, result) belongs to, from its execution label. */
@@ -66,7 +78,7 @@ const RESULT_LABELS = [LABEL_EXECUTION] as const;
  * that ended it, as jobRunState() picks it (of a success only the fact, of a failure its reason and message). The pod
  * template (most of a Job), its other counts of pods, the other conditions and their timestamps are never read.
  */
-export function trimJob(job: JobObject, keep: Keep = asIs): JobObject {
+export function trimJob(job: KubeObject & JobObject, keep: Keep = asIs): JobObject {
   const status = job.status;
   const isTrue = (type: string) => status?.conditions?.find((c) => c.type === type && c.status === "True");
   const succeeded = isTrue("Complete") ?? isTrue("SuccessCriteriaMet");
@@ -87,21 +99,21 @@ export function trimJob(job: JobObject, keep: Keep = asIs): JobObject {
   return { metadata: childMetadata(job, JOB_LABELS, keep), ...(kept ? { status: kept } : {}) };
 }
 
-/** A result's fields that recur across results (its execution, task, agent, model), kept once (the rest as sent). */
-const RESULT_SHARED = ["taskName", "agent", "model"] as const;
-
-/** A CrewTaskResult as the controller keeps it: its metadata (childMetadata) and the runner's report (spec). */
-export function trimResult(result: TaskResultObject, keep: Keep = asIs): TaskResultObject {
-  const spec = result.spec as Record<string, unknown> | undefined;
-  let kept: unknown = spec;
-  if (keep !== asIs && spec && typeof spec === "object" && !Array.isArray(spec)) {
-    const copy: Record<string, unknown> = { ...spec };
-    for (const field of RESULT_SHARED) if (typeof copy[field] === "string") copy[field] = keep(copy[field]);
-    const ref = copy.executionRef as { name?: unknown } | undefined;
-    if (ref && typeof ref.name === "string") copy.executionRef = { ...ref, name: keep(ref.name) };
-    kept = copy;
+/**
+ * A CrewTaskResult as the controller keeps it: its metadata (childMetadata) and the runner's report (spec), decoded
+ * (kube/typed-objects.ts), with the fields that recur across results (its execution, task, agent, model) kept once.
+ */
+export function resultForCache(result: KubeObject, keep: Keep = asIs): CachedTaskResult | Undecodable {
+  const decoded = decodeTaskResult({ metadata: childMetadata(result, RESULT_LABELS, keep), spec: result.spec });
+  if (keep !== asIs && !isUndecodable(decoded)) {
+    // The decoded spec is this cache's own object.
+    const spec = decoded.spec;
+    spec.executionRef.name = keep(spec.executionRef.name);
+    spec.taskName = keep(spec.taskName);
+    spec.agent = keep(spec.agent);
+    if (spec.model !== undefined) spec.model = keep(spec.model);
   }
-  return { metadata: childMetadata(result, RESULT_LABELS, keep), spec: kept };
+  return decoded;
 }
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
@@ -127,18 +139,20 @@ function keepStrings(value: object, keep: Keep): void {
 }
 
 /**
- * A CrewExecution as the controller keeps it: all of it but managedFields and kubectl's last-applied copy, with its
- * status's crew snapshot shared with every other execution of the same crew version (`snapshots`), and its
- * namespace, timestamps and status strings (phases, task names, reasons) kept once (`keep`).
+ * A CrewExecution as the controller keeps it: all of it but managedFields and kubectl's last-applied copy, decoded
+ * (kube/typed-objects.ts), with its status's crew snapshot decoded once and shared with every other execution of the
+ * same crew version (`snapshots`), and its namespace, timestamps and status strings (phases, task names, reasons)
+ * kept once (`keep`).
  */
 export function executionForCache(
   snapshots: CrewSpecSnapshots,
   keep: Keep = asIs,
-): (execution: KubeObject) => KubeObject {
+): (execution: KubeObject) => CachedExecution | Undecodable {
+  const decode = executionDecoder(snapshots);
   return (raw) => {
     const execution = withoutManagedFields(raw);
     const metadata = execution.metadata;
-    const status = execution.status as { crewSpec?: unknown } | undefined;
+    const status = execution.status as object | undefined;
     const annotations = metadata?.annotations;
     const trimmedAnnotations =
       annotations && LAST_APPLIED in annotations
@@ -147,15 +161,11 @@ export function executionForCache(
     if (status && keep !== asIs) keepStrings(status, keep);
     if (metadata?.namespace !== undefined) metadata.namespace = keep(metadata.namespace);
     if (metadata?.creationTimestamp !== undefined) metadata.creationTimestamp = keep(metadata.creationTimestamp);
-    return {
-      ...execution,
-      ...(execution.apiVersion !== undefined ? { apiVersion: keep(execution.apiVersion) } : {}),
-      ...(execution.kind !== undefined ? { kind: keep(execution.kind) } : {}),
-      ...(metadata && trimmedAnnotations !== annotations
-        ? { metadata: { ...metadata, annotations: trimmedAnnotations } }
-        : {}),
-      ...(status?.crewSpec !== undefined ? { status: { ...status, crewSpec: snapshots.shared(status.crewSpec) } } : {}),
-    };
+    return decode(
+      metadata && trimmedAnnotations !== annotations
+        ? { ...execution, metadata: { ...metadata, annotations: trimmedAnnotations } }
+        : execution,
+    );
   };
 }
 
@@ -176,31 +186,35 @@ export function createCaches(o: {
     client: o.client,
     log: o.log,
     watchTimeoutSeconds: o.watchTimeoutSeconds,
-    transform: withoutManagedFields,
     keys: keep,
   };
   const children = { labelSelector: LABEL_EXECUTION, indexKeys: byExecution };
   return {
-    executions: new Informer<KubeObject>({
+    executions: new Informer<CachedExecution | Undecodable>({
       ...base,
       transform: executionForCache(new CrewSpecSnapshots(), keep),
       path: resourcePath(CREW_EXECUTIONS, ns),
     }),
-    crews: new Informer<KubeObject>({ ...base, path: resourcePath(CREWS, ns) }),
+    crews: new Informer<CachedCrew | Undecodable>({
+      ...base,
+      transform: (crew) => decodeCrew(withoutManagedFields(crew)),
+      path: resourcePath(CREWS, ns),
+    }),
     jobs: new Informer<JobObject>({
       ...base,
       ...children,
       transform: (job) => trimJob(job, keep),
       path: resourcePath(JOBS, ns),
     }),
-    results: new Informer<TaskResultObject>({
+    results: new Informer<CachedTaskResult | Undecodable>({
       ...base,
       ...children,
-      transform: (result) => trimResult(result, keep),
+      transform: (result) => resultForCache(result, keep),
       path: resourcePath(CREW_TASK_RESULTS, ns),
     }),
   };
 }
 
-/** Every informer of the caches. */
-export const informersOf = (caches: Caches) => Object.entries(caches) as [string, Informer<KubeObject>][];
+/** Every informer of the caches, by name. */
+export const informersOf = (caches: Caches) =>
+  Object.entries(caches) as [string, Pick<Informer<KubeObject>, "start" | "stop" | "hasSynced" | "lastActivity">][];

@@ -179,6 +179,7 @@ export async function startController(config: ControllerConfig, deps: Controller
     client,
     crews: caches.crews,
     signingSecrets: new CrewSigningSecrets({ client, secretKey, log }),
+    events,
     now,
   });
   queueOnChange(caches, ownership ? ownership.filtered() : queues);

@@ -2,6 +2,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import pino from "pino";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import { Informer } from "../kube/runtime/informer.ts";
+import type { Undecodable } from "../kube/runtime/undecodable.ts";
+import { decodeCrew, type CachedCrew } from "../kube/typed-objects.ts";
 import { CREWS, resourcePath, SECRETS } from "../kube/resources.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";
 import { StaleObjectError } from "../kube/runtime/worker.ts";
@@ -29,19 +31,22 @@ const valid = {
 
 describe("CrewReconciler against a recording client", () => {
   let kube: RecordingKube;
-  let crews: Informer<KubeObject>;
+  let crews: Informer<CachedCrew | Undecodable>;
   let reconciler: CrewReconciler;
   let logLines: string[];
+  let events: { kind?: string; name: string; type: string; reason: string; message: string }[];
 
   beforeEach(() => {
     kube = new RecordingKube();
     logLines = [];
+    events = [];
     const log = pino({ level: "info" }, { write: (line: string) => void logLines.push(line) });
-    crews = new Informer<KubeObject>({ client: kube, log, path: resourcePath(CREWS, NS) });
+    crews = new Informer({ client: kube, log, path: resourcePath(CREWS, NS), transform: decodeCrew });
     reconciler = new CrewReconciler({
       client: kube,
       crews,
       signingSecrets: new CrewSigningSecrets({ client: kube, secretKey: "secret", log }),
+      events: { record: (target, type, reason, message) => events.push({ ...target, type, reason, message }) },
       now: () => new Date("2026-03-01T10:00:00.000Z"),
     });
   });
@@ -142,7 +147,7 @@ describe("CrewReconciler against a recording client", () => {
     expect(generatedKey()).not.toBe("old-key");
   });
 
-  it("says what is wrong with a crew the CRD's validation let through", async () => {
+  it("says what is wrong with a crew the CRD's validation let through, once: its Ready condition and a Warning Event", async () => {
     const broken = { ...valid, tasks: [{ ...valid.tasks[0], agent: "nobody" }] };
     crews.upsert(kube.seed(resourcePath(CREWS, NS), crew(broken)));
     await reconciler.reconcile(`${NS}/research`);
@@ -152,6 +157,25 @@ describe("CrewReconciler against a recording client", () => {
         webhookSigning: generatedSigning,
       },
     });
+    const ready = (kube.stored(crewPath)!.status as { conditions: { message: string }[] }).conditions[0]!;
+    expect(ready.message).toContain('"nobody"');
+    expect(events).toEqual([
+      {
+        name: "research",
+        namespace: NS,
+        uid: UID,
+        apiVersion: CREWS.apiVersion,
+        kind: "Crew",
+        type: "Warning",
+        reason: "InvalidSpec",
+        message: ready.message,
+      },
+    ]);
+    // Reconciled again (a resync, a restarted controller reading the status it wrote): nothing more is said.
+    const writes = kube.writes.length;
+    await reconciler.reconcile(`${NS}/research`);
+    expect(kube.writes).toHaveLength(writes);
+    expect(events).toHaveLength(1);
   });
 
   it("writes nothing for a crew that is gone or being deleted", async () => {

@@ -1,8 +1,9 @@
 import { cleanupDueInMs } from "../core/cleanup.ts";
-import { crewSpec as crewSpecSchema, type CrewSpec } from "../core/crew.ts";
+import type { CrewSpec } from "../core/crew.ts";
 import { decide } from "../core/decide.ts";
 import type { Action, DecideInput, Decision } from "../core/decision.ts";
-import { crewExecution, isFinished, type CrewExecution, type ExecutionStatus } from "../core/execution.ts";
+import { isFinished, type ExecutionStatus } from "../core/execution.ts";
+import { decideInvalidExecution } from "../core/invalid-execution.ts";
 import type { Logger } from "../core/logger.ts";
 import { successfulResult, type ObservedTask } from "../core/observed-task.ts";
 import { contextTaskNames } from "../core/task-graph.ts";
@@ -10,6 +11,7 @@ import { truncate } from "../core/truncate.ts";
 import { KubeApiError, type KubeApi, type KubeObject } from "../kube/runtime/client.ts";
 import { cacheKey, splitKey } from "../kube/runtime/informer.ts";
 import { readThrough } from "../kube/runtime/read-through.ts";
+import { decodedOrUndefined, isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
 import {
   CONFIG_MAPS,
   CREW_EXECUTIONS,
@@ -23,12 +25,13 @@ import {
 } from "../kube/resources.ts";
 import { contextConfigMapName, taskJobName } from "../kube/task-names.ts";
 import { appsSecretName } from "../kube/apps-secret.ts";
+import type { CachedExecution } from "../kube/typed-objects.ts";
 import type { AppCredentials } from "./app-credentials.ts";
 import { applyStatus, createIfAbsent, deleteIfPresent } from "../kube/apply.ts";
 import type { Caches } from "./caches.ts";
 import type { EventRecorder } from "../kube/runtime/events.ts";
 import { lastWords } from "./last-words.ts";
-import { observeTasks, type JobObject, type TaskResultObject } from "./observe.ts";
+import { observeTasks } from "./observe.ts";
 import type { StartLimit } from "./start-limit.ts";
 import { taskInputs, taskJob, type ExecutionRef, type TaskJobSettings } from "./task-job.ts";
 import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webhooks.ts";
@@ -71,26 +74,20 @@ export class ExecutionReconciler {
 
   async reconcile(key: string): Promise<ReconcileResult> {
     const [namespace, name] = splitKey(key);
-    const raw = this.o.caches.executions.get(namespace, name);
-    const parsed = raw && !raw.metadata?.deletionTimestamp ? crewExecution.safeParse(raw) : undefined;
-    // Gone, going or unreadable: it starts nothing, and gives up its turn for a slot if it waited for one.
-    if (!parsed?.success) this.o.startLimit?.forget(key);
-    if (!raw || !parsed) return {};
-    if (!parsed.success) {
-      this.o.log.warn(
-        { execution: key, problems: parsed.error.issues.map((i) => i.message) },
-        "CrewExecution does not match the schema",
-      );
-      return {};
-    }
-    const execution = parsed.data;
-    const ref: ExecutionRef = { name, namespace, uid: raw.metadata!.uid!, crew: execution.spec.crewRef.name };
+    const cached = this.o.caches.executions.get(namespace, name);
+    const going = !cached || !!cached.metadata.deletionTimestamp;
+    // Gone, going or invalid: it starts nothing, and gives up its turn for a slot if it waited for one.
+    if (going || isUndecodable(cached)) this.o.startLimit?.forget(key);
+    if (going) return {};
+    if (isUndecodable(cached)) return this.failInvalid(cached);
+    const current = { execution: cached };
+    const ref: ExecutionRef = { name, namespace, uid: cached.metadata.uid!, crew: cached.spec.crewRef.name };
 
-    const input = await this.observe(raw, execution, ref);
-    const { decision, slot } = this.decideWithinLimit(input, raw, key);
-    let status = execution.status;
+    const input = await this.observe(cached, ref);
+    const { decision, slot } = this.decideWithinLimit(input, cached, key);
+    let status = cached.status;
     try {
-      for (const action of decision.actions) status = await this.apply(action, raw, ref, input, status);
+      for (const action of decision.actions) status = await this.apply(action, current, ref, input, status);
     } finally {
       if (slot) this.o.startLimit?.settle(key);
     }
@@ -112,11 +109,31 @@ export class ExecutionReconciler {
   }
 
   /**
+   * An execution whose spec (or status) does not decode fails at once with what is wrong, and a Warning Event says
+   * it (decideInvalidExecution): once, as a finished execution decides nothing more.
+   */
+  private async failInvalid(execution: Undecodable): Promise<ReconcileResult> {
+    const { name = "", namespace = "", uid = "", generation } = execution.metadata;
+    const problems = execution.undecodable;
+    const decision = decideInvalidExecution({ status: execution.status, problems, generation, now: this.o.now() });
+    if (!decision) return {};
+    await applyStatus(this.o.client, this.o.caches.executions, CREW_EXECUTIONS, execution, decision.status);
+    const { eventType, reason, message } = decision.event;
+    this.o.events.record({ name, namespace, uid }, eventType, reason, message);
+    this.o.log.warn({ execution: `${namespace}/${name}`, problems }, "CrewExecution is invalid; failed it");
+    return { phase: "Failed" };
+  }
+
+  /**
    * decide(), within the limit on tasks starting at once: each task a decision starts takes a slot, in spec order,
    * until one is refused; then the decision is made again starting only those that got one (the others wait for a
    * slot; see start-limit.ts). `slot`: at least one was taken, to settle.
    */
-  private decideWithinLimit(input: DecideInput, raw: KubeObject, key: string): { decision: Decision; slot: boolean } {
+  private decideWithinLimit(
+    input: DecideInput,
+    execution: CachedExecution,
+    key: string,
+  ): { decision: Decision; slot: boolean } {
     const decision = decide(input);
     const limit = this.o.startLimit;
     if (!limit) return { decision, slot: false };
@@ -131,7 +148,7 @@ export class ExecutionReconciler {
         execution: key,
         job: cacheKey(input.execution.namespace!, taskJobName(input.execution.name, start.index)),
         running: input.execution.status?.phase === "Running" || granted.size > 0,
-        createdAt: raw.metadata?.creationTimestamp ?? "",
+        createdAt: execution.metadata.creationTimestamp ?? "",
       });
       if (!slot) break;
       granted.add(start.taskName);
@@ -142,7 +159,7 @@ export class ExecutionReconciler {
   }
 
   /** decide()'s input: the execution, its crew (until it took its snapshot), its tasks, the webhooks delivered. */
-  private async observe(raw: KubeObject, execution: CrewExecution, ref: ExecutionRef): Promise<DecideInput> {
+  private async observe(execution: CachedExecution, ref: ExecutionRef): Promise<DecideInput> {
     const { name, namespace, uid } = ref;
     const key = cacheKey(namespace, name);
     const snapshot = execution.status?.crewSpec;
@@ -173,7 +190,7 @@ export class ExecutionReconciler {
       },
       crew,
       observed,
-      deliveredWebhooks: deliveredHooks(raw),
+      deliveredWebhooks: deliveredHooks(execution),
       now: this.o.now(),
     };
   }
@@ -197,32 +214,25 @@ export class ExecutionReconciler {
   }
 
   private async refreshResults(namespace: string, name: string): Promise<void> {
-    const list = await this.o.client.list<TaskResultObject>(resourcePath(CREW_TASK_RESULTS, namespace), {
+    const list = await this.o.client.list<KubeObject>(resourcePath(CREW_TASK_RESULTS, namespace), {
       labelSelector: `${LABEL_EXECUTION}=${name}`,
     });
     for (const item of list.items) this.o.caches.results.upsert(item);
   }
 
-  /** The live crew (a crew created a moment before its first kickoff is read through), or undefined. */
+  /**
+   * The live crew (a crew created a moment before its first kickoff is read through), or undefined: none, or one that
+   * does not decode (its own reconciler reports that, on the Crew).
+   */
   private async crewSpec(namespace: string, crewName: string): Promise<CrewSpec | undefined> {
     const source = { cache: this.o.caches.crews, client: this.o.client, type: CREWS };
-    const raw = await readThrough(source, namespace, crewName);
-    if (!raw) return undefined;
-    const parsed = crewSpecSchema.safeParse(raw.spec);
-    if (!parsed.success) {
-      this.o.log.warn(
-        { crew: `${namespace}/${crewName}`, problems: parsed.error.issues.map((i) => i.message) },
-        "Crew is invalid",
-      );
-      return undefined;
-    }
-    return parsed.data;
+    return decodedOrUndefined(await readThrough(source, namespace, crewName))?.spec;
   }
 
   /** Carries one action out; answers the status as it stands after it. */
   private async apply(
     action: Action,
-    raw: KubeObject,
+    current: { execution: CachedExecution },
     ref: ExecutionRef,
     input: DecideInput,
     status: ExecutionStatus | undefined,
@@ -230,10 +240,12 @@ export class ExecutionReconciler {
     const { client, log } = this.o;
     switch (action.type) {
       case "setStatus": {
-        const updated = await applyStatus(client, this.o.caches.executions, CREW_EXECUTIONS, raw, action.status);
+        const { execution } = current;
+        const updated = await applyStatus(client, this.o.caches.executions, CREW_EXECUTIONS, execution, action.status);
         if (updated) {
-          raw.metadata = updated.metadata;
-          raw.status = updated.status;
+          // The next write of this reconcile is guarded by the version just written.
+          const written = decodedOrUndefined(updated);
+          if (written) current.execution = written;
           log.debug(
             { execution: ref.name, phase: action.status.phase, task: action.status.currentTask },
             "Status updated",
@@ -267,7 +279,7 @@ export class ExecutionReconciler {
         const job = taskJob(ref, assignment, runner, this.o.jobSettings, inputs.contextMounts, apps);
         const created = await createIfAbsent(client, resourcePath(JOBS, ref.namespace), job);
         if (created) {
-          this.o.caches.jobs.upsert(created as JobObject);
+          this.o.caches.jobs.upsert(created);
           log.info({ execution: ref.name, task: action.taskName, job: job.metadata?.name }, "Task Job created");
         } else {
           // Created by a controller before this one (a restart, a shard moved) and not in the cache yet: read it in,
@@ -312,9 +324,9 @@ export class ExecutionReconciler {
     const next = previous
       .catch(() => undefined)
       .then(async () => {
-        const raw = this.o.caches.executions.get(delivery.namespace, delivery.execution);
-        if (!raw) return;
-        const records = deliveryRecords(raw);
+        const execution = this.o.caches.executions.get(delivery.namespace, delivery.execution);
+        if (!execution) return;
+        const records = deliveryRecords(execution);
         records[delivery.hook] = result;
         const updated = await this.o.client.mergePatch<KubeObject>(
           resourcePath(CREW_EXECUTIONS, delivery.namespace, delivery.execution),

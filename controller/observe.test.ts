@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { crewSpec } from "../core/crew.ts";
+import { decodeTaskResult } from "../kube/typed-objects.ts";
 import { jobRunState, observeTasks, type JobObject } from "./observe.ts";
 
 const spec = crewSpec.parse({
@@ -55,17 +56,25 @@ describe("jobRunState", () => {
 
 describe("observeTasks", () => {
   it("groups Jobs and results by task, numbers failed attempts by creation, ignores unknown tasks", () => {
-    const result = (name: string, created: string, body: Record<string, unknown>) => ({
-      metadata: { name, creationTimestamp: created },
-      spec: { executionRef: { name: "e" }, taskName: "one", taskIndex: 0, agent: "Writer", executionTime: 1, ...body },
-    });
+    const result = (name: string, created: string, body: Record<string, unknown>) =>
+      decodeTaskResult({
+        metadata: { name, creationTimestamp: created },
+        spec: {
+          executionRef: { name: "e" },
+          taskName: "one",
+          taskIndex: 0,
+          agent: "Writer",
+          executionTime: 1,
+          ...body,
+        },
+      });
     const observed = observeTasks(
       spec,
       [job("one", { active: 1 }), job("stray", { active: 1 })],
       [
         result("b", "2026-01-01T00:00:02Z", { error: "second" }),
         result("a", "2026-01-01T00:00:01Z", { error: "first" }),
-        { metadata: { name: "bad" }, spec: { nonsense: true } },
+        decodeTaskResult({ metadata: { name: "bad" }, spec: { nonsense: true } }),
       ],
     );
     expect(Object.keys(observed)).toEqual(["one"]);
@@ -83,7 +92,7 @@ describe("a task whose runner reported success", () => {
       spec,
       [job("one", { active: 1 })],
       [
-        {
+        decodeTaskResult({
           metadata: { name: "r" },
           spec: {
             executionRef: { name: "e" },
@@ -93,7 +102,7 @@ describe("a task whose runner reported success", () => {
             executionTime: 1,
             output: "done",
           },
-        },
+        }),
       ],
     );
     expect(observed.one!.run?.state).toBe("succeeded");

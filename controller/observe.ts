@@ -1,8 +1,10 @@
 import type { CrewSpec } from "../core/crew.ts";
 import { successfulResult, type ObservedTask } from "../core/observed-task.ts";
-import { taskResultSpec, type TaskResultSpec } from "../core/task-result.ts";
+import type { TaskResultSpec } from "../core/task-result.ts";
 import type { KubeObject } from "../kube/runtime/client.ts";
+import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
 import { LABEL_TASK } from "../kube/resources.ts";
+import type { CachedTaskResult } from "../kube/typed-objects.ts";
 
 /** What the controller reads of a Job: the parts of batch/v1 Job it needs. */
 export interface JobObject extends KubeObject {
@@ -17,10 +19,6 @@ export interface JobObject extends KubeObject {
     completionTime?: string;
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
   };
-}
-
-export interface TaskResultObject extends KubeObject {
-  spec: unknown;
 }
 
 /** The run state of one task from its Job: terminal conditions first, a Job being deleted counts as ended. */
@@ -48,12 +46,13 @@ export function jobRunState(job: JobObject): NonNullable<ObservedTask["run"]> {
 
 /**
  * Builds decide()'s view of the world from the caches: each task's Job (by the task label) and every result the
- * runner reported for it. Failed attempts are numbered in the order they were created.
+ * runner reported for it (a result that does not decode is no report). Failed attempts are numbered in the order
+ * they were created.
  */
 export function observeTasks(
   spec: CrewSpec | undefined,
-  jobs: JobObject[],
-  results: TaskResultObject[],
+  jobs: readonly JobObject[],
+  results: readonly (CachedTaskResult | Undecodable)[],
 ): Record<string, ObservedTask> {
   const observed: Record<string, ObservedTask> = {};
   const names = new Set(spec?.tasks.map((t) => t.name) ?? []);
@@ -63,16 +62,16 @@ export function observeTasks(
     if (!name || (spec && !names.has(name))) continue;
     slot(name).run = jobRunState(job);
   }
-  const sorted = [...results].sort(
-    (a, b) =>
-      (a.metadata?.creationTimestamp ?? "").localeCompare(b.metadata?.creationTimestamp ?? "") ||
-      (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
-  );
+  const sorted = results
+    .filter((r): r is CachedTaskResult => !isUndecodable(r))
+    .sort(
+      (a, b) =>
+        (a.metadata?.creationTimestamp ?? "").localeCompare(b.metadata?.creationTimestamp ?? "") ||
+        (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
+    );
   const attempts = new Map<string, number>();
   for (const object of sorted) {
-    const parsed = taskResultSpec.safeParse(object.spec);
-    if (!parsed.success) continue;
-    const result: TaskResultSpec = parsed.data;
+    const result: TaskResultSpec = object.spec;
     if (spec && !names.has(result.taskName)) continue;
     if (result.error !== undefined) {
       const n = (attempts.get(result.taskName) ?? 0) + 1;

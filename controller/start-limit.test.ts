@@ -5,7 +5,7 @@ import { LABEL_EXECUTION, LABEL_TASK, LABEL_TASK_INDEX } from "../kube/resources
 import { taskJobName } from "../kube/task-names.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";
 import { createCaches } from "./caches.ts";
-import type { JobObject, TaskResultObject } from "./observe.ts";
+import type { JobObject } from "./observe.ts";
 import { StartLimit, type StartRequest } from "./start-limit.ts";
 
 /**
@@ -30,7 +30,7 @@ function job(execution: string, index: number, status?: JobObject["status"], del
   };
 }
 
-function result(execution: string, index: number, name = taskJobName(execution, index)): TaskResultObject {
+function result(execution: string, index: number, name = taskJobName(execution, index)): KubeObject {
   return {
     metadata: {
       name,
@@ -38,7 +38,14 @@ function result(execution: string, index: number, name = taskJobName(execution, 
       resourceVersion: String(rv++),
       labels: { [LABEL_EXECUTION]: execution, [LABEL_TASK]: `t${index}`, [LABEL_TASK_INDEX]: String(index) },
     },
-    spec: { taskName: `t${index}`, taskIndex: index, output: "done" },
+    spec: {
+      executionRef: { name: execution },
+      taskName: `t${index}`,
+      taskIndex: index,
+      agent: "Writer",
+      executionTime: 1,
+      output: "done",
+    },
   };
 }
 

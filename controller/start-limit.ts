@@ -1,8 +1,10 @@
 import { cacheKey, objectKey, type InformerEvent } from "../kube/runtime/informer.ts";
 import { LABEL_EXECUTION } from "../kube/resources.ts";
 import { taskJobName } from "../kube/task-names.ts";
+import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
+import type { CachedTaskResult } from "../kube/typed-objects.ts";
 import type { Caches } from "./caches.ts";
-import { jobRunState, type JobObject, type TaskResultObject } from "./observe.ts";
+import { jobRunState, type JobObject } from "./observe.ts";
 
 /**
  * The limit on tasks starting at once: backpressure on what waits on the cluster. A task is *starting* from its Job's
@@ -59,11 +61,10 @@ export function jobStarting(job: JobObject): boolean {
 }
 
 /** The cache key of the Job of the task a result reports on (the cache keeps its execution label and its spec). */
-function jobOfResult(result: TaskResultObject): string | undefined {
-  const execution = result.metadata?.labels?.[LABEL_EXECUTION];
-  const index = (result.spec as { taskIndex?: unknown } | undefined)?.taskIndex;
-  if (!execution || typeof index !== "number" || !Number.isInteger(index)) return undefined;
-  return cacheKey(result.metadata!.namespace!, taskJobName(execution, index));
+function jobOfResult(result: CachedTaskResult | Undecodable): string | undefined {
+  const execution = result.metadata.labels?.[LABEL_EXECUTION];
+  if (!execution || isUndecodable(result)) return undefined;
+  return cacheKey(result.metadata.namespace!, taskJobName(execution, result.spec.taskIndex));
 }
 
 export class StartLimit {
@@ -107,7 +108,7 @@ export class StartLimit {
   }
 
   /** A result came (the result cache's event): its task's pod runs, or ran. */
-  resultChanged(event: InformerEvent, result: TaskResultObject): void {
+  resultChanged(event: InformerEvent, result: CachedTaskResult | Undecodable): void {
     const job = event === "delete" ? undefined : jobOfResult(result);
     if (job && this.starting.delete(job)) this.slotFreed();
   }

@@ -1,7 +1,9 @@
-import { isFinished, type ExecutionPhase } from "../core/execution.ts";
+import { isFinished } from "../core/execution.ts";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import { cacheKey, objectKey, type InformerEvent } from "../kube/runtime/informer.ts";
 import { LABEL_TASK } from "../kube/resources.ts";
+import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
+import type { CachedExecution } from "../kube/typed-objects.ts";
 import { byExecution, type Caches } from "./caches.ts";
 import { jobRunState, type JobObject } from "./observe.ts";
 import type { KeySink } from "../kube/runtime/shard-ownership.ts";
@@ -65,8 +67,8 @@ export function runChanged(previous: JobObject, job: JobObject): boolean {
 }
 
 /** An unfinished execution of the crew that has not taken its snapshot of the crew's spec yet. */
-function waitsFor(execution: KubeObject, crew: KubeObject): boolean {
-  const spec = execution.spec as { crewRef?: { name?: string } } | undefined;
-  const status = execution.status as { crewSpec?: unknown; phase?: ExecutionPhase } | undefined;
-  return spec?.crewRef?.name === crew.metadata?.name && !status?.crewSpec && !isFinished(status?.phase);
+function waitsFor(execution: CachedExecution | Undecodable, crew: KubeObject): boolean {
+  if (isUndecodable(execution)) return false;
+  const { spec, status } = execution;
+  return spec.crewRef.name === crew.metadata?.name && !status?.crewSpec && !isFinished(status?.phase);
 }

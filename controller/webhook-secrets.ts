@@ -20,7 +20,7 @@ export class MissingSigningSecretError extends Error {
 
 export interface WebhookSecretsOptions {
   client: Pick<KubeApi, "get">;
-  crews: Informer<KubeObject>;
+  crews: Pick<Informer<KubeObject>, "get">;
   /** The key in the Secret's data that holds the signing key. */
   secretKey: string;
   /** How long a read Secret is trusted. */

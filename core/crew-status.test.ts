@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { desiredCrewStatus } from "./crew-status.ts";
+import { decodeCrewSpec, desiredCrewStatus } from "./crew-status.ts";
 
 const valid = {
   inputs: [{ name: "topic" }],
@@ -9,7 +9,11 @@ const valid = {
 
 describe("desiredCrewStatus", () => {
   it("is Ready with the inputs the crew needs and its task count", () => {
-    const status = desiredCrewStatus({ spec: valid, generation: 3 }, undefined, "2026-01-01T00:00:00.000Z");
+    const status = desiredCrewStatus(
+      { ...decodeCrewSpec(valid), generation: 3 },
+      undefined,
+      "2026-01-01T00:00:00.000Z",
+    );
     expect(status).toMatchObject({ observedGeneration: 3, taskCount: 1, inputs: ["topic", "audience"] });
     expect(status.conditions).toEqual([
       {
@@ -25,7 +29,7 @@ describe("desiredCrewStatus", () => {
 
   it("is not Ready when a task names a missing agent or two tasks share a name, and says which", () => {
     const spec = { ...valid, tasks: [valid.tasks[0], { ...valid.tasks[0], agent: "ghost" }] };
-    const status = desiredCrewStatus({ spec, generation: 1 }, undefined, "2026-01-01T00:00:00.000Z");
+    const status = desiredCrewStatus({ ...decodeCrewSpec(spec), generation: 1 }, undefined, "2026-01-01T00:00:00.000Z");
     const ready = status.conditions!.find((c) => c.type === "Ready")!;
     expect(ready).toMatchObject({ status: "False", reason: "InvalidSpec" });
     expect(ready.message).toContain('duplicate task name "one"');
@@ -49,7 +53,7 @@ describe("desiredCrewStatus", () => {
         task("c"),
       ],
     };
-    const status = desiredCrewStatus({ spec, generation: 1 }, undefined, "2026-01-01T00:00:00.000Z");
+    const status = desiredCrewStatus({ ...decodeCrewSpec(spec), generation: 1 }, undefined, "2026-01-01T00:00:00.000Z");
     expect(status.conditions!.find((c) => c.type === "Ready")).toMatchObject({
       status: "False",
       reason: "InvalidSpec",
@@ -60,8 +64,8 @@ describe("desiredCrewStatus", () => {
   });
 
   it("keeps the transition time while the verdict stays the same", () => {
-    const first = desiredCrewStatus({ spec: valid, generation: 1 }, undefined, "2026-01-01T00:00:00.000Z");
-    const second = desiredCrewStatus({ spec: valid, generation: 2 }, first, "2026-01-02T00:00:00.000Z");
+    const first = desiredCrewStatus({ ...decodeCrewSpec(valid), generation: 1 }, undefined, "2026-01-01T00:00:00.000Z");
+    const second = desiredCrewStatus({ ...decodeCrewSpec(valid), generation: 2 }, first, "2026-01-02T00:00:00.000Z");
     expect(second.conditions![0]!.lastTransitionTime).toBe("2026-01-01T00:00:00.000Z");
   });
 });

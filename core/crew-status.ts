@@ -1,7 +1,16 @@
-import { crewSpec, type CrewStatus, type CrewWebhookSigning } from "./crew.ts";
+import { crewSpec, type CrewSpec, type CrewStatus, type CrewWebhookSigning } from "./crew.ts";
 import { setCondition } from "./conditions.ts";
 import { discoverInputs } from "./inputs.ts";
+import { schemaProblems } from "./schema-problems.ts";
 import { truncate } from "./truncate.ts";
+
+/** A Crew's spec decoded (as its caches keep it), or what is wrong with it. */
+export type DecodedCrewSpec = { spec: CrewSpec; problems?: undefined } | { spec?: undefined; problems: string[] };
+
+export function decodeCrewSpec(spec: unknown): DecodedCrewSpec {
+  const parsed = crewSpec.safeParse(spec);
+  return parsed.success ? { spec: parsed.data } : { problems: schemaProblems(parsed.error) };
+}
 
 /**
  * What a Crew's status should say: Ready True with the inputs it needs and its task count, or Ready False naming
@@ -9,17 +18,15 @@ import { truncate } from "./truncate.ts";
  * Either way it names the Secret that signs the crew's webhooks (`webhookSigning`, as the reconciler found or made it).
  */
 export function desiredCrewStatus(
-  crew: { spec?: unknown; generation?: number },
+  crew: DecodedCrewSpec & { generation?: number },
   previous: CrewStatus | undefined,
   now: string,
   webhookSigning?: CrewWebhookSigning,
 ): CrewStatus {
-  const parsed = crewSpec.safeParse(crew.spec);
   const generation = crew.generation !== undefined ? { observedGeneration: crew.generation } : {};
   const signing = webhookSigning ? { webhookSigning } : {};
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message));
-    const message = problems.join("; ");
+  if (!crew.spec) {
+    const message = crew.problems.join("; ");
     return {
       ...generation,
       ...signing,
@@ -36,7 +43,7 @@ export function desiredCrewStatus(
       ),
     };
   }
-  const spec = parsed.data;
+  const { spec } = crew;
   return {
     ...generation,
     ...signing,

@@ -13,20 +13,26 @@ export const jsonValue: z.ZodType<Json> = z
 export const jsonObject = z.record(z.string(), jsonValue);
 export type JsonObject = z.infer<typeof jsonObject>;
 
-/** Equal as JSON: object keys in any order, undefined members absent. */
+/**
+ * Equal as JSON: object keys in any order, undefined members absent. One walk over both values, allocating nothing:
+ * the controller asks it of every status it might write and of every object its caches decode.
+ */
 export function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
-}
-
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value && typeof value === "object") {
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([, v]) => v !== undefined)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([k, v]) => [k, canonical(v)]),
-    );
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
   }
-  return value;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let members = 0;
+  for (const key in x) {
+    if (x[key] === undefined) continue;
+    members++;
+    if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
+  }
+  for (const key in y) if (y[key] !== undefined) members--;
+  return members === 0;
 }

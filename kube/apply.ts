@@ -10,26 +10,26 @@ import { resourcePath, type ResourceType } from "./resources.ts";
  */
 
 /**
- * Patches the object's status to `desired` (a merge patch of what differs, guarded by the resourceVersion it was
- * computed from) and puts the answer in the cache; writes nothing and answers undefined when nothing differs.
+ * Patches the object's status to `desired` (a merge patch of what differs from the cached object's, guarded by the
+ * resourceVersion it was computed from) and puts the answer in the cache; answers the object the cache holds then
+ * (decoded), or undefined when nothing differed and nothing was written.
  */
 export async function applyStatus<T extends KubeObject>(
   client: Pick<KubeApi, "mergePatch">,
   cache: Informer<T>,
   type: ResourceType,
-  object: T,
+  object: KubeObject,
   desired: unknown,
 ): Promise<T | undefined> {
   const patch = mergePatchDiff(object.status, desired);
   if (Object.keys(patch).length === 0) return undefined;
   const { namespace = "", name = "" } = object.metadata ?? {};
   try {
-    const updated = await client.mergePatch<T>(resourcePath(type, namespace, name, "status"), {
+    const updated = await client.mergePatch<KubeObject>(resourcePath(type, namespace, name, "status"), {
       metadata: { resourceVersion: object.metadata?.resourceVersion },
       status: patch,
     });
-    cache.upsert(updated);
-    return updated;
+    return cache.upsert(updated);
   } catch (err) {
     if (isConflict(err)) throw new StaleObjectError(`status of ${namespace}/${name} changed meanwhile`);
     throw err;

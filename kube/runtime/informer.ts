@@ -2,9 +2,10 @@ import type { Logger } from "pino";
 import { isGone, type KubeClient, type KubeObject, type WatchEvent } from "./client.ts";
 
 /**
- * A list-watch cache of one resource type. It lists, then watches from the list's resourceVersion; on 410 Gone it
- * lists again (and reports what changed meanwhile); on any other error it reconnects with exponential backoff; a
- * watch that goes silent for longer than `stallTimeoutMs` (no event, not even a bookmark) is cut and restarted.
+ * A list-watch cache of one resource type, typed: each object is decoded once, as it enters the cache (`transform`),
+ * and readers get the decoded object. It lists, then watches from the list's resourceVersion; on 410 Gone it lists
+ * again (and reports what changed meanwhile); on any other error it reconnects with exponential backoff; a watch that
+ * goes silent for longer than `stallTimeoutMs` (no event, not even a bookmark) is cut and restarted.
  */
 
 export type InformerEvent = "add" | "update" | "delete";
@@ -27,11 +28,13 @@ export interface InformerOptions<T extends KubeObject> {
   backoff?: { initialMs: number; maxMs: number };
   pageSize?: number;
   /**
-   * What the cache keeps of each object (as client-go's SetTransform): applied to every listed, watched and upserted
-   * object before it is stored or handed to handlers, so fields nobody reads (managedFields, a Job's pod template)
-   * cost no memory. It must keep metadata.name, namespace and resourceVersion, and what `indexKeys` reads.
+   * What the cache keeps of each object, decoded (as client-go's SetTransform): applied once to every listed, watched
+   * and upserted object before it is stored or handed to handlers, so fields nobody reads (managedFields, a Job's pod
+   * template) cost no memory and readers get typed objects (an object that does not decode can be kept as
+   * Undecodable, undecodable.ts). It must keep metadata.name, namespace and resourceVersion, and what `indexKeys`
+   * reads. Without it the objects are kept as they come (T must then be what the apiserver sends).
    */
-  transform?: (object: T) => T;
+  transform?: (object: KubeObject) => T;
   /**
    * Where the cache's keys (`<namespace>/<name>`, and those of `indexKeys`) come from, e.g. a StringPool's intern: a
    * key is built anew from each event's object, and several caches key by the same names (an object, and its
@@ -56,6 +59,12 @@ export const objectKey = (o: KubeObject) => cacheKey(o.metadata?.namespace ?? ""
 export function splitKey(key: string): [namespace: string, name: string] {
   const slash = key.indexOf("/");
   return [key.slice(0, slash), key.slice(slash + 1)];
+}
+
+/** The same version of an object: the same (non-empty) resourceVersion. */
+function sameVersion(candidate: KubeObject, current: KubeObject): boolean {
+  const rv = candidate.metadata?.resourceVersion;
+  return !!rv && rv === current.metadata?.resourceVersion;
 }
 
 /** Compares etcd resourceVersions; an opaque one (not an integer) never counts as older. */
@@ -135,19 +144,21 @@ export class Informer<T extends KubeObject> {
   }
 
   /**
-   * Puts an object the caller just wrote (the apiserver's answer) into the cache, unless the cache already holds a
-   * newer version: the next reconcile then sees its own write even before the watch delivers it.
+   * Puts an object the caller just wrote or read (the apiserver's answer) into the cache, unless the cache already
+   * holds that version or a newer one: the next reconcile then sees its own write even before the watch delivers it.
+   * Answers the object the cache holds under its key now, decoded.
    */
-  upsert(written: T): void {
+  upsert(written: KubeObject): T {
+    const current = this.store.get(this.keyOf(written));
+    if (current && (sameVersion(written, current) || isOlder(written, current))) return current;
     const object = this.transformed(written);
     const key = this.keyOf(object);
-    const current = this.store.get(key);
-    if (current && isOlder(object, current)) return;
     this.put(key, object);
     this.emit(current ? "update" : "add", object, current);
+    return object;
   }
 
-  private keyOf(object: T): string {
+  private keyOf(object: KubeObject): string {
     const key = objectKey(object);
     return this.opts.keys ? this.opts.keys(key) : key;
   }
@@ -157,8 +168,8 @@ export class Informer<T extends KubeObject> {
     return this.opts.keys ? keys.map(this.opts.keys) : keys;
   }
 
-  private transformed(object: T): T {
-    return this.opts.transform ? this.opts.transform(object) : object;
+  private transformed(object: KubeObject): T {
+    return this.opts.transform ? this.opts.transform(object) : (object as T);
   }
 
   private put(key: string, object: T): void {
@@ -244,15 +255,17 @@ export class Informer<T extends KubeObject> {
     let continueToken: string | undefined;
     let resourceVersion: string;
     do {
-      const page = await this.opts.client.list<T>(this.opts.path, {
+      const page = await this.opts.client.list<KubeObject>(this.opts.path, {
         labelSelector: this.opts.labelSelector,
         fieldSelector: this.opts.fieldSelector,
         limit: String(this.opts.pageSize ?? 500),
         continue: continueToken,
       });
       for (const item of page.items) {
-        const object = this.transformed(item);
-        seen.set(this.keyOf(object), object);
+        // The version the cache holds already is not decoded again.
+        const key = this.keyOf(item);
+        const held = this.store.get(key);
+        seen.set(key, held && sameVersion(item, held) ? held : this.transformed(item));
       }
       continueToken = page.metadata.continue || undefined;
       resourceVersion = page.metadata.resourceVersion ?? "";
@@ -298,7 +311,7 @@ export class Informer<T extends KubeObject> {
     feed();
     let gone = false;
     try {
-      await this.opts.client.watch<T>(
+      await this.opts.client.watch<KubeObject>(
         this.opts.path,
         {
           resourceVersion: this.resourceVersion,
@@ -307,7 +320,7 @@ export class Informer<T extends KubeObject> {
           allowWatchBookmarks: "true",
           timeoutSeconds: String(timeoutSeconds),
         },
-        (event: WatchEvent<T>) => {
+        (event: WatchEvent<KubeObject>) => {
           feed();
           events++;
           if (this.apply(event)) return undefined;
@@ -331,29 +344,32 @@ export class Informer<T extends KubeObject> {
     return events > 0;
   }
 
-  /** Applies one watch event to the cache; false when the watch must end and the cache be relisted. */
-  private apply(event: WatchEvent<T>): boolean {
-    const object = event.type === "ERROR" || event.type === "BOOKMARK" ? event.object : this.transformed(event.object);
+  /**
+   * Applies one watch event to the cache; false when the watch must end and the cache be relisted. An object is
+   * decoded only when the cache does not hold its version yet: a write the cache took from the apiserver's answer
+   * (upsert) comes back by the watch as the version already held, and changes nothing.
+   */
+  private apply(event: WatchEvent<KubeObject>): boolean {
+    const raw = event.object;
     if (event.type === "ERROR") {
-      const status = object as unknown as { code?: number; message?: string };
+      const status = raw as unknown as { code?: number; message?: string };
       if (status.code !== 410) this.opts.log.warn({ path: this.opts.path, status }, "Watch error event");
       return false;
     }
-    const rv = object.metadata?.resourceVersion;
+    const rv = raw.metadata?.resourceVersion;
     if (event.type === "BOOKMARK") {
       if (rv) this.resourceVersion = rv;
       return true;
     }
-    const key = this.keyOf(object);
+    const key = this.keyOf(raw);
+    const previous = this.store.get(key);
     if (event.type === "DELETED") {
-      const previous = this.remove(key);
-      this.emit("delete", object, previous);
-    } else {
-      const previous = this.store.get(key);
-      if (!previous || !isOlder(object, previous)) {
-        this.put(key, object);
-        this.emit(previous ? "update" : "add", object, previous);
-      }
+      this.remove(key);
+      this.emit("delete", previous && sameVersion(raw, previous) ? previous : this.transformed(raw), previous);
+    } else if (!previous || !(sameVersion(raw, previous) || isOlder(raw, previous))) {
+      const object = this.transformed(raw);
+      this.put(key, object);
+      this.emit(previous ? "update" : "add", object, previous);
     }
     if (rv) this.resourceVersion = rv;
     return true;

@@ -4,7 +4,7 @@ import { resourcePath, type ResourceType } from "./resources.ts";
 
 /**
  * An object from its cache, read through from the apiserver on a miss (an object created a moment ago that the watch
- * has not brought yet) and put in the cache; undefined when it does not exist.
+ * has not brought yet) and put in the cache, decoded as the cache keeps it; undefined when it does not exist.
  */
 export async function readThrough<T extends KubeObject>(
   from: { cache: Informer<T>; client: Pick<KubeApi, "get">; type: ResourceType; onMiss?: () => void },
@@ -15,9 +15,8 @@ export async function readThrough<T extends KubeObject>(
   if (cached) return cached;
   from.onMiss?.();
   try {
-    const read = await from.client.get<T>(resourcePath(from.type, namespace, name));
-    from.cache.upsert(read);
-    return read;
+    const read = await from.client.get<KubeObject>(resourcePath(from.type, namespace, name));
+    return from.cache.upsert(read);
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
