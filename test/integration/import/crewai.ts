@@ -19,6 +19,8 @@ export const crewaiEnv = {
   CREWAI_DISABLE_TELEMETRY: "true",
   CREWAI_TRACING_ENABLED: "false",
   OTEL_SDK_DISABLED: "true",
+  // Loading a fixture's crew.py writes no __pycache__ into the repository.
+  PYTHONDONTWRITEBYTECODE: "1",
 };
 
 let python: Promise<string> | undefined;
