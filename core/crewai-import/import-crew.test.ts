@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inlineDefinition, jsonProjectDefinition, yamlProjectDefinition, type CrewPy } from "./definition.ts";
+import { inlineDefinition } from "./definition.ts";
 import { Findings } from "./findings.ts";
 import { importCrewAI, type ImportOptions } from "./import-crew.ts";
 
@@ -15,14 +15,6 @@ const crewOf = (extra: Record<string, unknown> = {}, agentExtra: Record<string, 
   agents: { writer: { ...agent, ...agentExtra } },
   tasks: [task("draft")],
   ...extra,
-});
-
-const crewPy = (parts: Partial<CrewPy>): CrewPy => ({
-  origin: { file: "crew.py", path: "" },
-  fields: {},
-  taskMethods: [],
-  llmMethods: [],
-  ...parts,
 });
 
 function imported(doc: unknown, options: ImportOptions = {}) {
@@ -341,91 +333,5 @@ describe("importCrewAI: what is refused, each with what to do instead", () => {
     expect(problems({ agents: { writer: agent }, tasks: [task("a"), task("a")] })).toEqual([
       'crew.yaml: tasks[1].name: another task is named "a": kubecrew reports each task by its name',
     ]);
-  });
-});
-
-describe("the three shapes", () => {
-  it("reads agents given as a list, with names or as one-key mappings, as CrewDefinition does", () => {
-    const { manifest: m } = manifest({
-      agents: [{ name: "writer", ...agent }, { editor: { role: "Editor", goal: "Edit", backstory: "b" } }],
-      tasks: [task("draft"), task("edit", { agent: "editor" })],
-    });
-    expect(m.spec.agents.map((a) => a.name)).toEqual(["writer", "editor"]);
-  });
-
-  it("reads a JSON-first project: agents from their files, settings winning over the same field beside them", () => {
-    const findings = new Findings();
-    const files: Record<string, unknown> = {
-      writer: { ...agent, max_iter: 3, settings: { max_iter: 9 } },
-    };
-    const definition = jsonProjectDefinition(
-      { file: "crew.jsonc", value: { name: "j", agents: ["writer", "missing"], tasks: [task("draft")] } },
-      (name) => (name in files ? { file: `agents/${name}.jsonc`, value: files[name] } : { error: "no file" }),
-      "folder",
-      findings,
-    )!;
-    expect(findings.problems).toEqual(["crew.jsonc: agents[1]: no file"]);
-    const ok = importCrewAI({ ...definition }, {}, new Findings());
-    expect(ok.ok && ok.manifest.spec.agents[0]!.maxIter).toBe(9);
-  });
-
-  it("refuses in a YAML project what @CrewBase cannot read: an llm mapping, a model built by an @llm method", () => {
-    const findings = new Findings();
-    const definition = yamlProjectDefinition(
-      {
-        file: "config/agents.yaml",
-        value: {
-          writer: { ...agent, llm: { model: "openai/gpt-4o", temperature: 0.1 } },
-          editor: { ...agent, llm: "house_model" },
-          checker: { ...agent, llm: "openai/house_model" },
-        },
-      },
-      { file: "config/tasks.yaml", value: { draft: task("draft") } },
-      crewPy({ llmMethods: ["house_model"] }),
-      "proj",
-      findings,
-    )!;
-    const result = importCrewAI(definition, {}, findings);
-    expect(result.ok ? [] : result.problems).toEqual([
-      'config/agents.yaml: writer.llm: CrewAI reads a model name here ("provider/model"), not a mapping: write it as one',
-      "config/agents.yaml: editor.llm: names crew.py's @llm method house_model, a model built in Python: it needs Python, which the kubecrew runtime does not run: remove it, or deploy the crew on the crewai runtime with an image holding your project",
-    ]);
-  });
-
-  it("runs a YAML project's tasks in the order of crew.py's @task methods, as @CrewBase does", () => {
-    const findings = new Findings();
-    const definition = yamlProjectDefinition(
-      { file: "config/agents.yaml", value: { writer: agent } },
-      { file: "config/tasks.yaml", value: { outline: task("outline"), draft: task("draft"), spare: task("spare") } },
-      crewPy({ taskMethods: ["draft", "outline", "python_only"] }),
-      "proj",
-      findings,
-    )!;
-    expect(definition.tasks.map((t) => t.fields.name)).toEqual(["draft", "outline"]);
-    expect(findings.notes).toEqual([
-      "config/tasks.yaml: spare: left out: crew.py has no @task method for it, so CrewAI does not run it",
-    ]);
-    expect(findings.problems).toEqual([
-      "crew.py: @task python_only: a task written in Python only, which kubecrew cannot read: write it in config/tasks.yaml under that name, or deploy the crew on the crewai runtime with an image holding your project",
-    ]);
-  });
-
-  it("reads a YAML project: tasks named by their keys in file order, the process from crew.py", () => {
-    const findings = new Findings();
-    const definition = yamlProjectDefinition(
-      { file: "config/agents.yaml", value: { writer: agent } },
-      { file: "config/tasks.yaml", value: { outline: task("ignored"), draft: { ...task("draft"), name: undefined } } },
-      crewPy({ fields: { process: "hierarchical" } }),
-      "proj",
-      findings,
-    )!;
-    expect(findings.problems).toEqual([
-      'config/tasks.yaml: outline.name: kubecrew names a task by its key in config/tasks.yaml ("outline"), which its context names it by: remove name',
-    ]);
-    expect(definition.tasks.map((t) => t.fields.name)).toEqual(["outline", "draft"]);
-    const result = importCrewAI(definition, {}, findings);
-    expect(result.ok ? [] : result.problems).toContain(
-      "crew.py: process: kubecrew does not run the hierarchical process yet: remove it, or deploy the crew on the crewai runtime with an image holding your project",
-    );
   });
 });
