@@ -2,6 +2,8 @@
 # Builds the kubecrew image: one image for the API, the controller, the integrations service and the task runner.
 #
 #   hack/build-image.sh [image]     default image: kubecrew:<version of package.json>, what the chart uses by default
+#   hack/build-image.sh crewai [image]  the crewai runner image (crewai.Dockerfile: the kubecrew image plus Python and
+#                                   CrewAI), default kubecrew-crewai:<version>; builds the kubecrew image first if missing
 #
 # The base is the official Node 24 image (NODE_IMAGE, default node:24-bookworm-slim). Where it cannot be pulled (a
 # machine that reaches only package registries), hack/node-base.sh builds an equivalent from Debian's packages and the
@@ -16,7 +18,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 version="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' package.json | head -1)"
+variant=kubecrew
+if [ "${1:-}" = crewai ]; then
+  variant=crewai
+  shift
+fi
 image="${1:-kubecrew:$version}"
+[ "$variant" = crewai ] && image="${1:-kubecrew-crewai:$version}"
 CA_BUNDLE="${CA_BUNDLE-/etc/ssl/certs/ca-certificates.crt}"
 
 log() { echo "build-image: $*" >&2; }
@@ -32,6 +40,17 @@ if [ "${KUBECREW_DOCKER:-docker}" != docker ]; then
 fi
 
 bash hack/docker.sh ensure
+if [ "$variant" = crewai ]; then
+  # On the kubecrew image of this version (built here first when missing): its runner is the task pod's entry point.
+  kubecrew_image="${KUBECREW_IMAGE:-kubecrew:$version}"
+  docker image inspect "$kubecrew_image" >/dev/null 2>&1 || bash hack/build-image.sh "$kubecrew_image" >/dev/null
+  start=$SECONDS
+  bash hack/docker.sh build --file crewai.Dockerfile --build-arg "KUBECREW_IMAGE=$kubecrew_image" "${secret[@]}" \
+    --tag "$image" . >&2
+  log "built $image on $kubecrew_image in $((SECONDS - start)) s"
+  echo "$image"
+  exit 0
+fi
 base="${NODE_IMAGE:-node:24-bookworm-slim}"
 if [ -z "${NODE_IMAGE:-}" ] && ! docker image inspect "$base" >/dev/null 2>&1; then
   if ! docker pull --quiet "$base" >/dev/null 2>&1; then

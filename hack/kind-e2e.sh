@@ -94,6 +94,9 @@ bash hack/build-image.sh "$IMAGE" >/dev/null
 if [ -n "$previous_image" ] && [ "$previous_image" != "$(docker image inspect --format '{{.Id}}' "$IMAGE")" ]; then
   docker rmi "$previous_image" >/dev/null 2>&1 || true
 fi
+# The crewai runner image on top of it, named as the chart's default for controller.runner.crewaiImage.
+CREWAI_IMAGE="${IMAGE%:*}-crewai:${IMAGE##*:}"
+KUBECREW_IMAGE="$IMAGE" bash hack/build-image.sh crewai "$CREWAI_IMAGE" >/dev/null
 
 # image_from <tag> <base> <file> <dockerfile lines>: a small image, built only when missing.
 image_from() {
@@ -173,7 +176,7 @@ for attempt in 1 2 3; do
     die "kind create cluster failed (see above)"
   fi
 done
-"$KIND" load docker-image "$IMAGE" "$TRAEFIK_IMAGE" "$REDIS_IMAGE" --name "$KIND_CLUSTER" >/dev/null
+"$KIND" load docker-image "$IMAGE" "$CREWAI_IMAGE" "$TRAEFIK_IMAGE" "$REDIS_IMAGE" --name "$KIND_CLUSTER" >/dev/null
 log "cluster up, images loaded"
 if [ "$MODE" = up ]; then
   trap - EXIT
