@@ -29,6 +29,7 @@ RUN --mount=type=secret,id=ca-bundle \
       "typescript@$(node -p 'require("./package.json").devDependencies.typescript')" \
  && npm cache clean --force
 COPY core ./core
+COPY platform ./platform
 COPY kube ./kube
 COPY api ./api
 COPY console ./console
@@ -38,7 +39,7 @@ COPY integrations ./integrations
 COPY dev ./dev
 COPY cli ./cli
 RUN node /opt/typescript/node_modules/typescript/bin/tsc -p tsconfig.build.json \
- && find core kube api console controller runner integrations dev cli -type f ! -name '*.ts' -exec cp --parents {} build/ \;
+ && find core platform kube api console controller runner integrations dev cli -type f ! -name '*.ts' -exec cp --parents {} build/ \;
 
 FROM ${NODE_IMAGE}
 # No package manager in the final image: nothing is installed at run time.

@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["{core,kube,api,console,controller,runner,integrations,dev,cli,hack}/**/*.test.ts"],
+          include: ["{core,platform,kube,api,console,controller,runner,integrations,dev,cli,hack}/**/*.test.ts"],
         },
       },
       {

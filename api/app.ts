@@ -1,5 +1,5 @@
 import express, { Router, type Express } from "express";
-import { refuseDeepJson } from "../core/json-depth.ts";
+import { refuseDeepJson } from "../platform/http/json-depth.ts";
 import type { Logger } from "../core/logger.ts";
 import { runnerPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 import type { SessionAuth } from "./auth/session-auth.ts";

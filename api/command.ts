@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { configOrExit, parseConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
-import { exitIfCannotListen } from "../core/listen-error.ts";
+import { exitIfCannotListen } from "../platform/http/listen-error.ts";
 import { apiConfigSchema, type ApiConfig } from "./config.ts";
 import { startClusterApi } from "./start-cluster-api.ts";
 

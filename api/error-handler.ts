@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "../core/logger.ts";
-import { requestFault } from "../core/request-faults.ts";
+import { requestFault } from "../platform/http/request-faults.ts";
 import { ApiError } from "./errors.ts";
 
 const statusError = (status: number) => (status === 415 ? "Unsupported Media Type" : "Bad Request");

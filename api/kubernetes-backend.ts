@@ -22,7 +22,7 @@ import {
   resourcePath,
 } from "../kube/resources.ts";
 import { isAlreadyExists, isNotFound, KubeClient, type KubeObject } from "../kube/runtime/client.ts";
-import type { KubeAccess } from "../kube/kubeconfig.ts";
+import type { KubeAccess } from "../kube/runtime/kubeconfig.ts";
 import { readThrough } from "../kube/runtime/read-through.ts";
 import { decodedOrUndefined, isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
 import type { CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts";

@@ -1,5 +1,5 @@
 import type { RequestListener } from "node:http";
-import { listen, type RunningServer } from "../core/http-server.ts";
+import { listen, type RunningServer } from "../platform/http/server.ts";
 import { createApp, type ApiDeps } from "./app.ts";
 import { statusPolls } from "./status-polls.ts";
 

@@ -1,13 +1,13 @@
 import type { Logger } from "../core/logger.ts";
 import { createConsole } from "../console/console.ts";
-import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
 import { AdminKeyGuesses } from "./auth/admin-key-guesses.ts";
 import { createRedisAuth } from "./auth/api-auth.ts";
 import { IntegrationsClient } from "./connections/integrations-client.ts";
-import { connectRedis, redisAnswers } from "../core/redis-client.ts";
+import { connectRedis, redisAnswers } from "../platform/redis-client.ts";
 import type { ApiConfig } from "./config.ts";
 import { createKubernetesBackend } from "./kubernetes-backend.ts";
-import { Kubeconfig, type KubeAccess } from "../kube/kubeconfig.ts";
+import { Kubeconfig, type KubeAccess } from "../kube/runtime/kubeconfig.ts";
 import { startApi, type RunningServer } from "./server.ts";
 
 /**

@@ -26,7 +26,7 @@ import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { RedisTokenStore } from "../api/auth/redis-token-store.ts";
 import { silentLogger } from "../core/logger.ts";
-import { connectRedis, redisReady } from "../core/redis-client.ts";
+import { connectRedis, redisReady } from "../platform/redis-client.ts";
 import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
 import {
   CREW_EXECUTIONS,

@@ -13,7 +13,7 @@ import { isMainThread, parentPort, Worker, workerData } from "node:worker_thread
 import { silentLogger } from "../core/logger.ts";
 import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
 import { Informer } from "../kube/runtime/informer.ts";
-import { Kubeconfig } from "../kube/kubeconfig.ts";
+import { Kubeconfig } from "../kube/runtime/kubeconfig.ts";
 import {
   CREW_EXECUTIONS,
   CREW_TASK_RESULTS,

@@ -12,7 +12,7 @@ import express from "express";
 import { createRedisAuth } from "../api/auth/api-auth.ts";
 import { bearerAuth } from "../api/auth/bearer.ts";
 import { authConfigSchema } from "../api/auth/config.ts";
-import { connectRedis, redisReady } from "../core/redis-client.ts";
+import { connectRedis, redisReady } from "../platform/redis-client.ts";
 import { startApi } from "../api/server.ts";
 import { silentLogger } from "../core/logger.ts";
 import { loadCrews } from "../dev/crew-catalog.ts";
@@ -20,7 +20,7 @@ import { repoRoot } from "../dev/config.ts";
 import { LocalExecutions } from "../dev/local-executions.ts";
 import { startRedis } from "../test/support/redis.ts";
 import { listen, measureRounds, median, type Load } from "./load.ts";
-import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
 import { localPolicy } from "../core/outbound/policy.ts";
 
 const log = silentLogger();

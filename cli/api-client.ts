@@ -7,7 +7,7 @@ import {
   type ErrorBody,
   type KickoffRequest,
 } from "../core/api-bodies.ts";
-import { createOutboundClient, type OutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { createOutboundClient, type OutboundClient } from "../platform/outbound/outbound-fetch.ts";
 import { localPolicy, OutboundRefusedError } from "../core/outbound/policy.ts";
 import { crewsResponse, executionsResponse } from "../api/routes/listing-bodies.ts";
 import type { ApiTarget } from "./api-target.ts";

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { configOrExit, parseConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
-import { exitIfCannotListen } from "../core/listen-error.ts";
+import { exitIfCannotListen } from "../platform/http/listen-error.ts";
 import { devConfigSchema } from "../dev/config.ts";
 import { CrewManifestError } from "../dev/crew-catalog.ts";
 import { startDev, type RunningDev } from "../dev/start.ts";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Router } from "express";
 import type { Logger } from "../core/logger.ts";
-import type { Fetch } from "../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import type { ConsoleSettings } from "./config.ts";
 import { OidcSignIn } from "./oidc-sign-in.ts";
 import { consoleRouter, type GuessLimit } from "./router.ts";

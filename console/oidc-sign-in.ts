@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Request, Response } from "express";
 import { parseCookie, stringifySetCookie } from "cookie";
 import * as client from "openid-client";
-import type { Fetch } from "../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import type { OidcSettings } from "./config.ts";
 import type { ConsoleIdentity } from "./session.ts";
 

@@ -4,7 +4,7 @@ import type { AppsSettings } from "../core/execution-apps.ts";
 import type { CrewSpec } from "../core/crew.ts";
 import type { Requester } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
-import type { Fetch } from "../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import { APPS_CREDENTIAL_KEY, appsSecretName } from "../kube/apps-secret.ts";
 import type { KubeApi, KubeObject } from "../kube/runtime/client.ts";
 import { LABEL_CREW, LABEL_EXECUTION, LABEL_MANAGED_BY, MANAGED_BY, resourcePath, SECRETS } from "../kube/resources.ts";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { createLogger } from "../core/logger.ts";
-import { exitIfCannotListen } from "../core/listen-error.ts";
+import { exitIfCannotListen } from "../platform/http/listen-error.ts";
 import { configOrExit } from "../core/config.ts";
 import { controllerConfigFromEnv } from "./config.ts";
 import { startController } from "./controller.ts";

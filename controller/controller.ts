@@ -1,6 +1,6 @@
 import type { Logger } from "../core/logger.ts";
-import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
-import { Kubeconfig, type KubeAccess } from "../kube/kubeconfig.ts";
+import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
+import { Kubeconfig, type KubeAccess } from "../kube/runtime/kubeconfig.ts";
 import { CREW_EXECUTIONS, LEASE_GROUP_LABEL } from "../kube/resources.ts";
 import { KubeClient, type WriteVerb } from "../kube/runtime/client.ts";
 import { EventRecorder } from "../kube/runtime/events.ts";

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
-import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
 import { clusterPolicy } from "../core/outbound/policy.ts";
 import { signWebhook } from "../core/webhook-signature.ts";
 import { MissingSigningSecretError } from "./webhook-secrets.ts";

@@ -6,7 +6,7 @@ import type { CrewSpec } from "../core/crew.ts";
 import type { AppsSettings } from "../core/execution-apps.ts";
 import type { Requester } from "../core/execution.ts";
 import type { Logger } from "../core/logger.ts";
-import type { Fetch } from "../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 
 /**
  * What the controller's AppCredentials does, in process: an execution whose crew declares apps gets its credential

@@ -1,6 +1,6 @@
 import * as client from "openid-client";
 import type { Logger } from "../core/logger.ts";
-import { isRedisUnavailable } from "../core/redis-client.ts";
+import { isRedisUnavailable } from "../platform/redis-client.ts";
 import type { IntegrationsConfig } from "./config.ts";
 import type { Connection, ConnectionStore, ProviderTokens } from "./connection-store.ts";
 import { IntegrationError, notFound } from "./errors.ts";

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { configOrExit } from "../core/config.ts";
 import { loadConfig } from "./config.ts";
 import { start } from "./server.ts";
-import { exitIfCannotListen } from "../core/listen-error.ts";
+import { exitIfCannotListen } from "../platform/http/listen-error.ts";
 
 /** `kubecrew integrations`: the OAuth integrations service (port 8787 unless INTEGRATIONS_PORT or PORT says otherwise). */
 export function registerIntegrationsCommand(program: Command): void {

@@ -3,7 +3,7 @@ import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.t
 import { clusterPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
 import { ConfigError, logLevel, parseConfig } from "../core/config.ts";
 import { resolveProviderSettings, type ProviderSettings } from "./provider-settings.ts";
-import { REDIS_COMMAND_TIMEOUT_MS } from "../core/redis-client.ts";
+import { REDIS_COMMAND_TIMEOUT_MS } from "../platform/redis-client.ts";
 import { loadAppsSettings, type AppsSettings } from "./apps/apps-settings.ts";
 import { isAllowedReturnUrl } from "./return-url.ts";
 

@@ -1,5 +1,5 @@
 import * as client from "openid-client";
-import type { Fetch } from "../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import type { ProductSettings, ProviderSettings } from "./provider-settings.ts";
 
 /** openid-client Configurations, one per provider product (the client id may differ per product), built once. */

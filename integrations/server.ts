@@ -1,7 +1,7 @@
 import express, { type Express } from "express";
-import { listen } from "../core/http-server.ts";
+import { listen } from "../platform/http/server.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
-import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
 import { createAccessTokens } from "./access-tokens.ts";
 import type { IntegrationsConfig } from "./config.ts";
 import { createSignInStore } from "./connect-sessions.ts";
@@ -16,9 +16,9 @@ import { healthRoutes } from "./routes/health.ts";
 import { internalApiRoutes } from "./routes/internal-api.ts";
 import { createSignIn } from "./sign-in.ts";
 import { createTokenCipher } from "./token-cipher.ts";
-import { refuseDeepJson } from "../core/json-depth.ts";
+import { refuseDeepJson } from "../platform/http/json-depth.ts";
 import { refuseWrongMethods } from "./routes/wrong-methods.ts";
-import { connectRedis, redisReady } from "../core/redis-client.ts";
+import { connectRedis, redisReady } from "../platform/redis-client.ts";
 import { documentRoutes } from "./routes/document.ts";
 import { appsRoutes } from "./routes/apps.ts";
 import { createAppCredentialRevocations } from "./apps/app-credential-revocations.ts";
@@ -48,7 +48,7 @@ export interface IntegrationsApp {
 /** Starts the integrations service on config.host:config.port (0 picks a free port), its store in Redis. */
 export async function start(config: IntegrationsConfig, options: StartOptions = {}): Promise<IntegrationsService> {
   const logger = options.logger ?? createLogger({ level: config.logLevel, name: "integrations" });
-  // Fails fast and heals by itself: no offline queue, a command timeout, endless reconnection (core/redis-client.ts).
+  // Fails fast and heals by itself: no offline queue, a command timeout, endless reconnection (platform/redis-client.ts).
   const redis = connectRedis(config.redisUrl, {
     log: logger,
     commandTimeoutMs: config.redisCommandTimeoutMs,

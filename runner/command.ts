@@ -9,7 +9,7 @@ import { runCrewaiTask } from "./crewai-runtime.ts";
 import { runTask } from "./run-task.ts";
 import type { StepSummary } from "./step-recorder.ts";
 import { StepReporter } from "./step-reporter.ts";
-import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
 
 export interface RunnerResult {
   /** 0 when the task succeeded, 1 otherwise. */

@@ -6,7 +6,7 @@ import { createInterface } from "node:readline";
 import { z } from "zod";
 import type { Logger } from "../core/logger.ts";
 import { silentLogger } from "../core/logger.ts";
-import type { Resolver } from "../core/outbound/outbound-fetch.ts";
+import type { Resolver } from "../platform/outbound/outbound-fetch.ts";
 import type { OutboundPolicy } from "../core/outbound/policy.ts";
 import {
   MAX_TASK_OUTPUT_BYTES,

@@ -1,7 +1,7 @@
 import type { LookupAddress, LookupOneOptions } from "node:dns";
 import { isIP } from "node:net";
 import { RequestError, Server, type PrepareRequestFunctionOpts, type PrepareRequestFunctionResult } from "proxy-chain";
-import { systemResolver, type Resolver } from "../core/outbound/outbound-fetch.ts";
+import { systemResolver, type Resolver } from "../platform/outbound/outbound-fetch.ts";
 import { refuseAddress, refuseUrl, type OutboundPolicy } from "../core/outbound/policy.ts";
 
 /** A refused destination as the child process sees it: status 403, the policy's message as the body. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Fetch } from "../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import { hostAllowed } from "./allowed-hosts.ts";
 import { MAX_HTTP_BODY_BYTES, MAX_TOOL_OUTPUT_CHARS } from "./tool-limits.ts";
 

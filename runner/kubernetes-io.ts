@@ -6,7 +6,7 @@ import type { TaskAssignment, TaskOutcome } from "../core/task-assignment.ts";
 import { taskOutcome } from "../core/task-assignment.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
 import { isAlreadyExists, KubeApiError, KubeClient } from "../kube/runtime/client.ts";
-import { Kubeconfig, type KubeAccess } from "../kube/kubeconfig.ts";
+import { Kubeconfig, type KubeAccess } from "../kube/runtime/kubeconfig.ts";
 import { CREW_EXECUTIONS, CREW_TASK_RESULTS, resourcePath } from "../kube/resources.ts";
 import { CONTEXT_FILES, taskLabels, taskResultName } from "../kube/task-names.ts";
 import { AssignmentError, readAssignmentFile, type TaskIO } from "./io.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LlmConfig } from "../core/crew.ts";
 import { apiKeyFor, apiKeyVariables, languageModelFor, LlmConfigError } from "./llm.ts";
-import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
 import { localPolicy } from "../core/outbound/policy.ts";
 
 const { fetch } = createOutboundClient(localPolicy);

@@ -2,7 +2,7 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LlmConfig, LlmProvider } from "../core/crew.ts";
-import type { Fetch } from "../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import { createMockLanguageModel, type LanguageModelV3 } from "./mock-model.ts";
 
 /** The process environment as the runner's config module hands it over (API keys are looked up by name). */

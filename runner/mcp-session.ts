@@ -5,7 +5,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { AssignedMcpServer } from "../core/task-tools.ts";
 import { displayUrl } from "../core/outbound/display-url.ts";
-import type { Fetch } from "../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import { OutboundRefusedError } from "../core/outbound/policy.ts";
 import { withDeadline } from "./deadline.ts";
 import type { Env } from "./llm.ts";

@@ -4,7 +4,7 @@ import { buildTaskPrompt } from "./prompt.ts";
 import { DEFAULT_RETRY_POLICY } from "./retry.ts";
 import { runTask } from "./run-task.ts";
 import { testAssignment } from "./test-assignment.ts";
-import { createOutboundClient } from "../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
 import { localPolicy } from "../core/outbound/policy.ts";
 
 const deps = {

@@ -1,7 +1,7 @@
 import { generateText, stepCountIs, type LanguageModelUsage, type ModelMessage } from "ai";
 import type { LlmConfig } from "../core/crew.ts";
 import type { Logger } from "../core/logger.ts";
-import type { Fetch } from "../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import { silentLogger } from "../core/logger.ts";
 import {
   MAX_TASK_OUTPUT_BYTES,

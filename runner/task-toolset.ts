@@ -1,5 +1,5 @@
 import { dynamicTool, jsonSchema, tool, type ToolSet } from "ai";
-import type { Fetch } from "../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import type { Logger } from "../core/logger.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
 import { appsMcpServer, type AppsSettings } from "./apps-source.ts";

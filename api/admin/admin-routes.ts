@@ -7,7 +7,7 @@ import { ApiError, serviceUnavailable } from "../errors.ts";
 import { parseOr400 } from "../validation.ts";
 import { requireAdminKey } from "./admin-key.ts";
 import { clientRecordBody, createClientBody, createTokenBody, tokenRecordBody } from "./bodies.ts";
-import { refuseDeepJson } from "../../core/json-depth.ts";
+import { refuseDeepJson } from "../../platform/http/json-depth.ts";
 import { refuseWrongMethods } from "../wrong-methods.ts";
 
 export interface AdminRoutesDeps {

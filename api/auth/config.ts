@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { REDIS_COMMAND_TIMEOUT_MS } from "../../core/redis-client.ts";
+import { REDIS_COMMAND_TIMEOUT_MS } from "../../platform/redis-client.ts";
 import type { TokenRequestLimits } from "../oauth/token-rate-limiter.ts";
 import type { AdminKeyGuessLimits } from "./admin-key-guesses.ts";
 

@@ -1,4 +1,4 @@
-import type { Fetch } from "../../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../../platform/outbound/outbound-fetch.ts";
 
 /** The integrations service's internal API as the crew API uses it: a user's connections, connect links, deletes. */
 export interface IntegrationsSettings {

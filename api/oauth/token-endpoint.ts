@@ -1,6 +1,6 @@
 import express, { Router, type ErrorRequestHandler, type Request, type Response } from "express";
 import type { Logger } from "../../core/logger.ts";
-import { requestFault } from "../../core/request-faults.ts";
+import { requestFault } from "../../platform/http/request-faults.ts";
 import { TokenStoreUnavailable, type ManagedTokenStore } from "../auth/token-store.ts";
 import { basicClientCredentials, type ClientCredentials } from "./basic-credentials.ts";
 import {

@@ -1,6 +1,6 @@
 import type { Agent } from "undici";
 import type { z } from "zod";
-import type { Fetch } from "../../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../../platform/outbound/outbound-fetch.ts";
 import type { OutboundPolicy } from "../../core/outbound/policy.ts";
 import type { ProviderApiRoots } from "./apps-settings.ts";
 import type { ProviderAccount } from "../connection-store.ts";
@@ -12,7 +12,7 @@ export interface ActionContext {
   fetch: Fetch;
   /** The same checked connections as a dispatcher, for SDKs that take one instead of a fetch. */
   dispatcher: Agent;
-  /** The policy itself, for SDKs that only take a Node agent (core/outbound/node-agent.ts). */
+  /** The policy itself, for SDKs that only take a Node agent (platform/outbound/node-agent.ts). */
   outboundPolicy: OutboundPolicy;
   apiRoots: ProviderApiRoots;
   /** The connection's account at the provider (e.g. Salesforce's instance URL). */

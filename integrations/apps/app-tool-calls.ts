@@ -3,7 +3,7 @@ import type { AppCredentialClaims } from "../../core/app-credential.ts";
 import { appCatalogue, appToolName, type AppAction } from "../../core/apps.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { Agent } from "undici";
-import type { Fetch } from "../../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../../platform/outbound/outbound-fetch.ts";
 import { OutboundRefusedError } from "../../core/outbound/policy.ts";
 import type { AccessTokens } from "../access-tokens.ts";
 import type { IntegrationsConfig } from "../config.ts";

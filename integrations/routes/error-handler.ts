@@ -3,8 +3,8 @@ import type { Logger } from "../../core/logger.ts";
 import { IntegrationError } from "../errors.ts";
 import { errorPage } from "../error-page.ts";
 import { TamperedCiphertextError } from "../token-cipher.ts";
-import { requestFault } from "../../core/request-faults.ts";
-import { isRedisUnavailable } from "../../core/redis-client.ts";
+import { requestFault } from "../../platform/http/request-faults.ts";
+import { isRedisUnavailable } from "../../platform/redis-client.ts";
 
 /** Browser routes set this so failures render as a page instead of JSON. */
 export const rendersPages: RequestHandler = (_req, res, next) => {

@@ -1,5 +1,5 @@
 import type { Router } from "express";
-import { answerWrongMethods } from "../../core/wrong-methods.ts";
+import { answerWrongMethods } from "../../platform/http/wrong-methods.ts";
 import { IntegrationError } from "../errors.ts";
 
 /** Every route of `router` answers a method it does not have with 405 and `Allow` (OPTIONS: 204 with `Allow`). */

@@ -1,6 +1,6 @@
 import http from "node:http";
 import https from "node:https";
-import type { KubeAccess } from "../kubeconfig.ts";
+import type { KubeAccess } from "./kubeconfig.ts";
 
 /**
  * A small REST client for the Kubernetes API: raw paths, explicit content types (JSON merge patch on /status),

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Registry } from "prom-client";
-import { listen } from "../../core/http-server.ts";
+import { listen } from "../../platform/http/server.ts";
 
 export interface HealthChecks {
   /** The process works: its informers are not stuck. A failure names what is wrong. */

@@ -5,7 +5,7 @@ import { MemoryTokenStore } from "../../api/auth/memory-token-store.ts";
 import { devConfigSchema, repoRoot } from "../../dev/config.ts";
 import { startDev, type RunningDev } from "../../dev/start.ts";
 import { silentLogger, type Logger } from "../../core/logger.ts";
-import type { Resolver } from "../../core/outbound/outbound-fetch.ts";
+import type { Resolver } from "../../platform/outbound/outbound-fetch.ts";
 
 export { waitFor } from "./wait-for.ts";
 

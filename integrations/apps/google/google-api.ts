@@ -1,4 +1,4 @@
-import type { Fetch } from "../../../core/outbound/outbound-fetch.ts";
+import type { Fetch } from "../../../platform/outbound/outbound-fetch.ts";
 import { ProviderApiError, type ActionContext } from "../app-action.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { Client } from "@hubspot/api-client";
 import { z } from "zod";
-import { createCheckedNodeAgent } from "../../../core/outbound/node-agent.ts";
+import { createCheckedNodeAgent } from "../../../platform/outbound/node-agent.ts";
 import { defineAction, ProviderApiError, type ActionContext } from "../app-action.ts";
 
 /**

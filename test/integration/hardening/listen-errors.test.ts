@@ -80,7 +80,7 @@ describe("a port already in use", () => {
  * Issue 28 item 5: every other listen error was a stack trace (`HOST=10.255.255.1 npm start`: EADDRNOTAVAIL). Now
  * one line naming the address and the variable to change, exit status 1. 10.255.255.1 and 2001:db8::1 are addresses
  * no interface of the test machine has; nothing is sent to them (bind fails locally). The other causes (a name that
- * does not resolve, a privileged port) are in core/listen-error.test.ts: they would need DNS or another user.
+ * does not resolve, a privileged port) are in platform/http/listen-error.test.ts: they would need DNS or another user.
  */
 describe("an address the server cannot listen on", () => {
   const absent = "10.255.255.1";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { connectRedis, redisReady } from "../../../core/redis-client.ts";
+import { connectRedis, redisReady } from "../../../platform/redis-client.ts";
 import { silentLogger } from "../../../core/logger.ts";
 import { createAppCredentialRevocations } from "../../../integrations/apps/app-credential-revocations.ts";
 import { createSignInStore } from "../../../integrations/connect-sessions.ts";

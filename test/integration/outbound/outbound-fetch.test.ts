@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createOutboundClient, type Resolver } from "../../../core/outbound/outbound-fetch.ts";
+import { createOutboundClient, type Resolver } from "../../../platform/outbound/outbound-fetch.ts";
 import { clusterPolicy, OutboundRefusedError, type OutboundPolicy } from "../../../core/outbound/policy.ts";
 
 // A real receiver on loopback counts every connection it accepts: a refusal must happen before one is attempted.

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createOutboundClient } from "../../../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../../../platform/outbound/outbound-fetch.ts";
 import { clusterPolicy, localPolicy } from "../../../core/outbound/policy.ts";
 import type { TaskAssignment } from "../../../core/task-assignment.ts";
 import { DEFAULT_RETRY_POLICY } from "../../../runner/retry.ts";

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createOutboundClient } from "../../../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../../../platform/outbound/outbound-fetch.ts";
 import { clusterPolicy, localPolicy } from "../../../core/outbound/policy.ts";
 import type { AssignedMcpServer } from "../../../core/task-tools.ts";
 import { DEFAULT_RETRY_POLICY } from "../../../runner/retry.ts";

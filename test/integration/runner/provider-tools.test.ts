@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { LlmConfig } from "../../../core/crew.ts";
-import { createOutboundClient } from "../../../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../../../platform/outbound/outbound-fetch.ts";
 import { localPolicy } from "../../../core/outbound/policy.ts";
 import { DEFAULT_RETRY_POLICY } from "../../../runner/retry.ts";
 import { runTask } from "../../../runner/run-task.ts";

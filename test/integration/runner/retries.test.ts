@@ -5,7 +5,7 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../../../runner/retry.ts
 import { runTask } from "../../../runner/run-task.ts";
 import { testAssignment } from "../../../runner/test-assignment.ts";
 import { answer, httpError, reset, startLlmFixture, type LlmFixture } from "../../support/llm-fixture.ts";
-import { createOutboundClient } from "../../../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../../../platform/outbound/outbound-fetch.ts";
 import { localPolicy } from "../../../core/outbound/policy.ts";
 
 // Transient LLM errors are retried with backoff (or after Retry-After); others fail at once. Real providers over HTTP.

@@ -5,7 +5,7 @@ import { DEFAULT_RETRY_POLICY } from "../../../runner/retry.ts";
 import { runTask } from "../../../runner/run-task.ts";
 import { testAssignment } from "../../../runner/test-assignment.ts";
 import { answer, responseFormatProblem, startLlmFixture, type LlmFixture } from "../../support/llm-fixture.ts";
-import { createOutboundClient } from "../../../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../../../platform/outbound/outbound-fetch.ts";
 import { localPolicy } from "../../../core/outbound/policy.ts";
 
 // Structured outputs and guardrails through the real AI SDK providers, over HTTP, against the LLM fixture server.

@@ -2,7 +2,7 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createRedisAuth } from "../../../api/auth/api-auth.ts";
 import { authConfigSchema } from "../../../api/auth/config.ts";
-import { connectRedis, redisReady } from "../../../core/redis-client.ts";
+import { connectRedis, redisReady } from "../../../platform/redis-client.ts";
 import { startApi, type RunningServer } from "../../../api/server.ts";
 import { silentLogger } from "../../../core/logger.ts";
 import { loadCrews } from "../../../dev/crew-catalog.ts";
@@ -10,7 +10,7 @@ import { repoRoot } from "../../../dev/config.ts";
 import { LocalExecutions } from "../../../dev/local-executions.ts";
 import type { ManagedTokenStore } from "../../../api/auth/token-store.ts";
 import { basic, sleep, startTokensDev, tokenRequest, uniquePrefix, type TokensDev } from "./support.ts";
-import { createOutboundClient } from "../../../core/outbound/outbound-fetch.ts";
+import { createOutboundClient } from "../../../platform/outbound/outbound-fetch.ts";
 import { localPolicy } from "../../../core/outbound/policy.ts";
 
 function expectRateLimited(res: Awaited<ReturnType<typeof tokenRequest>>, windowSeconds: number) {

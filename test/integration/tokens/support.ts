@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
 import * as oidc from "openid-client";
-import { connectRedis, redisReady } from "../../../core/redis-client.ts";
+import { connectRedis, redisReady } from "../../../platform/redis-client.ts";
 import { RedisTokenStore } from "../../../api/auth/redis-token-store.ts";
 import { silentLogger, type Logger } from "../../../core/logger.ts";
 import { devConfigSchema, repoRoot } from "../../../dev/config.ts";

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { MemoryTokenStore } from "../../../api/auth/memory-token-store.ts";
-import { connectRedis, redisReady } from "../../../core/redis-client.ts";
+import { connectRedis, redisReady } from "../../../platform/redis-client.ts";
 import { RedisTokenStore } from "../../../api/auth/redis-token-store.ts";
 import { TokenStoreUnavailable, type ManagedTokenStore } from "../../../api/auth/token-store.ts";
 import { VerifiedTokens } from "../../../api/auth/verified-tokens.ts";

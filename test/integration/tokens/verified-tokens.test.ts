@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RedisTokenStore } from "../../../api/auth/redis-token-store.ts";
 import { VerifiedTokens } from "../../../api/auth/verified-tokens.ts";
 import { silentLogger } from "../../../core/logger.ts";
-import { connectRedis, redisReady } from "../../../core/redis-client.ts";
+import { connectRedis, redisReady } from "../../../platform/redis-client.ts";
 import { sleep, uniquePrefix } from "./support.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import type { Logger } from "./logger.ts";
+import type { Logger } from "../core/logger.ts";
 
 export interface RedisClientOptions {
   log: Logger;

@@ -37,7 +37,7 @@ export interface KubeAccess {
  * kubeconfig is found (KUBECONFIG's list of files merged, ~/.kube/config, in-cluster), paths relative to the file, and
  * which option each field sets. A user of the auth providers client-node has modules for that need more (oidc, azure,
  * gcp) is handed to client-node's whole KubeConfig, loaded then: nothing is lost, only that case pays for it.
- * kube/kubeconfig.test.ts checks every kind of user against client-node's KubeConfig.
+ * kube/runtime/kubeconfig.test.ts checks every kind of user against client-node's KubeConfig.
  */
 export class Kubeconfig implements KubeAccess {
   private clusters: Cluster[] = [];

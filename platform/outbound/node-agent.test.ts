@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCheckedNodeAgent } from "./node-agent.ts";
-import { clusterPolicy, localPolicy } from "./policy.ts";
+import { clusterPolicy, localPolicy } from "../../core/outbound/policy.ts";
 
 let server: Server;
 let port: number;

@@ -3,7 +3,7 @@ import { Agent as HttpsAgent } from "node:https";
 import type { LookupFunction, Socket } from "node:net";
 import { isIP } from "node:net";
 import { systemResolver, type Resolver } from "./outbound-fetch.ts";
-import { OutboundRefusedError, refuseAddress, type OutboundPolicy } from "./policy.ts";
+import { OutboundRefusedError, refuseAddress, type OutboundPolicy } from "../../core/outbound/policy.ts";
 
 /**
  * The outbound policy for SDKs that take a Node http(s).Agent instead of a fetch (the HubSpot client): every

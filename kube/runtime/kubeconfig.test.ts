@@ -8,7 +8,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { Kubeconfig, type KubeAccess } from "./kubeconfig.ts";
 
 /**
- * kubecrew's processes load their kubeconfig with Kubeconfig (kube/kubeconfig.ts) instead of @kubernetes/client-node's
+ * kubecrew's processes load their kubeconfig with Kubeconfig (kube/runtime/kubeconfig.ts) instead of @kubernetes/client-node's
  * KubeConfig, to spare the ~80 MB its generated client costs. Each case here loads the same kubeconfig both ways and
  * checks the request options are the ones client-node gives, and the values users rely on.
  */

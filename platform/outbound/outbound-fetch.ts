@@ -1,7 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { Agent, buildConnector, fetch as undiciFetch } from "undici";
-import { OutboundRefusedError, refuseAddress, refuseUrl, type OutboundPolicy } from "./policy.ts";
+import { OutboundRefusedError, refuseAddress, refuseUrl, type OutboundPolicy } from "../../core/outbound/policy.ts";
 
 /** Resolves a host name to its addresses (injectable so tests can answer with any address without DNS). */
 export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
