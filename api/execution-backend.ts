@@ -1,5 +1,6 @@
 import type { Crew } from "../core/crew.ts";
 import type { ExecutionSpec, ExecutionStatus, Requester } from "../core/execution.ts";
+import type { Decision } from "../core/human-input-schema.ts";
 import type { IdempotentKickoff } from "../core/idempotency.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
 
@@ -19,6 +20,11 @@ export interface ExecutionView {
 export interface NewExecution {
   crew: string;
   spec: ExecutionSpec;
+  /**
+   * The Authorization header's value for spec.humanInputWebhook (a secret): the backend keeps it apart from the spec
+   * (a Secret owned by the execution, or memory) and names where in spec.humanInputWebhook.authentication.
+   */
+  humanInputAuthorization?: { strategy: "bearer" | "basic"; header: string };
   /** Present when the kickoff carried an Idempotency-Key: a retry answers the run the key already started. */
   idempotency?: IdempotentKickoff;
 }
@@ -30,6 +36,15 @@ export interface NewExecution {
 export interface KickoffOutcome {
   kind: "started" | "replayed" | "keyReused";
   id: string;
+}
+
+/**
+ * A change of an execution's spec that a person's decision makes: spec.decisions as they become (one appended), and
+ * the webhook URLs that replace the execution's (absent: they stay).
+ */
+export interface DecisionChange {
+  decisions: Decision[];
+  webhooks?: NonNullable<ExecutionSpec["webhooks"]>;
 }
 
 /**
@@ -58,6 +73,17 @@ export interface ExecutionBackend {
   listExecutions(crew: string): Promise<ExecutionView[]>;
   /** Asks the execution to stop; the caller has checked that it exists and is not finished. */
   stopExecution(crew: string, id: string): Promise<void>;
+  /**
+   * Records a person's decision: `judge` looks at the execution as it is and answers the change to make (if any) and
+   * the result to return; the change is written only if the execution is still the version judged (a resourceVersion
+   * precondition, or at once in memory), else it is read again and judged again — so of two decisions on one wait
+   * exactly one is recorded. Undefined when the execution is not there.
+   */
+  recordDecision?<T>(
+    crew: string,
+    id: string,
+    judge: (execution: ExecutionView) => { change?: DecisionChange; result: T },
+  ): Promise<T | undefined>;
   /**
    * Calls `listener` whenever execution `id` or one of its results changes, until the answer is called; the event
    * stream then reads it again at once instead of polling. A backend without it is polled.

@@ -6,6 +6,8 @@ import {
   inputsResponse,
   kickoffRequest,
   kickoffResponse,
+  resumeRequest,
+  resumeResponse,
   statusResponse,
   stopResponse,
   webhookSigningResponse,
@@ -100,7 +102,8 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
         tags,
         summary: "The execution's events as Server-Sent Events",
         description:
-          "task_started, step, task_completed, task_failed, execution_completed, execution_failed; each with an id " +
+          "task_started, step, human_input_requested, task_completed, task_failed, execution_completed, " +
+          "execution_failed; each with an id " +
           "(1, 2, …) and JSON data. Send Last-Event-ID to resume after an event. Comment lines keep a quiet stream " +
           "open; the stream ends after the final event.",
         ...params({ kickoff_id: kickoffId }),
@@ -126,6 +129,33 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
         summary: "The crew's executions, newest first (a user token sees only the ones it started)",
         ...params(),
         responses: { "200": json(executionsResponse, "Status of each execution, without outputs"), ...errors },
+      },
+    },
+    [`${prefix}/resume`]: {
+      post: {
+        operationId: `resume${suffix}`,
+        tags,
+        summary: "Approve the answer a humanInput task waits with, or send it back with feedback (CrewAI AMP's)",
+        description:
+          "is_approve true: the answer is accepted and the execution goes on; human_feedback goes to the later tasks " +
+          "with the output. false: the task runs again with the feedback, at most runner.humanInputMaxRetries times. " +
+          "taskWebhookUrl, stepWebhookUrl and crewWebhookUrl, when given, replace the execution's webhook URLs. A " +
+          "user token may resume only the executions it started. Of two resumes of one wait exactly one is recorded.",
+        ...params(),
+        requestBody: { content: { "application/json": { schema: resumeRequest } } },
+        responses: {
+          "200": json(resumeResponse, "resumed (approved), retrying (sent back) or completed (approved, nothing left)"),
+          ...errors,
+          "400": json(
+            errorBody,
+            "Execution is not in pending human input state (it waits for nothing, for another task, or was answered " +
+              "already), a task sent back runner.humanInputMaxRetries times, or a malformed body",
+          ),
+          "404": json(
+            errorBody,
+            "Unknown crew, no execution with this execution_id that the token may see, or no such task",
+          ),
+        },
       },
     },
     [`${prefix}/stop/{kickoff_id}`]: {

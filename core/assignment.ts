@@ -49,7 +49,6 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
       backstory: interpolate(agent.backstory, inputs),
     },
     context: contextNames.map((name) => contextEntry(input, name)),
-
     inputs,
     tools: resolveTaskTools(spec, agent, task),
     runtime: spec.runtime,

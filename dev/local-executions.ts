@@ -3,11 +3,18 @@ import { join } from "node:path";
 import type { Crew } from "../core/crew.ts";
 import { decide } from "../core/decide.ts";
 import type { Action } from "../core/decision.ts";
+import type { TaskResultSpec } from "../core/task-result.ts";
 import { isFinished, type ExecutionSpec, type ExecutionStatus } from "../core/execution.ts";
 import { judgeRecorded, type RecordedKickoff } from "../core/idempotency.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ObservedTask } from "../core/observed-task.ts";
-import type { ExecutionBackend, ExecutionView, KickoffOutcome, NewExecution } from "../api/execution-backend.ts";
+import type {
+  DecisionChange,
+  ExecutionBackend,
+  ExecutionView,
+  KickoffOutcome,
+  NewExecution,
+} from "../api/execution-backend.ts";
 import type { LocalAppCredentials } from "./app-credentials.ts";
 import { TaskProcess } from "./task-process.ts";
 import { TaskSlots } from "./task-slots.ts";
@@ -19,7 +26,12 @@ interface LocalExecution {
   crew: string;
   spec: ExecutionSpec;
   status?: ExecutionStatus;
+  /** Each task's run of its latest revision (a humanInput task sent back runs again). */
   tasks: Map<string, TaskProcess>;
+  /** The results of the runs of earlier revisions, by task. */
+  earlierResults: Map<string, TaskResultSpec[]>;
+  /** The Authorization header of the human-input webhook the kickoff gave: held here, never in the spec. */
+  humanInputAuthorization?: string;
   created: string;
   /** Keys of the webhooks already sent (decide() asks for each once). */
   webhooksSent: Set<string>;
@@ -99,8 +111,12 @@ export class LocalExecutions implements ExecutionBackend {
       id,
       crew: execution.crew,
       spec: execution.spec,
+      ...(execution.humanInputAuthorization
+        ? { humanInputAuthorization: execution.humanInputAuthorization.header }
+        : {}),
       created: now.toISOString(),
       tasks: new Map(),
+      earlierResults: new Map(),
       webhooksSent: new Set(),
       stepsSending: new Set(),
       reconciling: false,
@@ -140,7 +156,9 @@ export class LocalExecutions implements ExecutionBackend {
 
   private view(execution: LocalExecution): ExecutionView {
     const { id, crew } = execution;
-    const results = Object.fromEntries([...execution.tasks].map(([name, task]) => [name, task.observe().results]));
+    const results = Object.fromEntries(
+      [...execution.tasks].map(([name]) => [name, this.observe(execution, name).results]),
+    );
     return {
       id,
       crew,
@@ -150,6 +168,33 @@ export class LocalExecutions implements ExecutionBackend {
       ...(execution.spec.requestedBy ? { requestedBy: execution.spec.requestedBy } : {}),
       ...(execution.status ? { status: execution.status } : {}),
     };
+  }
+
+  /** At once: nothing else runs between judging the execution and changing it (a compare-and-set in one turn). */
+  async recordDecision<T>(
+    crew: string,
+    id: string,
+    judge: (execution: ExecutionView) => { change?: DecisionChange; result: T },
+  ): Promise<T | undefined> {
+    const execution = this.executions.get(id);
+    if (!execution || execution.crew !== crew) return undefined;
+    const { change, result } = judge(this.view(execution));
+    if (change) {
+      execution.spec = {
+        ...execution.spec,
+        decisions: change.decisions,
+        ...(change.webhooks ? { webhooks: change.webhooks } : {}),
+      };
+      this.reconcile(id);
+    }
+    return result;
+  }
+
+  /** What the world shows of a task: its latest revision's run, with the results of every revision. */
+  private observe(execution: LocalExecution, name: string) {
+    const observed = execution.tasks.get(name)!.observe();
+    const earlier = execution.earlierResults.get(name) ?? [];
+    return earlier.length ? { ...observed, results: [...earlier, ...observed.results] } : observed;
   }
 
   async stopExecution(_crew: string, id: string): Promise<void> {
@@ -207,7 +252,7 @@ export class LocalExecutions implements ExecutionBackend {
   private async reconcileOnce(execution: LocalExecution): Promise<void> {
     const now = this.now();
     const observed: Record<string, ObservedTask> = {};
-    for (const [name, task] of execution.tasks) observed[name] = task.observe();
+    for (const name of execution.tasks.keys()) observed[name] = this.observe(execution, name);
     const decision = decide({
       execution: {
         name: execution.id,
@@ -238,7 +283,9 @@ export class LocalExecutions implements ExecutionBackend {
         execution.status = action.status;
         return;
       case "startTask": {
-        if (execution.tasks.has(action.taskName)) return;
+        const revision = action.assignment.task.revision ?? 0;
+        const running = () => execution.tasks.get(action.taskName)?.revision === revision;
+        if (running()) return;
         const spec = execution.status?.crewSpec ?? this.crews.get(execution.crew)?.spec;
         const started = execution.status?.startTime;
         const appsEnv =
@@ -255,11 +302,21 @@ export class LocalExecutions implements ExecutionBackend {
             : {};
         const crewaiEnv =
           action.assignment.runtime === "crewai" && this.options.crewaiEnv ? await this.options.crewaiEnv() : {};
-        if (execution.tasks.has(action.taskName)) return;
+        if (running()) return;
+        // A revision of a humanInput task: the run of the answer sent back is over; its results stay in view.
+        const previous = execution.tasks.get(action.taskName);
+        if (previous) {
+          const earlier = execution.earlierResults.get(action.taskName) ?? [];
+          execution.earlierResults.set(action.taskName, [...earlier, ...previous.observe().results]);
+        }
         const task = new TaskProcess({
           assignment: action.assignment,
           retries: spec?.runner.retries ?? 0,
-          workDir: join(this.options.workRoot, execution.id, String(action.index)),
+          workDir: join(
+            this.options.workRoot,
+            execution.id,
+            revision ? `${action.index}-r${revision}` : String(action.index),
+          ),
           runnerCommand: this.options.runnerCommand,
           env: { ...this.options.runnerEnv, ...appsEnv, ...crewaiEnv },
           log,
@@ -282,7 +339,14 @@ export class LocalExecutions implements ExecutionBackend {
       case "webhook": {
         if (execution.webhooksSent.has(action.hook) || execution.stepsSending.has(action.hook)) return;
         // The same delivery id as a cluster's, with the run's id in place of the CrewExecution's uid.
-        const identity = { delivery: `${execution.id}/${action.hook}`, event: action.kind };
+        const identity = {
+          delivery: `${execution.id}/${action.hook}`,
+          event: action.kind,
+          // AMP's human-input webhook carries the credentials its kickoff gave.
+          ...(action.kind === "human_input" && execution.humanInputAuthorization
+            ? { authorization: execution.humanInputAuthorization }
+            : {}),
+        };
         const secret = this.signingKeys.secretFor(execution.crew);
         const deps = { log, fetch: this.options.webhookFetch, now: this.now };
         if (action.kind === "step") {

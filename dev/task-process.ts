@@ -74,10 +74,24 @@ export class TaskProcess {
             },
           ]
         : [];
+    // A humanInput task's revision runs as a run of its own: its results say which answer they are.
+    const revision = this.revision;
+    const results = [...this.results, ...progress];
     return {
-      run: { state: this.state, startTime: this.startTime, reason: this.reason, message: this.message },
-      results: [...this.results, ...progress],
+      run: {
+        state: this.state,
+        startTime: this.startTime,
+        reason: this.reason,
+        message: this.message,
+        ...(revision ? { revision } : {}),
+      },
+      results: revision ? results.map((r) => ({ ...r, revision })) : results,
     };
+  }
+
+  /** Which answer of its task this run gives: 0 the first, then one per revision a person asked for. */
+  get revision(): number {
+    return this.options.assignment.task.revision ?? 0;
   }
 
   /** Kills the running attempt; the run ends as failed with reason Stopped. */

@@ -21,8 +21,11 @@ export async function deliverWebhook(
   deps: { log: Logger; fetch: typeof fetch; now?: () => Date },
   /** The crew's signing secret. */
   secret: string,
-  /** `X-Kubecrew-Delivery` (`<execution id>/<hook>`, the same on a retry) and `X-Kubecrew-Event`, as the controller. */
-  identity: { delivery: string; event: string },
+  /**
+   * `X-Kubecrew-Delivery` (`<execution id>/<hook>`, the same on a retry) and `X-Kubecrew-Event`, as the controller;
+   * the Authorization header a human-input webhook carries (never logged).
+   */
+  identity: { delivery: string; event: string; authorization?: string },
   attempts = 3,
 ): Promise<boolean> {
   const { log } = deps;
@@ -38,6 +41,7 @@ export async function deliverWebhook(
           [SIGNATURE_HEADER]: signWebhook(secret, timestamp, body),
           [DELIVERY_HEADER]: identity.delivery,
           [EVENT_HEADER]: identity.event,
+          ...(identity.authorization ? { authorization: identity.authorization } : {}),
         },
         body,
         redirect: "manual",

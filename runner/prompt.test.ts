@@ -76,6 +76,25 @@ describe("buildTaskPrompt: what the agent is told", () => {
     expect(last.length).toBeGreaterThan(20);
   });
 
+  it("gives a revision the earlier answer and the person's request, before the closing request", () => {
+    const a = testAssignment({ context: [] });
+    const review = { previousOutput: "A long, dull article.", feedback: "Shorter, and name two real agents." };
+    const { user } = buildTaskPrompt({ ...a, task: { ...a.task, revision: 1, review } });
+    const at = (text: string) => user.indexOf(text);
+    expect(at("A long, dull article.")).toBeGreaterThan(at("Three paragraphs in markdown."));
+    expect(at("Shorter, and name two real agents.")).toBeGreaterThan(at("A long, dull article."));
+    expect(user.split("\n\n").at(-1)).not.toContain("Shorter");
+    // The first answer's prompt says nothing of a review.
+    expect(buildTaskPrompt(a).user).not.toContain("revision");
+  });
+
+  it("hands on what the person who approved an earlier result said of it, with that result", () => {
+    const { user } = buildTaskPrompt(
+      testAssignment({ context: [{ task: "research", output: "the facts", note: "Trust the second source" }] }),
+    );
+    expect(user.indexOf("Trust the second source")).toBeGreaterThan(user.indexOf("the facts"));
+  });
+
   it("keeps braces in texts as they are (interpolation happened before)", () => {
     const a = testAssignment();
     const { user } = buildTaskPrompt({ ...a, task: { ...a.task, description: 'Answer as JSON: {"title": "..."}' } });
@@ -226,7 +245,12 @@ describe("the prompts are kubecrew's own words", () => {
       { task: "outline", output: "second output" },
     ],
   });
-  const prompts = [a, { ...a, context: [] }, { ...a, agent: { ...a.agent, backstory: "" } }].map((x) =>
+  const revision = {
+    ...a,
+    context: [{ task: "research", output: "first output", note: "good" }],
+    task: { ...a.task, revision: 1, review: { previousOutput: "before", feedback: "shorter" } },
+  };
+  const prompts = [a, { ...a, context: [] }, { ...a, agent: { ...a.agent, backstory: "" } }, revision].map((x) =>
     normalise(both(buildTaskPrompt(x))),
   );
 

@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from "express";
-import { kickoffRequest } from "../../core/api-bodies.ts";
+import { kickoffRequest, type KickoffRequest } from "../../core/api-bodies.ts";
 import type { Crew } from "../../core/crew.ts";
 import { isFinished } from "../../core/execution.ts";
 import { executionUser } from "../../core/execution-user.ts";
@@ -27,6 +27,7 @@ import { parseOr400 } from "../validation.ts";
 import { refuseWrongMethods } from "../wrong-methods.ts";
 import { streamExecutionEvents, type EventStreamOptions } from "./event-stream.ts";
 import { EXECUTIONS_LISTED, executionSummary, mayRead } from "./listings.ts";
+import { resumeHandler } from "./resume.ts";
 import { statusBody } from "./status-body.ts";
 import { webhookSigningBody } from "./webhook-signing.ts";
 
@@ -49,9 +50,20 @@ export interface CrewRoutesDeps {
 
 const webhookFields = ["taskWebhookUrl", "stepWebhookUrl", "crewWebhookUrl"] as const;
 
+/** The Authorization header a human-input webhook is delivered with, from the credentials its kickoff gave. */
+function authorizationHeader(auth: NonNullable<KickoffRequest["humanInputWebhook"]>["authentication"]) {
+  if (!auth) return undefined;
+  const header =
+    auth.strategy === "bearer"
+      ? `Bearer ${auth.token}`
+      : `Basic ${Buffer.from(`${auth.username}:${auth.password}`, "utf8").toString("base64")}`;
+  return { strategy: auth.strategy, header };
+}
+
 /**
  * The deployed-crew API of one crew: `GET /inputs`, `POST /kickoff`, `GET /status/{id}` (and its event stream
- * `GET /status/{id}/events`), `POST /stop/{id}`, and for org tokens `GET /webhook-signing`.
+ * `GET /status/{id}/events`), `POST /resume` (a person's answer to a humanInput task), `POST /stop/{id}`, and for org
+ * tokens `GET /webhook-signing`.
  */
 export function crewRoutes(deps: CrewRoutesDeps): Router {
   const { backend } = deps;
@@ -93,8 +105,12 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
       throw badRequest(`Invalid kickoff request: ${message}`, [{ field: IDEMPOTENCY_HEADER, message }]);
     }
     const body = parseOr400(kickoffRequest, req.body ?? {}, "kickoff request");
-    const refused = webhookFields.flatMap((field) => {
-      const url = body[field];
+    const urls: { field: string; url: string | undefined }[] = webhookFields.map((field) => ({
+      field,
+      url: body[field],
+    }));
+    urls.push({ field: "humanInputWebhook.url", url: body.humanInputWebhook?.url });
+    const refused = urls.flatMap(({ field, url }) => {
       const refusal = url === undefined ? undefined : refuseUrl(url, deps.outboundPolicy);
       return refusal ? [{ field, message: refusal.message }] : [];
     });
@@ -117,6 +133,7 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
       ...(body.crewWebhookUrl ? { crew: body.crewWebhookUrl } : {}),
     };
     const scope = { crew: crew.metadata.name, kind: principal.kind, subject: principal.subject };
+    const authorization = authorizationHeader(body.humanInputWebhook?.authentication);
     const outcome = await backend.createExecution({
       crew: crew.metadata.name,
       spec: {
@@ -124,6 +141,7 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
         inputs: resolved.inputs,
         ...(body.meta ? { meta: body.meta } : {}),
         ...(Object.keys(webhooks).length ? { webhooks } : {}),
+        ...(body.humanInputWebhook ? { humanInputWebhook: { url: body.humanInputWebhook.url } } : {}),
         requestedBy: {
           kind: principal.kind,
           subject: principal.subject,
@@ -134,6 +152,7 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
       ...(idempotency.key
         ? { idempotency: { keyHash: idempotencyKeyHash(scope, idempotency.key), requestHash: requestHash(body) } }
         : {}),
+      ...(authorization ? { humanInputAuthorization: authorization } : {}),
     });
     if (outcome.kind === "keyReused") throw idempotencyKeyReused();
     if (outcome.kind === "replayed") res.set("Idempotent-Replayed", "true");
@@ -167,6 +186,8 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
     const visible = (await backend.listExecutions(crew.metadata.name)).filter((e) => mayRead(principal, e));
     res.json({ executions: visible.slice(0, EXECUTIONS_LISTED).map((e) => executionSummary(e, crew)) });
   });
+
+  router.post("/resume", auth, resumeHandler({ backend, outboundPolicy: deps.outboundPolicy, crewFor }));
 
   router.post("/stop/:id", auth, async (req, res) => {
     const crew = await crewFor(req);

@@ -29,7 +29,7 @@ export function statusBody(execution: ExecutionView, crew: Crew): StatusBody {
   if (cached && (finished || cached.crew === crew)) return cached.body;
   const spec = execution.status?.crewSpec ?? crew.spec;
   const json = JSON.stringify(
-    statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length),
+    statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length, execution.spec),
   );
   const body = { json, bytes: Buffer.byteLength(json) };
   statusBodies.set(key, { crew, body });
