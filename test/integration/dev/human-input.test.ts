@@ -1,0 +1,250 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../../core/logger.ts";
+import { repoRoot } from "../../../dev/config.ts";
+import type { RunningDev } from "../../../dev/start.ts";
+import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
+
+// Issue 32: a humanInput task waits for a person in kubecrew dev, as CrewAI AMP's "Pending Human Input" — an AMP
+// client written as CrewAI's documentation shows (Python requests) sends the answer back, approves the revision and
+// reads completed; the wait's rules (who may answer, once, stop, timeout) through the crew API.
+
+/** The mock model `echo` answers with its whole prompt: each answer shows what the agent was told. */
+const blog = `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata: { name: blog }
+spec:
+  inputs: [{ name: topic }]
+  llm: { provider: mock, model: echo }
+  agents: [{ name: writer, role: Writer, goal: "Write about {topic}" }]
+  tasks:
+    - { name: draft, agent: writer, description: "Draft a post on {topic}", expectedOutput: A post, humanInput: true }
+    - { name: publish, agent: writer, description: Polish the post, expectedOutput: The final post }
+  runner: { retries: 0, humanInputMaxRetries: 1 }
+`;
+const hasty = `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata: { name: hasty }
+spec:
+  llm: { provider: mock, model: mock }
+  agents: [{ name: writer, role: Writer, goal: Write }]
+  tasks: [{ name: draft, agent: writer, description: Draft, expectedOutput: A post, humanInput: true }]
+  runner: { retries: 0, humanInputTimeoutSeconds: 2 }
+`;
+
+const WEBHOOK_TOKEN = "hitl-receiver-secret-6c1f0e";
+const FEEDBACK = "Make it shorter and name one animal.";
+const logs: string[] = [];
+let dev: RunningDev;
+
+beforeAll(async () => {
+  const log = createLogger({ level: "debug" }, { write: (line: string) => void logs.push(line) });
+  dev = await startTestDev({ "blog.yaml": blog, "hasty.yaml": hasty }, { log });
+});
+afterAll(async () => {
+  await dev?.stop();
+});
+
+const json = { "content-type": "application/json" };
+const auth = (token: string) => ({ authorization: `Bearer ${token}`, ...json });
+
+async function kickoff(crew: string, token = tokens.org): Promise<string> {
+  const res = await fetch(`${dev.url}/crews/${crew}/kickoff`, {
+    method: "POST",
+    headers: auth(token),
+    body: JSON.stringify({ inputs: { topic: "tide pools" } }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { kickoff_id: string }).kickoff_id;
+}
+
+interface Status {
+  status: string;
+  error?: string;
+  pending_human_input?: { task_id: string; output: string; requested_at: string };
+}
+async function status(crew: string, id: string, token = tokens.org): Promise<Status> {
+  const res = await fetch(`${dev.url}/crews/${crew}/status/${id}`, { headers: auth(token) });
+  return (await res.json()) as Status;
+}
+const pending = (crew: string, id: string, token = tokens.org) =>
+  waitFor(async () => ((await status(crew, id, token)).pending_human_input ? true : undefined));
+
+async function resume(crew: string, body: Record<string, unknown>, token = tokens.org) {
+  const res = await fetch(`${dev.url}/crews/${crew}/resume`, {
+    method: "POST",
+    headers: auth(token),
+    body: JSON.stringify(body),
+  });
+  return { code: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+interface Hook {
+  path: string;
+  authorization: string | null;
+  event: string | null;
+  /** A task or human-input webhook's task_id and output (the crew webhook has neither). */
+  body: { task_id: string; output: string; execution_id?: string };
+}
+interface Answer {
+  code: number;
+  body: Record<string, unknown>;
+}
+/** What the Python client saw (test/support/amp_hitl_client.py). */
+interface AmpReport {
+  kickoff_id: string;
+  first_wait: Hook;
+  status_while_waiting: unknown;
+  revise: Answer;
+  second_wait: Hook;
+  approve: Answer;
+  again: Answer;
+  final_status: { status: string; result: { tasks: { output: string }[] } };
+  webhooks: Hook[];
+}
+
+/** Runs the Python client with a crew's base URL (`/crews/<crew>`: AMP's URLs are the crew's own base URL). */
+function ampClient(baseUrl: string): Promise<AmpReport> {
+  const script = join(repoRoot, "test/support/amp_hitl_client.py");
+  const child = spawn("python3", [script, baseUrl, tokens.org, WEBHOOK_TOKEN, FEEDBACK]);
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (err += c.toString()));
+  return new Promise((resolve, reject) =>
+    child.on("close", (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as AmpReport)
+        : reject(new Error(`the AMP client exited ${code}: ${err}${out}`)),
+    ),
+  );
+}
+
+describe("an AMP client of a crew with a humanInput task", () => {
+  it("receives the wait, sends the answer back, approves the revision and reads completed", async () => {
+    const report = await ampClient(`${dev.url}/crews/blog`);
+    const id = report.kickoff_id;
+
+    // The human-input webhook: the execution id, the task id and its output, with the kickoff's credentials.
+    const first = report.first_wait;
+    expect(first.authorization).toBe(`Bearer ${WEBHOOK_TOKEN}`);
+    expect(first.event).toBe("human_input");
+    expect(first.body).toMatchObject({ execution_id: id, task_id: "draft" });
+    expect(first.body.output).toContain("Draft a post on tide pools");
+    // /status keeps the running shape and says what waits.
+    expect(report.status_while_waiting).toEqual({
+      status: "running",
+      state: "RUNNING",
+      current_task: "draft",
+      progress: { completed_tasks: 0, total_tasks: 2 },
+      pending_human_input: { task_id: "draft", output: first.body.output, requested_at: expect.any(String) },
+    });
+    expect(report.revise).toEqual({ code: 200, body: { status: "retrying", message: expect.any(String) } });
+
+    // The revision was told its earlier answer and the feedback.
+    const second = report.second_wait;
+    expect(second.body.task_id).toBe("draft");
+    expect(second.body.output).toContain(FEEDBACK);
+    expect(second.body.output).toContain(first.body.output.split("\n")[0]);
+    expect(report.approve).toEqual({ code: 200, body: { status: "resumed", message: expect.any(String) } });
+    expect(report.again).toEqual({
+      code: 400,
+      body: { error: "Bad Request", message: "Execution is not in pending human input state" },
+    });
+
+    // Completed: the approved revision is the task's output, and the next task had it with the person's note.
+    const final = report.final_status;
+    expect(final.status).toBe("completed");
+    const [draft, publish] = final.result.tasks as [{ output: string }, { output: string }];
+    expect(draft.output).toBe(second.body.output);
+    expect(publish.output).toContain(second.body.output.split("\n")[0]);
+    expect(publish.output).toContain("Good. Keep the headline.");
+
+    // The task webhook went out with each answer that waited, and once for the next task; only the human-input
+    // webhook carried the credentials.
+    const hooks = report.webhooks;
+    const taskHooks = hooks.filter((h) => h.path === "/task").map((h) => [h.body.task_id, h.body.output]);
+    expect(taskHooks).toEqual([
+      ["draft", first.body.output],
+      ["draft", second.body.output],
+      ["publish", publish.output],
+    ]);
+    expect(hooks.filter((h) => h.path === "/hitl")).toHaveLength(2);
+    expect(hooks.filter((h) => h.path !== "/hitl").every((h) => h.authorization === null)).toBe(true);
+    expect(logs.join("\n")).not.toContain(WEBHOOK_TOKEN);
+  }, 120_000);
+});
+
+describe("who may answer a wait, and how often", () => {
+  it("a user token cannot resume another user's execution (404); its own user and the org token can", async () => {
+    const id = await kickoff("blog", tokens.alice);
+    await pending("blog", id, tokens.alice);
+    const ask = { execution_id: id, task_id: "draft", human_feedback: "", is_approve: true };
+    expect(await resume("blog", ask, tokens.bob)).toEqual({
+      code: 404,
+      body: { error: "Execution not found", message: `No execution found with ID: ${id}` },
+    });
+    expect((await resume("blog", ask, tokens.org)).code).toBe(200);
+  });
+
+  it("of resumes sent at once, exactly one is recorded; the others are told nothing waits", async () => {
+    const id = await kickoff("blog");
+    await pending("blog", id);
+    const ask = { execution_id: id, task_id: "draft", human_feedback: "go", is_approve: true };
+    const answers = await Promise.all(Array.from({ length: 6 }, () => resume("blog", ask)));
+    expect(answers.map((a) => a.code).sort()).toEqual([200, 400, 400, 400, 400, 400]);
+  });
+
+  it("sends an answer back at most runner.humanInputMaxRetries times, then asks for approval", async () => {
+    const id = await kickoff("blog");
+    await pending("blog", id);
+    const back = { execution_id: id, task_id: "draft", human_feedback: "again", is_approve: false };
+    expect((await resume("blog", back)).code).toBe(200);
+    await waitFor(async () => ((await status("blog", id)).pending_human_input ? undefined : true));
+    await pending("blog", id);
+    const refused = await resume("blog", back);
+    expect(refused.code).toBe(400);
+    expect(refused.body.message).toContain("runner.humanInputMaxRetries");
+    expect((await resume("blog", { ...back, is_approve: true })).body.status).toBe("resumed");
+  });
+
+  it("answers 404 for an unknown task or execution, 400 for a malformed body, 401 without a token", async () => {
+    const id = await kickoff("blog");
+    await pending("blog", id);
+    const ask = { execution_id: id, task_id: "nope", human_feedback: "", is_approve: true };
+    expect(await resume("blog", ask)).toMatchObject({ code: 404, body: { error: "Task not found" } });
+    const unknown = { ...ask, task_id: "draft", execution_id: "6f1c9a52-5c1e-4d84-9d8e-0f0e7d3b1a2c" };
+    expect((await resume("blog", unknown)).code).toBe(404);
+    const malformed = await resume("blog", { execution_id: id, task_id: "draft" });
+    expect(malformed).toMatchObject({ code: 400, body: { error: "Bad Request" } });
+    expect(String(malformed.body.message)).toContain("is_approve");
+    const anonymous = await fetch(`${dev.url}/crews/blog/resume`, { method: "POST", headers: json, body: "{}" });
+    expect(anonymous.status).toBe(401);
+    expect((await resume("blog", { ...ask, task_id: "publish" })).body.message).toBe(
+      "Execution is not in pending human input state",
+    );
+  });
+});
+
+describe("a wait that ends without an answer", () => {
+  it("stop works while waiting: the execution is stopped and nothing waits any more", async () => {
+    const id = await kickoff("blog");
+    await pending("blog", id);
+    const stop = await fetch(`${dev.url}/crews/blog/stop/${id}`, { method: "POST", headers: auth(tokens.org) });
+    expect(stop.status).toBe(200);
+    await waitFor(async () => ((await status("blog", id)).status === "error" ? true : undefined));
+    expect(await status("blog", id)).toMatchObject({ status: "error", error: "Execution stopped" });
+    const late = await resume("blog", { execution_id: id, task_id: "draft", human_feedback: "", is_approve: true });
+    expect(late.code).toBe(400);
+  });
+
+  it("a forgotten wait fails after runner.humanInputTimeoutSeconds, saying so", async () => {
+    const id = await kickoff("hasty");
+    await pending("hasty", id);
+    await waitFor(async () => ((await status("hasty", id)).status === "error" ? true : undefined), 15_000);
+    const final = await status("hasty", id);
+    expect(final.error).toContain("runner.humanInputTimeoutSeconds");
+    expect(final.error).toContain('Task "draft"');
+  });
+});
