@@ -2,10 +2,12 @@ import type { z } from "zod";
 import {
   errorBody,
   kickoffResponse,
+  resumeResponse,
   statusResponse,
   stopResponse,
   type ErrorBody,
   type KickoffRequest,
+  type ResumeRequest,
 } from "../core/api-bodies.ts";
 import { createOutboundClient, type OutboundClient } from "../platform/outbound/outbound-fetch.ts";
 import { localPolicy, OutboundRefusedError } from "../core/outbound/policy.ts";
@@ -67,6 +69,11 @@ export class CrewApiClient {
 
   stop(crew: string | undefined, id: string) {
     return this.call("POST", crewPath(crew, `/stop/${encodeURIComponent(id)}`), stopResponse);
+  }
+
+  /** A person's answer to the answer a humanInput task waits with (AMP's POST /resume). */
+  resume(crew: string | undefined, body: ResumeRequest) {
+    return this.call("POST", crewPath(crew, "/resume"), resumeResponse, body);
   }
 
   /** The execution's event stream from the event after `lastEventId`: the response, its status checked. */

@@ -33,6 +33,7 @@ const commands: Record<string, (program: Command) => Promise<void>> = {
   list: async (p) => (await import("./list-command.ts")).registerListCommand(p),
   logs: async (p) => (await import("./logs-command.ts")).registerLogsCommand(p),
   stop: async (p) => (await import("./stop-command.ts")).registerStopCommand(p),
+  resume: async (p) => (await import("./resume-command.ts")).registerResumeCommand(p),
   login: async (p) => (await import("./login-command.ts")).registerLoginCommand(p),
   logout: async (p) => (await import("./logout-command.ts")).registerLogoutCommand(p),
   import: async (p) => (await import("./import-command.ts")).registerImportCommand(p),

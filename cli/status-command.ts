@@ -36,6 +36,14 @@ function printStatus(term: Terminal, id: string, crew: string, status: StatusRes
     term.line(
       `Status:  ${term.style("cyan", "running")} · task ${printable(status.current_task)} · ${done}/${total} done`,
     );
+    const waiting = status.pending_human_input;
+    if (waiting) {
+      term.line(
+        `Waiting: ${term.style("yellow", "for a person")} to review the answer of task ${printable(waiting.task_id)}:`,
+      );
+      term.line(printable(waiting.output));
+      term.line(`Answer with: kubecrew resume ${id} --approve, or --feedback "what to change"`);
+    }
     return;
   }
   if (status.status === "error") {
