@@ -17,7 +17,7 @@ import { FileAuth } from "@kubernetes/client-node/dist/file_auth.js";
 /**
  * What the KubeClient needs of a kubeconfig: the current cluster's server, and the TLS material and credentials of the
  * current user for a request. @kubernetes/client-node's KubeConfig has both (the tests hand theirs in); so does
- * `Kubeconfig` below, which the kubecrew processes load.
+ * `Kubeconfig` below, which the processes load.
  */
 export interface KubeAccess {
   getCurrentCluster(): { readonly server: string } | null;
@@ -25,10 +25,10 @@ export interface KubeAccess {
 }
 
 /**
- * The kubeconfig of a kubecrew process, without the generated API client.
+ * The kubeconfig of a process, without the generated API client.
  *
  * @kubernetes/client-node's KubeConfig lives in a module that imports the whole generated client (its config.js
- * imports gen/index.js: about 1,900 modules, ~80 MB of resident memory in every controller, API and runner process),
+ * imports gen/index.js: about 1,900 modules, ~80 MB of resident memory in every process that loads it),
  * though KubeClient only asks it for the server, TLS material and credentials. This class is that part of KubeConfig,
  * built from client-node's own pieces, which import nothing of the generated client: the kubeconfig parser
  * (config_types.js: clusters, users and contexts with client-node's validation), the exec credential plugin (ExecAuth:

@@ -7,7 +7,7 @@ import type { KubeObject } from "./client.ts";
  */
 export interface Undecodable extends KubeObject {
   metadata: NonNullable<KubeObject["metadata"]>;
-  /** What is wrong, one line each (`spec.tasks.0.agent: Required`). */
+  /** What is wrong, one line each (`spec.replicas: Invalid input: expected number`). */
   undecodable: readonly string[];
 }
 
