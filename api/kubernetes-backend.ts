@@ -20,15 +20,23 @@ import {
   LABEL_MANAGED_BY,
   MANAGED_BY,
   resourcePath,
+  SECRETS,
 } from "../kube/resources.ts";
-import { isAlreadyExists, isNotFound, KubeClient, type KubeObject } from "../kube/runtime/client.ts";
+import { isAlreadyExists, isConflict, isNotFound, KubeClient, type KubeObject } from "../kube/runtime/client.ts";
+import { HUMAN_INPUT_AUTH_KEY, humanInputSecret, humanInputSecretName } from "../kube/human-input-secret.ts";
 import type { KubeAccess } from "../kube/runtime/kubeconfig.ts";
 import { readThrough } from "../kube/runtime/read-through.ts";
 import { decodedOrUndefined, isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
 import type { CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts";
 import { resultForCache } from "./cache-transforms.ts";
 import { ClusterCaches } from "./cluster-caches.ts";
-import type { ExecutionBackend, ExecutionView, KickoffOutcome, NewExecution } from "./execution-backend.ts";
+import type {
+  DecisionChange,
+  ExecutionBackend,
+  ExecutionView,
+  KickoffOutcome,
+  NewExecution,
+} from "./execution-backend.ts";
 
 /**
  * The API's backend in cluster mode: Crews, CrewExecutions and CrewTaskResults of one namespace held in informer
@@ -153,6 +161,54 @@ export class KubernetesBackend implements ExecutionBackend {
     this.caches.executions.upsert(updated);
   }
 
+  /**
+   * Judges the execution as the cache holds it and writes the change with its resourceVersion as the precondition:
+   * a 409 (another decision, or any write, came first) reads it from the apiserver and judges again.
+   */
+  async recordDecision<T>(
+    crewName: string,
+    id: string,
+    judge: (execution: ExecutionView) => { change?: DecisionChange; result: T },
+  ): Promise<T | undefined> {
+    const path = resourcePath(CREW_EXECUTIONS, this.namespace, id);
+    const cached = this.caches.executions.get(this.namespace, id);
+    let current = cached ?? (await this.readExecution(id));
+    let fresh = !cached;
+    for (let attempt = 1; ; attempt++) {
+      const execution = this.ofCrew(crewName, current);
+      const judged = execution ? judge(this.cachedView(execution)) : undefined;
+      const change = judged?.change;
+      if (!execution || !judged || !change) {
+        // A refusal judged from the cache is judged again as the apiserver has it: the cache may lag a status just
+        // written (a wait whose webhook came before the cache had it).
+        if (fresh) return judged?.result;
+        current = await this.readExecution(id);
+        fresh = true;
+        continue;
+      }
+      const { result } = judged;
+      const { webhooks } = change;
+      const patch = {
+        metadata: { resourceVersion: execution.metadata.resourceVersion },
+        spec: {
+          decisions: change.decisions,
+          // A merge patch merges objects: the URLs not given are removed, so the given ones replace the execution's.
+          ...(webhooks
+            ? { webhooks: { task: webhooks.task ?? null, step: webhooks.step ?? null, crew: webhooks.crew ?? null } }
+            : {}),
+        },
+      };
+      try {
+        this.caches.executions.upsert(await this.client.mergePatch<KubeObject>(path, patch));
+        return result;
+      } catch (err) {
+        if (!isConflict(err) || attempt >= 5) throw err;
+      }
+      current = await this.readExecution(id);
+      fresh = true;
+    }
+  }
+
   onExecutionChange(id: string, listener: () => void): () => void {
     return this.caches.changes.subscribe(id, listener);
   }
@@ -165,6 +221,19 @@ export class KubernetesBackend implements ExecutionBackend {
   async stop(): Promise<void> {
     await this.caches.stop();
     this.client.close();
+  }
+
+  /** The execution as the apiserver has it now (into the cache), or undefined when there is none. */
+  private async readExecution(id: string): Promise<CachedExecution | Undecodable | undefined> {
+    try {
+      this.reads++;
+      return this.caches.executions.upsert(
+        await this.client.get<KubeObject>(resourcePath(CREW_EXECUTIONS, this.namespace, id)),
+      );
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   /** The crew's decoded execution; undefined for another crew's, or one that does not decode. */
@@ -211,11 +280,30 @@ export class KubernetesBackend implements ExecutionBackend {
         },
         ...(key ? { annotations: idempotencyAnnotations(key) } : {}),
       },
-      spec: { ...execution.spec, crewRef: { name: execution.crew } },
+      spec: { ...execution.spec, crewRef: { name: execution.crew }, ...humanInputWebhook(id, execution) },
     };
     const created = await this.client.create<KubeObject>(resourcePath(CREW_EXECUTIONS, this.namespace), body);
     this.caches.executions.upsert(created);
     this.misses.delete(id);
+    const auth = execution.humanInputAuthorization;
+    if (auth) await this.keepCredentials(created, auth.header);
+  }
+
+  /**
+   * The human-input webhook's credentials in a Secret owned by the execution (deleted with it). Without it the
+   * execution could not deliver that webhook: a kickoff whose Secret cannot be made stops its execution and fails.
+   */
+  private async keepCredentials(created: KubeObject, header: string): Promise<void> {
+    const owner = { name: created.metadata!.name!, namespace: this.namespace, uid: created.metadata!.uid! };
+    try {
+      await this.client.create(resourcePath(SECRETS, this.namespace), humanInputSecret(owner, header));
+    } catch (err) {
+      if (isAlreadyExists(err)) return;
+      await this.client
+        .mergePatch(resourcePath(CREW_EXECUTIONS, this.namespace, owner.name), { spec: { stop: true } })
+        .catch(() => undefined);
+      throw err;
+    }
   }
 
   /** Creates the keyed run under `id`; answers undefined when created, or the execution already there. */
@@ -270,4 +358,13 @@ function recordedKickoff(execution: KubeObject): RecordedKickoff | undefined {
   const created = execution.metadata?.creationTimestamp;
   if (!keyHash || !requestHash || !created) return undefined;
   return { keyHash, requestHash, createdAt: new Date(created) };
+}
+
+/** spec.humanInputWebhook with where its credentials are kept (the Secret keepCredentials makes), if it has any. */
+function humanInputWebhook(id: string, execution: NewExecution) {
+  const webhook = execution.spec.humanInputWebhook;
+  const auth = execution.humanInputAuthorization;
+  if (!webhook || !auth) return {};
+  const secretRef = { name: humanInputSecretName(id), key: HUMAN_INPUT_AUTH_KEY };
+  return { humanInputWebhook: { ...webhook, authentication: { strategy: auth.strategy, secretRef } } };
 }

@@ -19,6 +19,7 @@ import type { ControllerConfig } from "./config.ts";
 import { CrewReconciler } from "./crew-reconciler.ts";
 import { CrewSigningSecrets } from "./crew-signing-secret.ts";
 import { ExecutionReconciler } from "./execution-reconciler.ts";
+import { HumanInputCredentials } from "./human-input-credentials.ts";
 import { ControllerMetrics } from "./metrics.ts";
 import { StartLimit } from "./start-limit.ts";
 import { queueOnChange } from "./triggers.ts";
@@ -140,6 +141,7 @@ export async function startController(config: ControllerConfig, deps: Controller
   const outbound = createOutboundClient(config.outbound);
   const { secretKey } = config.webhooks;
   const secrets = new WebhookSecrets({ client, crews: caches.crews, secretKey });
+  const humanInputCredentials = new HumanInputCredentials(client);
   const webhooks = new WebhookDispatcher({
     log,
     fetch: outbound.fetch,
@@ -149,6 +151,7 @@ export async function startController(config: ControllerConfig, deps: Controller
     now,
     ...(ownsExecution ? { owns: (d) => ownsExecution(cacheKey(d.namespace, d.execution)) } : {}),
     secretFor: (namespace, crew) => secrets.secretFor(namespace, crew),
+    authorizationFor: (namespace, ref) => humanInputCredentials.authorizationFor(namespace, ref),
     onFinished: async (delivery, result) => {
       metrics.webhookDeliveries.inc({ result });
       await executions.recordDelivery(delivery, result);

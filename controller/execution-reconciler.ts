@@ -146,8 +146,11 @@ export class ExecutionReconciler {
     for (const start of starts) {
       const slot = limit.tryStart({
         execution: key,
-        job: cacheKey(input.execution.namespace!, taskJobName(input.execution.name, start.index)),
-        running: input.execution.status?.phase === "Running" || granted.size > 0,
+        job: cacheKey(
+          input.execution.namespace!,
+          taskJobName(input.execution.name, start.index, start.assignment.task.revision ?? 0),
+        ),
+        running: ["Running", "WaitingForInput"].includes(input.execution.status?.phase ?? "") || granted.size > 0,
         createdAt: execution.metadata.creationTimestamp ?? "",
       });
       if (!slot) break;
@@ -290,7 +293,7 @@ export class ExecutionReconciler {
         return status;
       }
       case "stopTask": {
-        const jobName = taskJobName(ref.name, action.index);
+        const jobName = taskJobName(ref.name, action.index, action.revision ?? 0);
         const path = resourcePath(JOBS, ref.namespace, jobName);
         if (await deleteIfPresent(client, path, { propagationPolicy: "Background" })) {
           log.info({ execution: ref.name, task: action.taskName, job: jobName }, "Task Job deleted");
@@ -302,11 +305,13 @@ export class ExecutionReconciler {
         return status;
       case "webhook": {
         const { hook, kind, url, payload } = action;
+        const credentials = kind === "human_input" ? input.execution.spec.humanInputWebhook?.authentication : undefined;
         this.o.webhooks.enqueue({
           hook,
           kind,
           url,
           payload,
+          ...(credentials ? { authorization: credentials.secretRef } : {}),
           namespace: ref.namespace,
           execution: ref.name,
           executionUid: ref.uid,
@@ -368,10 +373,14 @@ export class ExecutionReconciler {
     const jobs = this.o.caches.jobs.byIndex(cacheKey(ref.namespace, ref.name)).map((j) => j.metadata!.name!);
     const names = new Set<string>(jobs);
     const tasks = spec?.tasks ?? [];
-    for (const i of tasks.keys()) {
-      names.add(taskJobName(ref.name, i));
-      const contextEntries = contextTaskNames({ tasks }, i).length;
-      for (let j = 0; j < contextEntries; j++) names.add(contextConfigMapName(ref.name, i, j));
+    for (const [i, task] of tasks.entries()) {
+      // Every revision a person asked for ran with children of its own.
+      const revisions = status.tasks?.find((t) => t.name === task.name)?.revision ?? 0;
+      for (let r = 0; r <= revisions; r++) {
+        names.add(taskJobName(ref.name, i, r));
+        const contextEntries = contextTaskNames({ tasks }, i).length;
+        for (let j = 0; j < contextEntries; j++) names.add(contextConfigMapName(ref.name, i, j, r));
+      }
     }
     for (const n of names) {
       await deleteIfPresent(this.o.client, resourcePath(CONFIG_MAPS, ref.namespace, n));

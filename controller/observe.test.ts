@@ -86,6 +86,44 @@ describe("observeTasks", () => {
   });
 });
 
+describe("a humanInput task sent back for a revision", () => {
+  it("is seen through its latest revision's Job, whatever order the cache gives them in, attempts numbered per revision", () => {
+    const result = (name: string, revision: number, body: Record<string, unknown>) =>
+      decodeTaskResult({
+        metadata: { name, creationTimestamp: `2026-01-01T00:00:0${name.length}Z` },
+        spec: {
+          executionRef: { name: "e" },
+          taskName: "one",
+          taskIndex: 0,
+          agent: "Writer",
+          executionTime: 1,
+          ...(revision ? { revision } : {}),
+          ...body,
+        },
+      });
+    const revisionJob = job(
+      "one",
+      { active: 1 },
+      { name: "e-0-r1", labels: { "kubecrew.io/task": "one", "kubecrew.io/task-revision": "1" } },
+    );
+    const firstJob = job("one", { conditions: [{ type: "Complete", status: "True" }] });
+    for (const jobs of [
+      [firstJob, revisionJob],
+      [revisionJob, firstJob],
+    ]) {
+      const observed = observeTasks(spec, jobs, [
+        result("a", 0, { output: "first" }),
+        result("bb", 1, { error: "flaky" }),
+      ]);
+      expect(observed.one!.run).toMatchObject({ state: "running", revision: 1 });
+      expect(observed.one!.results.map((r) => [r.revision ?? 0, r.attempt, r.output ?? r.error])).toEqual([
+        [0, 1, "first"],
+        [1, 1, "flaky"],
+      ]);
+    }
+  });
+});
+
 describe("a task whose runner reported success", () => {
   it("counts as succeeded while its Job still shows the pod running", () => {
     const observed = observeTasks(

@@ -4,6 +4,7 @@ import type { TaskResultSpec } from "../core/task-result.ts";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
 import { LABEL_TASK } from "../kube/resources.ts";
+import { revisionOf } from "../kube/task-names.ts";
 import type { CachedTaskResult } from "../kube/typed-objects.ts";
 
 /** What the controller reads of a Job: the parts of batch/v1 Job it needs. */
@@ -60,7 +61,11 @@ export function observeTasks(
   for (const job of jobs) {
     const name = job.metadata?.labels?.[LABEL_TASK];
     if (!name || (spec && !names.has(name))) continue;
-    slot(name).run = jobRunState(job);
+    // A task sent back by a person has a Job per revision: its latest is the one that tells.
+    const revision = revisionOf(job.metadata?.labels);
+    const seen = slot(name).run;
+    if (seen && (seen.revision ?? 0) >= revision) continue;
+    slot(name).run = { ...jobRunState(job), ...(revision ? { revision } : {}) };
   }
   const sorted = results
     .filter((r): r is CachedTaskResult => !isUndecodable(r))
@@ -74,8 +79,9 @@ export function observeTasks(
     const result: TaskResultSpec = object.spec;
     if (spec && !names.has(result.taskName)) continue;
     if (result.error !== undefined) {
-      const n = (attempts.get(result.taskName) ?? 0) + 1;
-      attempts.set(result.taskName, n);
+      const key = `${result.taskName}:${result.revision ?? 0}`;
+      const n = (attempts.get(key) ?? 0) + 1;
+      attempts.set(key, n);
       slot(result.taskName).results.push({ ...result, attempt: Math.max(result.attempt, n) });
     } else {
       slot(result.taskName).results.push(result);
@@ -84,7 +90,7 @@ export function observeTasks(
   // A task whose runner reported success is done even while its pod is still exiting (the Job not yet Complete):
   // it must not look like a stray run to stop.
   for (const task of Object.values(observed)) {
-    if (task.run?.state === "running" && successfulResult(task)) {
+    if (task.run?.state === "running" && successfulResult(task, task.run.revision ?? 0)) {
       task.run = { ...task.run, state: "succeeded" };
     }
   }

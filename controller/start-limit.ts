@@ -64,7 +64,7 @@ export function jobStarting(job: JobObject): boolean {
 function jobOfResult(result: CachedTaskResult | Undecodable): string | undefined {
   const execution = result.metadata.labels?.[LABEL_EXECUTION];
   if (!execution || isUndecodable(result)) return undefined;
-  return cacheKey(result.metadata.namespace!, taskJobName(execution, result.spec.taskIndex));
+  return cacheKey(result.metadata.namespace!, taskJobName(execution, result.spec.taskIndex, result.spec.revision ?? 0));
 }
 
 export class StartLimit {

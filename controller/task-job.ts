@@ -56,6 +56,7 @@ export function taskLabels(execution: ExecutionRef, assignment: TaskAssignment):
     crew: execution.crew,
     name: assignment.task.name,
     index: assignment.task.index,
+    revision: assignment.task.revision ?? 0,
   });
 }
 
@@ -102,7 +103,8 @@ const bytes = (s: string) => Buffer.byteLength(s, "utf8");
  * `<execution>-<index>-c<j>`, which the runner reads back in. Throws when even that cannot fit.
  */
 export function taskInputs(execution: ExecutionRef, assignment: TaskAssignment): TaskInputs {
-  const name = taskJobName(execution.name, assignment.task.index);
+  const revision = assignment.task.revision ?? 0;
+  const name = taskJobName(execution.name, assignment.task.index, revision);
   const context = assignment.context.map((c) => ({ ...c }));
   const files: Record<string, string> = {};
   const contextMounts: TaskMount[] = [];
@@ -116,7 +118,7 @@ export function taskInputs(execution: ExecutionRef, assignment: TaskAssignment):
   const byLength = context.map((c, j) => ({ j, length: bytes(c.output) })).sort((a, b) => b.length - a.length);
   for (const { j, length } of byLength) {
     if (size(mainData()) <= CONFIG_MAP_LIMIT || length === 0) break;
-    const cmName = contextConfigMapName(execution.name, assignment.task.index, j);
+    const cmName = contextConfigMapName(execution.name, assignment.task.index, j, revision);
     const mountPath = `${CONTEXT_DIR}/${j}`;
     extra.push(configMap(execution, assignment, cmName, { output: context[j]!.output }));
     contextMounts.push({ volume: `context-${j}`, configMap: cmName, mountPath });
@@ -172,7 +174,7 @@ export function taskJob(
   contextMounts: TaskMount[] = [],
   apps?: TaskApps,
 ): KubeObject {
-  const name = taskJobName(execution.name, assignment.task.index);
+  const name = taskJobName(execution.name, assignment.task.index, assignment.task.revision ?? 0);
   const labels = taskLabels(execution, assignment);
   const keyRef = assignment.agent.llm?.apiKeySecretRef;
   // The credential reaches the runner as a read-only file of the mounted Secret: the pod's account cannot read Secrets.

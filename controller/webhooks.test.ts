@@ -84,6 +84,29 @@ describe("WebhookDispatcher", () => {
     expect(headers["x-kubecrew-event"]).toBe("task");
   });
 
+  it("sends a human-input webhook with the kickoff's credentials, read from their Secret; other webhooks without", async () => {
+    const r = await receiver([200, 200]);
+    cleanup.push(r.close);
+    const reads: string[] = [];
+    const d = new WebhookDispatcher({
+      log: silentLogger(),
+      secretFor: async () => "s",
+      authorizationFor: async (namespace, ref) => {
+        reads.push(`${namespace}/${ref.name}/${ref.key}`);
+        return "Bearer receiver-token";
+      },
+      onFinished: () => undefined,
+    });
+    cleanup.push(async () => d.stop());
+    const ref = { name: "e1-human-input", key: "authorization" };
+    d.enqueue({ ...delivery(r.url), hook: "human-input:research", kind: "human_input", authorization: ref });
+    d.enqueue(delivery(r.url));
+    await d.idle();
+    const byEvent = Object.fromEntries(r.received.map((x) => [x.headers["x-kubecrew-event"], x.headers.authorization]));
+    expect(byEvent).toEqual({ human_input: "Bearer receiver-token", task: undefined });
+    expect(reads).toEqual(["team/e1-human-input/authorization"]);
+  });
+
   it("sends the same X-Kubecrew-Delivery (execution uid + hook) from every dispatcher, another run's differs", async () => {
     const r = await receiver([200, 200, 200]);
     cleanup.push(r.close);

@@ -1,5 +1,6 @@
 import type { WebhookKind } from "../core/decision.ts";
 import type { JsonObject } from "../core/json.ts";
+import type { CredentialsRef } from "./human-input-credentials.ts";
 import type { Logger } from "../core/logger.ts";
 import { OutboundRefusedError } from "../core/outbound/policy.ts";
 import {
@@ -33,6 +34,8 @@ export interface WebhookDelivery {
   crew: string;
   url: string;
   payload: JsonObject;
+  /** A human-input webhook's credentials (the kickoff's): the Secret holding its Authorization header. */
+  authorization?: CredentialsRef;
 }
 
 export type DeliveryResult = "delivered" | "failed";
@@ -41,6 +44,8 @@ export interface WebhookDispatcherOptions {
   log: Logger;
   /** The crew's signing secret; throws while there is none to read (the attempt fails and is retried). */
   secretFor: (namespace: string, crew: string) => Promise<string>;
+  /** A delivery's Authorization header from its credentials' Secret; throws while there is none to read. */
+  authorizationFor?: (namespace: string, ref: CredentialsRef) => Promise<string>;
   /** Called once per delivery when it ends (sent, or given up). */
   onFinished: (delivery: WebhookDelivery, result: DeliveryResult, detail: string) => Promise<void> | void;
   maxAttempts?: number;
@@ -180,7 +185,13 @@ export class WebhookDispatcher {
     const timestamp = webhookTimestamp(this.opts.now?.() ?? new Date());
     // Nothing goes out unsigned: without a secret to read this attempt fails, and the next one reads again.
     const secret = await this.opts.secretFor(delivery.namespace, delivery.crew);
+    // Nor without the credentials its kickoff gave (never logged: only the header carries them).
+    const authorization =
+      delivery.authorization && this.opts.authorizationFor
+        ? await this.opts.authorizationFor(delivery.namespace, delivery.authorization)
+        : undefined;
     const headers: Record<string, string> = {
+      ...(authorization ? { Authorization: authorization } : {}),
       "Content-Type": "application/json",
       "User-Agent": "kubecrew-controller",
       [TIMESTAMP_HEADER]: timestamp,

@@ -122,8 +122,10 @@ describe("decide: a humanInput task's answer waits for a person", () => {
     expect(ofType(d, "event").map((e) => e.reason)).toEqual(["HumanInputRequested"]);
   });
 
-  it("delivers the task webhook with the waiting answer, and the human-input webhook", () => {
-    const hooks = ofType(d, "webhook");
+  it("delivers the task webhook with the waiting answer, and the human-input webhook, once the wait is recorded", () => {
+    // Not with the status that records the wait: a client resuming on the webhook must find the wait on record.
+    expect(ofType(d, "webhook")).toEqual([]);
+    const hooks = ofType(decide(input({ status, observed, now: at(11) })), "webhook");
     expect(hooks.map((h) => [h.hook, h.kind, h.url])).toEqual([
       ["human-input:draft", "human_input", "http://hooks.test/hitl"],
       ["task:draft", "task", "http://hooks.test/task"],
@@ -204,7 +206,8 @@ describe("decide: a person's answer", () => {
       { kind: "taskOutput", task: "draft", revision: 0, requestedAt: iso(10) },
       { kind: "taskOutput", task: "draft", revision: 1, requestedAt: iso(40) },
     ]);
-    expect(ofType(d, "webhook").map((h) => [h.hook, h.payload.output])).toEqual([
+    const recorded = decide(input({ status: next, observed: second, decisions, now: at(41), delivered }));
+    expect(ofType(recorded, "webhook").map((h) => [h.hook, h.payload.output])).toEqual([
       ["human-input:draft:r1", "draft v1"],
       ["task:draft:r1", "draft v1"],
     ]);

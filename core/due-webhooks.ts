@@ -42,7 +42,9 @@ export function dueWebhooks(input: DecideInput, status: ExecutionStatus | undefi
     for (const [index, task] of (status.tasks ?? []).entries()) {
       const revision = task.revision ?? 0;
       const hook = taskHook(task.name, revision);
-      if (!(task.phase === "Succeeded" || task.phase === "WaitingForInput") || delivered.has(hook)) continue;
+      const ready =
+        task.phase === "Succeeded" || (task.phase === "WaitingForInput" && recorded(input, task.name, revision));
+      if (!ready || delivered.has(hook)) continue;
       due.push({
         type: "webhook",
         hook,
@@ -101,6 +103,13 @@ function dueStepWebhooks(
 }
 
 /**
+ * Whether the wait for answer `revision` of a task is in the status as read (written by an earlier decision): a
+ * waiting answer's webhooks go out only then, so a client that resumes on receiving one finds the wait recorded.
+ */
+const recorded = (input: DecideInput, task: string, revision: number) =>
+  requestFor(input.execution.status, task, revision) !== undefined;
+
+/**
  * AMP's human-input webhook: for each answer that waits for a person, the execution id, the task id and its output
  * (the adapter adds the kickoff's credentials, which decide() never sees).
  */
@@ -114,7 +123,7 @@ function dueHumanInputWebhooks(
   return (status.tasks ?? []).flatMap((task): WebhookAction[] => {
     const revision = task.revision ?? 0;
     const hook = humanInputHook(task.name, revision);
-    if (task.phase !== "WaitingForInput" || delivered.has(hook)) return [];
+    if (task.phase !== "WaitingForInput" || !recorded(input, task.name, revision) || delivered.has(hook)) return [];
     const payload = {
       execution_id: input.execution.name,
       kickoff_id: input.execution.name,

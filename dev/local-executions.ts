@@ -281,6 +281,9 @@ export class LocalExecutions implements ExecutionBackend {
     switch (action.type) {
       case "setStatus":
         execution.status = action.status;
+        // Decide again with the status written, as a controller's watch brings its own write back: what is due once
+        // a status is on record (a waiting answer's webhooks) goes out then.
+        execution.again = true;
         return;
       case "startTask": {
         const revision = action.assignment.task.revision ?? 0;

@@ -24,6 +24,8 @@ export const CREW_TASK_RESULTS = resourceType(API_GROUP, CRD_VERSION, "crewtaskr
 export const LABEL_EXECUTION = "kubecrew.io/execution";
 export const LABEL_TASK = "kubecrew.io/task";
 export const LABEL_TASK_INDEX = "kubecrew.io/task-index";
+/** On the children of a humanInput task's revision (1, 2, …): its first answer's have none. */
+export const LABEL_TASK_REVISION = "kubecrew.io/task-revision";
 export const LABEL_CREW = "kubecrew.io/crew";
 export const LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
 export const MANAGED_BY = "kubecrew";

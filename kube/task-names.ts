@@ -4,6 +4,7 @@ import {
   LABEL_MANAGED_BY,
   LABEL_TASK,
   LABEL_TASK_INDEX,
+  LABEL_TASK_REVISION,
   MANAGED_BY,
 } from "./resources.ts";
 
@@ -21,17 +22,22 @@ export const CONTEXT_DIR = "/etc/kubecrew/context";
 /** In the assignment's ConfigMap when outputs were moved out: `{ "<context index>": "<file path in the pod>" }`. */
 export const CONTEXT_FILES = "context-files.json";
 
-/** The one name of a task's Job and of its assignment's ConfigMap. */
-export function taskJobName(execution: string, index: number): string {
-  const name = `${execution}-${index}`;
+/**
+ * The one name of a task's Job and of its assignment's ConfigMap: `<execution>-<index>`, and for a revision of a
+ * humanInput task (its answer sent back by a person) `<execution>-<index>-r<revision>`, a run of its own.
+ */
+export function taskJobName(execution: string, index: number, revision = 0): string {
+  const suffix = revision > 0 ? `${index}-r${revision}` : String(index);
+  const name = `${execution}-${suffix}`;
   if (name.length <= 63) return name;
   // kickoff ids are UUIDs (36 characters); a longer hand-written name keeps a readable prefix and a stable hash.
-  return `${execution.slice(0, 50)}-${shortHash(execution)}-${index}`.slice(0, 63);
+  if (revision === 0) return `${execution.slice(0, 50)}-${shortHash(execution)}-${index}`.slice(0, 63);
+  return `${execution.slice(0, 63 - 10 - suffix.length)}-${shortHash(execution)}-${suffix}`;
 }
 
 /** The ConfigMap holding context entry `context` of task `index`, moved out of the assignment for its size. */
-export function contextConfigMapName(execution: string, index: number, context: number): string {
-  return `${taskJobName(execution, index)}-c${context}`;
+export function contextConfigMapName(execution: string, index: number, context: number, revision = 0): string {
+  return `${taskJobName(execution, index, revision)}-c${context}`;
 }
 
 /**
@@ -43,21 +49,29 @@ export function taskResultName(
   index: number,
   failed: boolean,
   podName: string | undefined,
+  revision = 0,
 ): { name?: string; generateName?: string } {
-  const base = taskJobName(execution, index);
+  const base = taskJobName(execution, index, revision);
   if (!failed) return { name: base };
   return podName ? { name: `${podName}-failed` } : { generateName: `${base}-failed-` };
 }
 
 /** Labels on every child of an execution (Jobs, ConfigMaps, results): selectors for the informers and for cleanup. */
-export function taskLabels(task: { execution: string; crew: string; name: string; index: number }) {
+export function taskLabels(task: { execution: string; crew: string; name: string; index: number; revision?: number }) {
   return {
     [LABEL_EXECUTION]: task.execution,
     [LABEL_TASK]: task.name,
     [LABEL_TASK_INDEX]: String(task.index),
+    ...(task.revision ? { [LABEL_TASK_REVISION]: String(task.revision) } : {}),
     [LABEL_CREW]: task.crew,
     [LABEL_MANAGED_BY]: MANAGED_BY,
   };
+}
+
+/** The revision a child's labels name (0: its task's first answer). */
+export function revisionOf(labels: Record<string, string> | undefined): number {
+  const revision = Number(labels?.[LABEL_TASK_REVISION] ?? 0);
+  return Number.isInteger(revision) && revision > 0 ? revision : 0;
 }
 
 function shortHash(s: string): string {

@@ -51,6 +51,7 @@ export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcom
     ...(outcome.jsonDict !== undefined ? { jsonDict: outcome.jsonDict } : {}),
     ...(outcome.error !== undefined ? { error: outcome.error } : {}),
     attempt: outcome.attempt,
+    ...(assignment.task.revision ? { revision: assignment.task.revision } : {}),
     executionTime: outcome.executionTime,
     tokenUsage: outcome.tokenUsage,
     ...(outcome.model ? { model: outcome.model } : {}),
@@ -62,13 +63,20 @@ export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcom
     apiVersion: CREW_TASK_RESULTS.apiVersion,
     kind: CREW_TASK_RESULTS.kind,
     metadata: {
-      ...taskResultName(execution.id, assignment.task.index, outcome.error !== undefined, podName),
+      ...taskResultName(
+        execution.id,
+        assignment.task.index,
+        outcome.error !== undefined,
+        podName,
+        assignment.task.revision ?? 0,
+      ),
       namespace: execution.namespace,
       labels: taskLabels({
         execution: execution.id,
         crew: execution.crew,
         name: outcome.taskName,
         index: outcome.taskIndex,
+        revision: assignment.task.revision ?? 0,
       }),
       ownerReferences: [
         { apiVersion: CREW_EXECUTIONS.apiVersion, kind: CREW_EXECUTIONS.kind, name: execution.id, uid: execution.uid },

@@ -459,10 +459,12 @@ describe("RBAC", () => {
     }
   });
 
-  it("the API reads crews and results and creates and stops executions, and cannot touch Secrets", () => {
+  it("the API reads crews and results, creates and stops executions, and may create Secrets but read none", () => {
+    // create: the Secret holding the credentials a kickoff gives for its human-input webhook (issue 32).
     expect(rulesOf(byDefault, "kubecrew-api")).toEqual([
       { apiGroups: ["kubecrew.io"], resources: ["crews", "crewtaskresults"], verbs: ["get", "list", "watch"] },
       { apiGroups: ["kubecrew.io"], resources: ["crewexecutions"], verbs: ["create", "get", "list", "watch", "patch"] },
+      { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
     ]);
   });
 

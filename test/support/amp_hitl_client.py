@@ -3,10 +3,12 @@
 webhooks on a server of its own, sends the first answer back for a revision, approves the revision, and reads the
 completed status. It prints what it saw as one JSON object for the test that runs it.
 
-Usage: python3 amp_hitl_client.py BASE_URL TOKEN WEBHOOK_TOKEN FEEDBACK
+Usage: python3 amp_hitl_client.py BASE_URL TOKEN WEBHOOK_TOKEN FEEDBACK [HOST]
+(HOST: the address its webhook server listens on and names, as the crew's controller reaches it; 127.0.0.1 unless given)
 """
 
 import json
+import socket
 import sys
 import threading
 import time
@@ -15,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import requests
 
 BASE_URL, TOKEN, WEBHOOK_TOKEN, FEEDBACK = sys.argv[1:5]
+HOST = sys.argv[5] if len(sys.argv) > 5 else "127.0.0.1"
 HEADERS = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
 
 received = []
@@ -41,13 +44,20 @@ class Receiver(BaseHTTPRequestHandler):
         pass
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+class Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6 if ":" in HOST else socket.AF_INET
+
+
+server = Server((HOST, 0), Receiver)
 threading.Thread(target=server.serve_forever, daemon=True).start()
-hooks = f"http://127.0.0.1:{server.server_address[1]}"
+hooks = f"http://{HOST if ':' not in HOST else f'[{HOST}]'}:{server.server_address[1]}"
 webhook_urls = {
     "taskWebhookUrl": f"{hooks}/task",
     "crewWebhookUrl": f"{hooks}/crew",
 }
+
+
+report = {}
 
 
 def wait_for(test, what, timeout=60):
@@ -58,7 +68,7 @@ def wait_for(test, what, timeout=60):
             if found:
                 return found[-1]
             if time.time() > deadline:
-                raise SystemExit(f"timed out waiting for {what}; received {received}")
+                raise SystemExit(f"timed out waiting for {what}; saw {json.dumps(report)}; received {received}")
             arrived.wait(0.2)
 
 
@@ -84,7 +94,6 @@ def resume(kickoff_id, task_id, feedback, approve):
     return {"code": response.status_code, "body": response.json()}
 
 
-report = {}
 response = requests.post(
     f"{BASE_URL}/kickoff",
     headers=HEADERS,

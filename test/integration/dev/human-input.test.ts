@@ -1,28 +1,14 @@
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../../core/logger.ts";
-import { repoRoot } from "../../../dev/config.ts";
 import type { RunningDev } from "../../../dev/start.ts";
+import { expectAmpRun, HITL_CREW, runAmpClient, WEBHOOK_TOKEN } from "../../support/amp-hitl.ts";
 import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
 
 // Issue 32: a humanInput task waits for a person in kubecrew dev, as CrewAI AMP's "Pending Human Input" — an AMP
 // client written as CrewAI's documentation shows (Python requests) sends the answer back, approves the revision and
 // reads completed; the wait's rules (who may answer, once, stop, timeout) through the crew API.
 
-/** The mock model `echo` answers with its whole prompt: each answer shows what the agent was told. */
-const blog = `apiVersion: kubecrew.io/v1alpha1
-kind: Crew
-metadata: { name: blog }
-spec:
-  inputs: [{ name: topic }]
-  llm: { provider: mock, model: echo }
-  agents: [{ name: writer, role: Writer, goal: "Write about {topic}" }]
-  tasks:
-    - { name: draft, agent: writer, description: "Draft a post on {topic}", expectedOutput: A post, humanInput: true }
-    - { name: publish, agent: writer, description: Polish the post, expectedOutput: The final post }
-  runner: { retries: 0, humanInputMaxRetries: 1 }
-`;
+const blog = HITL_CREW("blog");
 const hasty = `apiVersion: kubecrew.io/v1alpha1
 kind: Crew
 metadata: { name: hasty }
@@ -33,8 +19,6 @@ spec:
   runner: { retries: 0, humanInputTimeoutSeconds: 2 }
 `;
 
-const WEBHOOK_TOKEN = "hitl-receiver-secret-6c1f0e";
-const FEEDBACK = "Make it shorter and name one animal.";
 const logs: string[] = [];
 let dev: RunningDev;
 
@@ -80,98 +64,9 @@ async function resume(crew: string, body: Record<string, unknown>, token = token
   return { code: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-interface Hook {
-  path: string;
-  authorization: string | null;
-  event: string | null;
-  /** A task or human-input webhook's task_id and output (the crew webhook has neither). */
-  body: { task_id: string; output: string; execution_id?: string };
-}
-interface Answer {
-  code: number;
-  body: Record<string, unknown>;
-}
-/** What the Python client saw (test/support/amp_hitl_client.py). */
-interface AmpReport {
-  kickoff_id: string;
-  first_wait: Hook;
-  status_while_waiting: unknown;
-  revise: Answer;
-  second_wait: Hook;
-  approve: Answer;
-  again: Answer;
-  final_status: { status: string; result: { tasks: { output: string }[] } };
-  webhooks: Hook[];
-}
-
-/** Runs the Python client with a crew's base URL (`/crews/<crew>`: AMP's URLs are the crew's own base URL). */
-function ampClient(baseUrl: string): Promise<AmpReport> {
-  const script = join(repoRoot, "test/support/amp_hitl_client.py");
-  const child = spawn("python3", [script, baseUrl, tokens.org, WEBHOOK_TOKEN, FEEDBACK]);
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (err += c.toString()));
-  return new Promise((resolve, reject) =>
-    child.on("close", (code) =>
-      code === 0
-        ? resolve(JSON.parse(out) as AmpReport)
-        : reject(new Error(`the AMP client exited ${code}: ${err}${out}`)),
-    ),
-  );
-}
-
 describe("an AMP client of a crew with a humanInput task", () => {
   it("receives the wait, sends the answer back, approves the revision and reads completed", async () => {
-    const report = await ampClient(`${dev.url}/crews/blog`);
-    const id = report.kickoff_id;
-
-    // The human-input webhook: the execution id, the task id and its output, with the kickoff's credentials.
-    const first = report.first_wait;
-    expect(first.authorization).toBe(`Bearer ${WEBHOOK_TOKEN}`);
-    expect(first.event).toBe("human_input");
-    expect(first.body).toMatchObject({ execution_id: id, task_id: "draft" });
-    expect(first.body.output).toContain("Draft a post on tide pools");
-    // /status keeps the running shape and says what waits.
-    expect(report.status_while_waiting).toEqual({
-      status: "running",
-      state: "RUNNING",
-      current_task: "draft",
-      progress: { completed_tasks: 0, total_tasks: 2 },
-      pending_human_input: { task_id: "draft", output: first.body.output, requested_at: expect.any(String) },
-    });
-    expect(report.revise).toEqual({ code: 200, body: { status: "retrying", message: expect.any(String) } });
-
-    // The revision was told its earlier answer and the feedback.
-    const second = report.second_wait;
-    expect(second.body.task_id).toBe("draft");
-    expect(second.body.output).toContain(FEEDBACK);
-    expect(second.body.output).toContain(first.body.output.split("\n")[0]);
-    expect(report.approve).toEqual({ code: 200, body: { status: "resumed", message: expect.any(String) } });
-    expect(report.again).toEqual({
-      code: 400,
-      body: { error: "Bad Request", message: "Execution is not in pending human input state" },
-    });
-
-    // Completed: the approved revision is the task's output, and the next task had it with the person's note.
-    const final = report.final_status;
-    expect(final.status).toBe("completed");
-    const [draft, publish] = final.result.tasks as [{ output: string }, { output: string }];
-    expect(draft.output).toBe(second.body.output);
-    expect(publish.output).toContain(second.body.output.split("\n")[0]);
-    expect(publish.output).toContain("Good. Keep the headline.");
-
-    // The task webhook went out with each answer that waited, and once for the next task; only the human-input
-    // webhook carried the credentials.
-    const hooks = report.webhooks;
-    const taskHooks = hooks.filter((h) => h.path === "/task").map((h) => [h.body.task_id, h.body.output]);
-    expect(taskHooks).toEqual([
-      ["draft", first.body.output],
-      ["draft", second.body.output],
-      ["publish", publish.output],
-    ]);
-    expect(hooks.filter((h) => h.path === "/hitl")).toHaveLength(2);
-    expect(hooks.filter((h) => h.path !== "/hitl").every((h) => h.authorization === null)).toBe(true);
+    expectAmpRun(await runAmpClient(`${dev.url}/crews/blog`, tokens.org));
     expect(logs.join("\n")).not.toContain(WEBHOOK_TOKEN);
   }, 120_000);
 });
