@@ -174,11 +174,12 @@ describe("generated CRDs", () => {
     }
   });
 
-  it("keeps a CrewExecution on its crew, and a stop final", () => {
+  it("keeps a CrewExecution on its crew, a stop final, and people's decisions", () => {
     const rules = at(rootOf("CrewExecution"), "spec")["x-kubernetes-validations"] as { rule: string }[];
     expect(rules.map((r) => r.rule)).toEqual([
       "self.crewRef.name == oldSelf.crewRef.name",
       "!(has(oldSelf.stop) && oldSelf.stop) || (has(self.stop) && self.stop)",
+      "!has(oldSelf.decisions) || (has(self.decisions) && size(self.decisions) >= size(oldSelf.decisions))",
     ]);
   });
 

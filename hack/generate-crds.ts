@@ -327,13 +327,20 @@ export const kinds: KindSettings[] = [
       age,
     ],
     amend(root) {
-      // An execution runs the crew and inputs it was created with; only `stop` changes, and only one way.
+      // An execution runs the crew and inputs it was created with; `stop` changes only one way; a resume appends a
+      // decision (and may replace the webhook URLs).
       child(root, "spec")["x-kubernetes-validations"] = [
         { rule: "self.crewRef.name == oldSelf.crewRef.name", message: "crewRef cannot change", fieldPath: ".crewRef" },
         {
           rule: "!(has(oldSelf.stop) && oldSelf.stop) || (has(self.stop) && self.stop)",
           message: "a stopped execution cannot be started again",
           fieldPath: ".stop",
+        },
+        {
+          // People's decisions are a record (POST /resume appends one): none is taken back.
+          rule: "!has(oldSelf.decisions) || (has(self.decisions) && size(self.decisions) >= size(oldSelf.decisions))",
+          message: "decisions are only appended",
+          fieldPath: ".decisions",
         },
       ];
     },

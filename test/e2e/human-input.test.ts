@@ -99,6 +99,19 @@ describe("a humanInput task on a cluster", () => {
     // One Job per run: the first answer, the revision, the next task.
     const jobs = (await jobsOf(kubeconfig, namespace, id)).map((j) => j.metadata.name).sort();
     expect(jobs).toEqual([`${id}-0`, `${id}-0-r1`, `${id}-1`]);
+    // A decision is a record: the apiserver refuses to take one back (the CRD's rule).
+    const takeBack = kubectl(kubeconfig, [
+      "patch",
+      "crewexecution",
+      id,
+      "-n",
+      namespace,
+      "--type",
+      "merge",
+      "-p",
+      JSON.stringify({ spec: { decisions: [] } }),
+    ]);
+    await expect(takeBack).rejects.toThrow(/decisions are only appended/);
   });
 
   it("holds no pod while it waits, kubectl shows WaitingForInput, and stop works while waiting", async () => {
