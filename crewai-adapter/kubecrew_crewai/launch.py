@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 import json
 from typing import Any
 
+from .review import Review
+
 
 class LaunchError(ValueError):
     """A launch message the adapter cannot use."""
@@ -65,6 +67,8 @@ class Launch:
     mcp_servers: list[McpServer] = field(default_factory=list)
     #: Values that must never appear in a step, a log line or the outcome.
     secrets: list[str] = field(default_factory=list)
+    #: A revision of a humanInput task: the answer a person sent back and their feedback (None: its first answer).
+    review: Review | None = None
 
 
 def _get(obj: Any, path: str, kind: type | tuple[type, ...]) -> Any:
@@ -145,4 +149,13 @@ def parse_launch(text: str) -> Launch:
         llm=_llm(raw.get("llm")),
         mcp_servers=[_mcp_server(s) for s in _get(raw, "mcpServers", list)],
         secrets=[str(s) for s in _get(raw, "secrets", list) if s],
+        review=_review(_get(assignment, "task", dict).get("review")),
     )
+
+
+def _review(raw: Any) -> Review | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise LaunchError("the launch message's assignment.task.review is not an object")
+    return Review(previous_output=_get(raw, "previousOutput", str), feedback=_get(raw, "feedback", str))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .launch import Launch
 from .llm import LlmConfigError, build_llm
 from .mcp_servers import McpServerUnusable, mcp_tools
+from .review import install
 
 if TYPE_CHECKING:
     from crewai import Agent, Crew, Task
@@ -78,6 +79,8 @@ def build_crew(launch: Launch) -> tuple[Crew, Task]:
         expected_output=launch.expected_output,
         agent=agent,
         context=context_tasks(launch, agent),
+        # A person's feedback reaches CrewAI through its human-input hook, answered by kubecrew (review.py).
+        human_input=launch.review is not None,
     )
     crew = Crew(agents=[agent], tasks=[task], process=Process.sequential, verbose=False, tracing=False)
     return crew, task
@@ -88,6 +91,7 @@ def run_task(launch: Launch) -> dict[str, Any]:
     from crewai.crews.crew_output import CrewOutput
 
     crew, _ = build_crew(launch)
+    install(launch.review)
     result = crew.kickoff()
     if not isinstance(result, CrewOutput):  # a streaming crew's output; this crew does not stream
         raise TaskFailed(f"CrewAI answered with a {type(result).__name__}, not a CrewOutput")

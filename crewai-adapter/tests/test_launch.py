@@ -29,3 +29,15 @@ def test_names_what_is_missing() -> None:
 def test_refuses_text_that_is_not_json() -> None:
     with pytest.raises(LaunchError, match="not JSON"):
         parse_launch("{")
+
+
+def test_reads_a_revisions_review_and_none_for_a_first_answer() -> None:
+    assert parse_launch(json.dumps(launch_message())).review is None
+    message = launch_message()
+    message["assignment"]["task"]["review"] = {"previousOutput": "A long draft.", "feedback": "Shorter."}
+    review = parse_launch(json.dumps(message)).review
+    assert review is not None
+    assert (review.previous_output, review.feedback) == ("A long draft.", "Shorter.")
+    message["assignment"]["task"]["review"] = {"previousOutput": "A long draft."}
+    with pytest.raises(LaunchError, match="feedback"):
+        parse_launch(json.dumps(message))

@@ -105,6 +105,24 @@ describe("the crewai runtime", { timeout: 240_000 }, () => {
     expect(steps[0]).toMatchObject({ index: 0, kind: "llm", output: "Agents act on their own." });
   });
 
+  it("a revision a person asked for: CrewAI's human-input hook gets the earlier answer and the feedback, no console", async () => {
+    // Issue 32: kubecrew's wait answers CrewAI's human input; the task runs again told what the person said.
+    llm.enqueue(answer("Agents act, briefly."));
+    const base = testAssignment({ llm: compatible() });
+    const review = { previousOutput: "Agents are programs that act on their own, at length.", feedback: "Shorter." };
+    const { outcome } = run({ ...base, task: { ...base.task, revision: 1, review } });
+    const result = await outcome;
+    expect(result).toMatchObject({ output: "Agents act, briefly." });
+    expect(llm.requests).toHaveLength(1);
+    const messages = llm.requests[0]!.body.messages as { role: string; content: string }[];
+    // After CrewAI's own system and task messages: the answer the person saw, then CrewAI's feedback message.
+    const slices = crewaiPrompts(python).slices!;
+    expect(messages.slice(2)).toEqual([
+      { role: "assistant", content: review.previousOutput },
+      { role: "user", content: fillPrompt(slices.feedback_instructions!, { feedback: "Shorter." }) },
+    ]);
+  });
+
   it("never lets the API key reach a step, a log line or the outcome", async () => {
     llm.enqueue(answer(`The key I was given is ${SECRET}.`));
     const { outcome, steps, log } = run(testAssignment({ llm: compatible() }));

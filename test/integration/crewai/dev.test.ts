@@ -35,6 +35,12 @@ const sequential = () => `${head("crewai-pair", "crewai")}  agents:
     - { name: write, agent: writer, description: "Write about {topic}", expectedOutput: "An article" }
 `;
 
+const reviewed = () => `${head("crewai-review", "crewai")}  agents:
+    - { name: writer, role: "{topic} Writer", goal: "Write about {topic}", backstory: "Writes well." }
+  tasks:
+    - { name: draft, agent: writer, description: "Draft a note on {topic}", expectedOutput: "A note", humanInput: true }
+`;
+
 const withTools = (name: string, runtime: string) => `${head(name, runtime)}  mcpServers:
     - { name: kb, url: "${mcp.url}", tools: [lookup] }
   toolPolicy: { allowedHosts: ["${siteHost}", "169.254.169.254"] }
@@ -55,6 +61,7 @@ beforeAll(async () => {
   dev = await startTestDev(
     {
       "pair.yaml": sequential(),
+      "review.yaml": reviewed(),
       "tools-crewai.yaml": withTools("tools-crewai", "crewai"),
       "tools-kubecrew.yaml": withTools("tools-kubecrew", "kubecrew"),
     },
@@ -221,6 +228,38 @@ describe("kubecrew dev on the crewai runtime", { timeout: 300_000 }, () => {
     const crewai = frames["tools-crewai"]!;
     expect(crewai.map((f) => f.event)).toEqual(kubecrew.map((f) => f.event));
     expect(crewai.map((f) => shape(f.data))).toEqual(kubecrew.map((f) => shape(f.data)));
+  });
+
+  it("a humanInput task waits for a person; sent back, CrewAI continues from its answer with the feedback", async () => {
+    llm.requests.length = 0;
+    llm.enqueue(answer("A first draft about tides."));
+    const id = await kickoff("crewai-review");
+    const pending = () =>
+      waitFor(async () => {
+        const s = (await status("crewai-review", id)) as Status & { pending_human_input?: { output: string } };
+        return s.pending_human_input;
+      }, 200_000);
+    expect(await pending()).toMatchObject({ output: "A first draft about tides." });
+    llm.enqueue(answer("Tides: short."));
+    const resume = (approve: boolean, feedback: string) =>
+      fetch(`${dev.url}/crews/crewai-review/resume`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ execution_id: id, task_id: "draft", human_feedback: feedback, is_approve: approve }),
+      });
+    expect((await resume(false, "Shorter.")).status).toBe(200);
+    await waitFor(async () => ((await pending()).output === "Tides: short." ? true : undefined), 200_000);
+    // The revision's request: CrewAI's own messages, then the answer the person saw and CrewAI's feedback message.
+    const messages = llm.requests.at(-1)!.body.messages as { role: string; content: string }[];
+    const slices = crewaiPrompts(crewaiPython()).slices!;
+    expect(messages.slice(-2)).toEqual([
+      { role: "assistant", content: "A first draft about tides." },
+      { role: "user", content: fillPrompt(slices.feedback_instructions!, { feedback: "Shorter." }) },
+    ]);
+    expect((await resume(true, "")).status).toBe(200);
+    const final = await finished("crewai-review", id);
+    expect(final).toMatchObject({ status: "completed", result: { output: "Tides: short." } });
+    expect(llm.requests).toHaveLength(2);
   });
 
   it("stops a running task: the CrewAI process ends within the grace period", async () => {
