@@ -62,6 +62,13 @@ function logLines(term: Terminal): (e: ExecutionEventBody) => void {
             ` in ${seconds(e.execution_time)}${e.steps !== undefined ? ` · ${plural(e.steps, "step")}` : ""}`,
         );
         break;
+      case "human_input_requested":
+        term.line(
+          term.style("yellow", "  ⏸ waited for a person") +
+            (e.revision > 0 ? ` (revision ${e.revision})` : "") +
+            term.style("dim", ` since ${e.requested_at}`),
+        );
+        break;
       case "task_failed":
         term.line(term.style("red", `  ✗ failed: ${printable(e.error)}`));
         break;

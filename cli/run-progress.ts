@@ -50,6 +50,12 @@ export class RunProgress {
           ].join(" · ")}`,
         );
         break;
+      case "human_input_requested":
+        term.line(
+          `${term.style("yellow", `⏸ ${printable(e.task_id)} waits for a person`)}: ` +
+            `kubecrew resume ${printable(e.kickoff_id)} --approve, or --feedback "what to change"`,
+        );
+        break;
       case "task_failed":
         this.running.delete(e.task_id);
         term.line(term.style("red", `✗ ${printable(e.task_id)}: ${printable(e.error)}`));

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resumeResponse, statusResponse } from "../../../core/api-bodies.ts";
 import type { RunningDev } from "../../../dev/start.ts";
 import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
-import { cli } from "./support.ts";
+import { cli, startCli } from "./support.ts";
 
 // `kubecrew resume` (issue 32) against a real `kubecrew dev`: a run whose task waits for a person is answered from the
 // command line — sent back with feedback, then approved — and `kubecrew status` says what waits.
@@ -71,5 +71,21 @@ describe("kubecrew resume", { timeout: 60_000 }, () => {
     const again = await cli(["resume", id, "--task", "draft", "--approve"], env);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("Execution is not in pending human input state (400)");
+
+    // The run's log says where it waited for a person.
+    const logs = await cli(["logs", id], env);
+    expect(logs.stdout).toMatch(/⏸ waited for a person since /);
+    expect(logs.stdout).toMatch(/⏸ waited for a person \(revision 1\) since /);
+  });
+
+  it("run --watch says the run waits for a person and how to answer, and goes on once answered", async () => {
+    const watching = startCli(["run", "review", "--watch"], env);
+    const id = await waitFor(async () => /^Run (\S+) of review started$/m.exec(watching.stdout())?.[1]);
+    await waitFor(async () => (watching.stdout().includes("waits for a person") ? true : undefined));
+    expect(watching.stdout()).toContain(`⏸ draft waits for a person: kubecrew resume ${id} --approve`);
+    expect((await cli(["resume", id, "--approve"], env)).code).toBe(0);
+    const done = await watching.exited;
+    expect(done.code).toBe(0);
+    expect(done.stdout).toMatch(/✓ completed in /);
   });
 });
