@@ -310,3 +310,43 @@ describe("decide: the last task waits", () => {
     expect(done).toMatchObject({ phase: "Succeeded", progress: { completedTasks: 1, totalTasks: 1 } });
   });
 });
+
+describe("decide: a wait beside a task that runs (asynchronous tasks)", () => {
+  const parallel = crewSpec.parse({
+    agents: [{ name: "writer", role: "Writer", goal: "Write" }],
+    tasks: [
+      { name: "draft", agent: "writer", description: "D", expectedOutput: "O", asyncExecution: true, humanInput: true },
+      { name: "facts", agent: "writer", description: "F", expectedOutput: "O", asyncExecution: true },
+      { name: "publish", agent: "writer", description: "P", expectedOutput: "O" },
+    ],
+    runner: { taskTimeoutSeconds: 60, humanInputTimeoutSeconds: 3600 },
+  });
+  const run = (over: Parameters<typeof input>[0]) => decide(input({ ...over, crew: parallel }));
+  const started = applied(run({ now: at(0) }))!;
+  const facts = { run: { state: "running" as const, startTime: iso(0) }, results: [] };
+  const draft = { run: { state: "succeeded" as const, startTime: iso(0) }, results: [result("draft")] };
+
+  it("waits for the person while the other task runs on, and starts the joining task only after both", () => {
+    const d = run({ status: started, observed: { draft, facts }, now: at(10) });
+    const status = statusOf(d);
+    expect(status.phase).toBe("WaitingForInput");
+    expect(phases(status)).toEqual({ draft: "WaitingForInput", facts: "Running", publish: "Pending" });
+    expect(status.conditions?.[0]?.message).toBe('Waiting for human input on task "draft" (1/3); running task "facts"');
+    // The running task's deadline comes first.
+    expect(d.requeueAfterSeconds).toBe(50);
+    const factsDone = {
+      run: { state: "succeeded" as const, startTime: iso(0) },
+      results: [result("draft", { taskName: "facts" })],
+    };
+    const bothDone = run({ status, observed: { draft, facts: factsDone }, now: at(20) });
+    expect(ofType(bothDone, "startTask")).toEqual([]);
+    expect(phases(statusOf(bothDone))).toEqual({ draft: "WaitingForInput", facts: "Succeeded", publish: "Pending" });
+    const approved = run({
+      status: applied(bothDone, status),
+      observed: { draft, facts: factsDone },
+      decisions: [approve(0, 30)],
+      now: at(31),
+    });
+    expect(ofType(approved, "startTask").map((s) => s.taskName)).toEqual(["publish"]);
+  });
+});
