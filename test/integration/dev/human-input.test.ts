@@ -3,6 +3,7 @@ import { createLogger } from "../../../core/logger.ts";
 import type { RunningDev } from "../../../dev/start.ts";
 import { expectAmpRun, HITL_CREW, runAmpClient, WEBHOOK_TOKEN } from "../../support/amp-hitl.ts";
 import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
+import { startWebhookReceiver } from "../../e2e/support/webhook-receiver.ts";
 
 // Issue 32: a humanInput task waits for a person in kubecrew dev, as CrewAI AMP's "Pending Human Input" — an AMP
 // client written as CrewAI's documentation shows (Python requests) sends the answer back, approves the revision and
@@ -69,6 +70,50 @@ describe("an AMP client of a crew with a humanInput task", () => {
     expectAmpRun(await runAmpClient(`${dev.url}/crews/blog`, tokens.org));
     expect(logs.join("\n")).not.toContain(WEBHOOK_TOKEN);
   }, 120_000);
+});
+
+describe("the human-input webhook's credentials", () => {
+  it("basic: the receiver gets Authorization: Basic with the username and password the kickoff gave", async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const res = await fetch(`${dev.url}/crews/blog/kickoff`, {
+        method: "POST",
+        headers: auth(tokens.org),
+        body: JSON.stringify({
+          inputs: { topic: "tide pools" },
+          humanInputWebhook: {
+            url: `${receiver.url}/hitl`,
+            authentication: { strategy: "basic", username: "reviewer", password: "p4ss:word" },
+          },
+        }),
+      });
+      const { kickoff_id: id } = (await res.json()) as { kickoff_id: string };
+      const hook = await waitFor(async () => receiver.hooks.find((h) => h.body.includes(id)));
+      expect(hook.headers.authorization).toBe(`Basic ${Buffer.from("reviewer:p4ss:word").toString("base64")}`);
+      expect(hook.headers["x-kubecrew-event"]).toBe("human_input");
+      expect(JSON.parse(hook.body)).toMatchObject({ execution_id: id, task_id: "draft" });
+      expect(logs.join("\n")).not.toContain("p4ss:word");
+    } finally {
+      receiver.close();
+    }
+  });
+
+  it("refuses a username with a colon, and a strategy AMP does not define (400)", async () => {
+    for (const authentication of [
+      { strategy: "basic", username: "a:b", password: "x" },
+      { strategy: "apikey", token: "x" },
+    ]) {
+      const res = await fetch(`${dev.url}/crews/blog/kickoff`, {
+        method: "POST",
+        headers: auth(tokens.org),
+        body: JSON.stringify({
+          inputs: { topic: "t" },
+          humanInputWebhook: { url: "http://127.0.0.1:9/h", authentication },
+        }),
+      });
+      expect(res.status).toBe(400);
+    }
+  });
 });
 
 describe("who may answer a wait, and how often", () => {
