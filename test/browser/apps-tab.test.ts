@@ -1,8 +1,8 @@
+import { tmpdir } from "node:os";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { repoRoot } from "../../dev/config.ts";
 import type { RunningDev } from "../../dev/start.ts";
 import type { ConsoleIdentity } from "../../console/session.ts";
 import { appsSigningKey } from "../integration/integrations/apps-harness.ts";
@@ -16,7 +16,7 @@ import { consoleSessionCookie } from "../support/console-session.ts";
 import { startTestDev } from "../support/dev-server.ts";
 import { freePort } from "../support/ports.ts";
 
-const SCREENSHOTS = process.env.KUBECREW_SCREENSHOT_DIR ?? join(repoRoot, "docs/console");
+const SCREENSHOTS = process.env.KUBECREW_SCREENSHOT_DIR ?? join(tmpdir(), "kubecrew-console-screenshots");
 const SECRET = "console-apps-test-session-secret-0123456789";
 
 let integrations: ProviderAndService;

@@ -1,8 +1,8 @@
+import { tmpdir } from "node:os";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from "vitest";
-import { repoRoot } from "../../dev/config.ts";
 import type { RunningDev } from "../../dev/start.ts";
 import { launchChromium, tabThroughControls } from "../support/browser.ts";
 import type { BrowserDocument } from "../support/browser-dom.ts";
@@ -13,7 +13,7 @@ declare const location: { hash: string };
 import { crewYaml, startTestDev, tokens } from "../support/dev-server.ts";
 
 /** The README shows these: the test run takes them (commit them again when the pages change). */
-const SCREENSHOTS = process.env.KUBECREW_SCREENSHOT_DIR ?? join(repoRoot, "docs/console");
+const SCREENSHOTS = process.env.KUBECREW_SCREENSHOT_DIR ?? join(tmpdir(), "kubecrew-console-screenshots");
 
 let dev: RunningDev;
 let browser: Browser;

@@ -10,7 +10,7 @@ import { launchChromium, tabThroughControls } from "../support/browser.ts";
 import { startOidcProvider, type OidcTestProvider } from "../support/oidc-provider.ts";
 import { freePort } from "../support/ports.ts";
 
-const SCREENSHOTS = process.env.KUBECREW_SCREENSHOT_DIR ?? join(repoRoot, "docs/console");
+const SCREENSHOTS = process.env.KUBECREW_SCREENSHOT_DIR ?? join(tmpdir(), "kubecrew-console-screenshots");
 const client = { client_id: "kubecrew-console", client_secret: "console-client-secret-for-tests" };
 
 let provider: OidcTestProvider;

@@ -12,7 +12,7 @@ import { consoleSessionCookie } from "../support/console-session.ts";
 
 declare const document: BrowserDocument;
 
-const SCREENSHOTS = process.env.KUBECREW_SCREENSHOT_DIR ?? join(repoRoot, "docs/console");
+const SCREENSHOTS = process.env.KUBECREW_SCREENSHOT_DIR ?? join(tmpdir(), "kubecrew-console-screenshots");
 const SECRET = "console-test-session-secret-0123456789abcdef";
 
 let dev: RunningDev;
