@@ -103,9 +103,9 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
         summary: "The execution's events as Server-Sent Events",
         description:
           "task_started, step, human_input_requested, task_completed, task_failed, execution_completed, " +
-          "execution_failed; each with an id " +
-          "(1, 2, …) and JSON data. Send Last-Event-ID to resume after an event. Comment lines keep a quiet stream " +
-          "open; the stream ends after the final event.",
+          "execution_failed; each with an id and JSON data. An id is opaque: 1, 2, … while tasks run one after " +
+          "another, the counts per task (1.3~0) while several run at once. Send Last-Event-ID to resume after an " +
+          "event. Comment lines keep a quiet stream open; the stream ends after the final event.",
         ...params({ kickoff_id: kickoffId }),
         requestParams: {
           ...params({ kickoff_id: kickoffId }).requestParams,

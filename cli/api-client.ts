@@ -77,11 +77,16 @@ export class CrewApiClient {
   }
 
   /** The execution's event stream from the event after `lastEventId`: the response, its status checked. */
-  async openEvents(crew: string | undefined, id: string, lastEventId: number, signal: AbortSignal): Promise<Response> {
+  async openEvents(
+    crew: string | undefined,
+    id: string,
+    lastEventId: string | undefined,
+    signal: AbortSignal,
+  ): Promise<Response> {
     const path = crewPath(crew, `/status/${encodeURIComponent(id)}/events`);
     const res = await this.send("GET", path, {
       signal,
-      headers: { accept: "text/event-stream", ...(lastEventId > 0 ? { "last-event-id": String(lastEventId) } : {}) },
+      headers: { accept: "text/event-stream", ...(lastEventId ? { "last-event-id": lastEventId } : {}) },
     });
     if (!res.ok) throw await this.failure(res);
     return res;

@@ -28,7 +28,7 @@ export async function* readExecutionEvents(
   id: string,
   options: ReadEventsOptions = {},
 ): AsyncGenerator<ExecutionEventBody> {
-  let lastEventId = 0;
+  let lastEventId: string | undefined;
   let fruitless = 0;
   let lastProblem: string;
   while (!options.signal?.aborted) {
@@ -49,8 +49,7 @@ export async function* readExecutionEvents(
         .pipeThrough(new EventSourceParserStream({ onComment: quietAgain, onRetry: quietAgain }));
       for await (const message of messages) {
         quietAgain();
-        const number = Number(message.id);
-        if (Number.isSafeInteger(number) && number > lastEventId) lastEventId = number;
+        if (message.id) lastEventId = message.id;
         if (!message.event || !knownEventNames.includes(message.event)) continue;
         const body = parseEvent(client, message.data);
         progressed = true;

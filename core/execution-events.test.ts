@@ -36,13 +36,13 @@ describe("executionEvents", () => {
       },
     );
     expect(events.map((e) => [e.id, e.event, e.data.task_id ?? null, e.data.attempt ?? null])).toEqual([
-      [1, "task_started", "a", null],
-      [2, "step", "a", 1],
-      [3, "step", "a", 2],
-      [4, "task_completed", "a", null],
-      [5, "task_started", "b", null],
-      [6, "task_failed", "b", null],
-      [7, "execution_failed", null, null],
+      ["1", "task_started", "a", null],
+      ["2", "step", "a", 1],
+      ["3", "step", "a", 2],
+      ["4", "task_completed", "a", null],
+      ["5", "task_started", "b", null],
+      ["6", "task_failed", "b", null],
+      ["7", "execution_failed", null, null],
     ]);
     expect(events[3]!.data).toMatchObject({ output: "A", agent: "Writer", steps: 1, tools_used: [] });
     expect(events[6]!.data).toEqual({

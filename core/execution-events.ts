@@ -1,4 +1,5 @@
-import type { ExecutionStatus } from "./execution.ts";
+import { eventId, type EventCursor, type EventLogShape, startCursor } from "./event-cursor.ts";
+import { isFinished, type ExecutionStatus } from "./execution.ts";
 import type { JsonObject } from "./json.ts";
 import { successfulResult } from "./observed-task.ts";
 import type { TaskResultSpec } from "./task-result.ts";
@@ -8,9 +9,10 @@ import { stepWireForm } from "./task-step.ts";
  * The events of one execution, derived from its status and results (level-based, as everything else): for each task
  * in order `task_started`, its `step`s (each attempt's, reported when the attempt ends) — for a humanInput task each
  * answer's steps, then `human_input_requested` with that answer once the execution asked a person about it — then
- * `task_completed` or `task_failed`; at the end `execution_completed` or `execution_failed`. Tasks run one after
- * another and a status only moves forward, so the list only grows: an event's id is its position (1, 2, …), the same
- * for every reader, and a client resumes after the last id it saw (`Last-Event-ID`).
+ * `task_completed` or `task_failed`; at the end `execution_completed` or `execution_failed`. A status only moves
+ * forward, so each task's list only grows; tasks that run at once grow side by side, and a reader's place is a cursor
+ * over the lists (core/event-cursor.ts), which is each event's id: a client resumes after the last id it saw
+ * (`Last-Event-ID`).
  */
 export type ExecutionEventName =
   | "task_started"
@@ -22,21 +24,69 @@ export type ExecutionEventName =
   | "execution_failed";
 
 export interface ExecutionEvent {
-  id: number;
+  id: string;
   event: ExecutionEventName;
   data: JsonObject;
 }
 
+type EventBody = Omit<ExecutionEvent, "id">;
+
+/** An execution's events as lists that only grow: one per task (in the crew's order), then the execution's own. */
+export interface ExecutionEventLog {
+  tasks: EventBody[][];
+  execution: EventBody[];
+  shape: EventLogShape;
+}
+
 export const FINAL_EVENTS: readonly ExecutionEventName[] = ["execution_completed", "execution_failed"];
 
+/** Every event from the first, in the order a reader that starts now gets them. */
 export function executionEvents(
   kickoffId: string,
   status: ExecutionStatus | undefined,
   results: Record<string, TaskResultSpec[]>,
 ): ExecutionEvent[] {
-  const events: Omit<ExecutionEvent, "id">[] = [];
+  const log = executionEventLog(kickoffId, status, results);
+  return eventsAfter(log, startCursor(log.shape)).events;
+}
+
+/**
+ * The events a reader at `cursor` has not had, each task's in turn and then the execution's, each with the id that
+ * says what the reader has once it has that event; and the cursor after them all.
+ */
+export function eventsAfter(
+  log: ExecutionEventLog,
+  from: EventCursor,
+): { events: ExecutionEvent[]; cursor: EventCursor } {
+  const cursor: EventCursor = { tasks: [...from.tasks], execution: from.execution };
+  const events: ExecutionEvent[] = [];
+  log.tasks.forEach((list, i) => {
+    for (const body of list.slice(cursor.tasks[i] ?? 0)) {
+      cursor.tasks[i] = (cursor.tasks[i] ?? 0) + 1;
+      events.push({ id: eventId(cursor, log.shape), ...body });
+    }
+  });
+  for (const body of log.execution.slice(cursor.execution)) {
+    cursor.execution += 1;
+    events.push({ id: eventId(cursor, log.shape), ...body });
+  }
+  return { events, cursor };
+}
+
+export function executionEventLog(
+  kickoffId: string,
+  status: ExecutionStatus | undefined,
+  results: Record<string, TaskResultSpec[]>,
+): ExecutionEventLog {
+  const tasks: EventBody[][] = [];
+  const closed: boolean[] = [];
+  const finished = isFinished(status?.phase);
   const base = { kickoff_id: kickoffId };
   for (const task of status?.tasks ?? []) {
+    const events: EventBody[] = [];
+    tasks.push(events);
+    // No more comes of a task that ended, nor of any once the execution did.
+    closed.push(finished || task.phase === "Succeeded" || task.phase === "Failed" || task.phase === "Stopped");
     if (task.phase === "Pending" || !task.startTime) continue;
     events.push({ event: "task_started", data: { ...base, task_id: task.name, started_at: task.startTime } });
     // Answers (revisions) and their attempts in order; a running attempt's steps may show on its in-progress result
@@ -94,6 +144,7 @@ export function executionEvents(
       });
     }
   }
+  const events: EventBody[] = [];
   const phase = status?.phase;
   if (phase === "Succeeded") {
     const last = status?.tasks?.at(-1);
@@ -113,5 +164,9 @@ export function executionEvents(
       },
     });
   }
-  return events.map((e, i) => ({ id: i + 1, ...e }));
+  return {
+    tasks,
+    execution: events,
+    shape: { taskCounts: tasks.map((list) => list.length), taskClosed: closed, executionCount: events.length },
+  };
 }

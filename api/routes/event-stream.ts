@@ -1,5 +1,12 @@
 import type { Request, Response } from "express";
-import { executionEvents, FINAL_EVENTS, type ExecutionEvent } from "../../core/execution-events.ts";
+import { parseEventId, type EventCursor } from "../../core/event-cursor.ts";
+import {
+  eventsAfter,
+  executionEventLog,
+  FINAL_EVENTS,
+  type ExecutionEvent,
+  type ExecutionEventLog,
+} from "../../core/execution-events.ts";
 import type { ExecutionView } from "../execution-backend.ts";
 
 export interface EventStreamOptions {
@@ -12,34 +19,38 @@ export interface EventStreamOptions {
 }
 
 /** The id a reconnecting client saw last: the Last-Event-ID header (EventSource sends it), or `?lastEventId=`. */
-function lastEventId(req: Request): number {
-  const raw = req.get("last-event-id") ?? (typeof req.query.lastEventId === "string" ? req.query.lastEventId : "");
-  const id = Number.parseInt(raw, 10);
-  return Number.isFinite(id) && id > 0 ? id : 0;
+function lastEventId(req: Request): string | undefined {
+  return req.get("last-event-id") ?? (typeof req.query.lastEventId === "string" ? req.query.lastEventId : undefined);
 }
 
+/** An event's data line, written once per event of a view however many clients read it; its id is the client's. */
+const dataLines = new WeakMap<object, string>();
 function frame(e: ExecutionEvent): string {
-  return `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify({ ...e.data, event: e.event })}\n\n`;
+  let data = dataLines.get(e.data);
+  if (data === undefined) {
+    data = JSON.stringify({ ...e.data, event: e.event });
+    dataLines.set(e.data, data);
+  }
+  return `id: ${e.id}\nevent: ${e.event}\ndata: ${data}\n\n`;
 }
 
 /**
- * The events and their frames of a view, derived once per view object: a backend that hands out the same view while
- * nothing changed (the Kubernetes backend) lets many clients of one execution share the work.
+ * The event log of a view, derived once per view object: a backend that hands out the same view while nothing
+ * changed (the Kubernetes backend) lets many clients of one execution share the work.
  */
-const derived = new WeakMap<ExecutionView, { events: ExecutionEvent[]; frames: string[]; final: boolean }>();
+const derived = new WeakMap<ExecutionView, { log: ExecutionEventLog; final: boolean }>();
 function eventsOf(view: ExecutionView) {
   let d = derived.get(view);
   if (!d) {
-    const events = executionEvents(view.id, view.status, view.results);
-    d = {
-      events,
-      frames: events.map(frame),
-      final: events.some((e) => FINAL_EVENTS.includes(e.event)),
-    };
+    const log = executionEventLog(view.id, view.status, view.results);
+    d = { log, final: log.execution.some((e) => FINAL_EVENTS.includes(e.event)) };
     derived.set(view, d);
   }
   return d;
 }
+
+const sameCursor = (a: EventCursor, b: EventCursor) =>
+  a.execution === b.execution && a.tasks.every((seen, i) => seen === b.tasks[i]);
 
 /** A wait that ends after `ms` or at the first `wake()` since the last wait, whichever comes first. */
 class Wakeup {
@@ -101,18 +112,19 @@ export async function streamExecutionEvents(
     closed = true;
     wakeup.wake();
   });
-  let sent = lastEventId(req);
-  let lastWrite = Date.now();
   let view: ExecutionView | undefined = execution;
+  let sent = parseEventId(lastEventId(req), eventsOf(view).log.shape);
+  let lastWrite = Date.now();
   try {
     while (!closed && view) {
-      const { events, frames, final } = eventsOf(view);
-      if (events.length > sent) {
-        res.write(frames.slice(sent).join(""));
-        sent = events.length;
+      const { log, final } = eventsOf(view);
+      const next = eventsAfter(log, sent);
+      if (!sameCursor(next.cursor, sent)) {
+        res.write(next.events.map(frame).join(""));
+        sent = next.cursor;
         lastWrite = Date.now();
       }
-      if (final && sent >= events.length) break;
+      if (final) break;
       if (Date.now() - lastWrite >= heartbeatMs) {
         res.write(": heartbeat\n\n");
         lastWrite = Date.now();
