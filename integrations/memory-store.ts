@@ -15,6 +15,7 @@ const SWEEP_EVERY_MS = 60_000;
  * the process ends. Same behaviour as RedisStore (one contract suite runs against both).
  */
 export class MemoryStore implements IntegrationsStore {
+  readonly kind = "memory";
   private readonly values = new Map<string, Held>();
   private readonly indexes = new Map<string, Map<string, string>>();
   private readonly now: () => number;

@@ -50,7 +50,16 @@ const pageErrors = {
 };
 
 const healthBody = z
-  .object({ status: z.enum(["ok", "ready", "not ready"]), redis: z.enum(["reachable", "unreachable"]) })
+  .object({
+    status: z.enum(["ok", "ready", "not ready"]),
+    store: z
+      .enum(["redis", "memory"])
+      .meta({ description: "Where connections are kept: Redis, or memory (kubecrew dev)" }),
+    redis: z
+      .enum(["reachable", "unreachable"])
+      .optional()
+      .meta({ description: "Whether Redis answers; absent for a store in memory" }),
+  })
   .meta({ id: "IntegrationsHealth" });
 const providersBody = z
   .object({

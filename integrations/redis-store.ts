@@ -6,6 +6,7 @@ const unlockScript = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis
 
 /** The deployed store: Redis, shared by every replica (one key per value, a hash per index, locks by SET NX PX). */
 export class RedisStore implements IntegrationsStore {
+  readonly kind = "redis";
   private readonly redis: Redis;
 
   constructor(redis: Redis) {

@@ -34,4 +34,6 @@ export interface IntegrationsStore {
   unlock(key: string, holder: string): Promise<void>;
   /** Whether the store answers now (the /health and /ready probes). */
   reachable(): Promise<boolean>;
+  /** Where the state lives, as /health reports it: Redis, or this process's memory (`kubecrew dev`). */
+  readonly kind: "redis" | "memory";
 }

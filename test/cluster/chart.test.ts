@@ -382,7 +382,7 @@ describe("the installed chart on the local node", () => {
       },
       { timeoutMs: 60_000, message: "integrations /ready" },
     );
-    expect(body).toEqual({ status: "ready", redis: "reachable" });
+    expect(body).toEqual({ status: "ready", store: "redis", redis: "reachable" });
   });
 
   it("the API serves, and the commands NOTES prints get a token that kicks off the example crew to completion", async () => {
@@ -449,7 +449,11 @@ describe("the installed chart on the local node", () => {
       expect(await get("/inputs")).toMatchObject({ status: 401, text: expect.stringContaining("Unauthorized") });
       // The integrations service, its /oauthsvc prefix stripped.
       await eventually(async () => (await get("/oauthsvc/ready")).status === 200, { message: "integrations /ready" });
-      expect(JSON.parse((await get("/oauthsvc/health")).text)).toEqual({ status: "ok", redis: "reachable" });
+      expect(JSON.parse((await get("/oauthsvc/health")).text)).toEqual({
+        status: "ok",
+        store: "redis",
+        redis: "reachable",
+      });
       // A provider callback reaches the integrations service (no provider is configured: its 404), not the API,
       // which answers the same path with its "route not configured" 502 when reached directly.
       const callback = await get("/oauthsvc/v1/auth/google/callback?code=x&state=y");

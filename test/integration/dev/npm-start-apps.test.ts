@@ -101,6 +101,9 @@ describe("npm start with connected apps (no Redis, only Google's client id and s
       providers: ["google"],
       redirectUri: `http://127.0.0.1:${port}/oauthsvc/v1/auth/<provider>/callback`,
     });
+    // Its health names the store it has: memory, and no Redis to call reachable.
+    const health = await fetch(`http://127.0.0.1:${port}/oauthsvc/health`);
+    expect(await health.json()).toEqual({ status: "ok", store: "memory" });
   });
 
   it("connects Gmail through the provider's sign-in and comes back to the console", async () => {
@@ -220,6 +223,8 @@ describe("kubecrew dev with REDIS_URL", () => {
       signing: settings.appsSigningKey,
     };
     expect(new Set(Object.values(secrets)).size).toBe(4);
+    const health = await fetch(`${withRedis.url}/oauthsvc/health`);
+    expect(await health.json()).toEqual({ status: "ok", store: "redis", redis: "reachable" });
     const logged = logs.join("");
     expect(logged).toContain("Integrations service (connected apps) at /oauthsvc");
     expect(logged).toContain("OAUTH_DB_ENCRYPTION_KEY is not set");

@@ -45,7 +45,7 @@ describe("behind nginx stripping /oauthsvc, as the Ingress does", () => {
     for (const url of [`${direct.url}/health`, `${proxy.url}/health`]) {
       const response = await fetch(url);
       expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ status: "ok", redis: "reachable" });
+      expect(await response.json()).toEqual({ status: "ok", store: "redis", redis: "reachable" });
     }
     expect((await fetch(`${proxy.url}`)).status).toBe(404);
   });

@@ -88,7 +88,7 @@ describe("startup", () => {
       );
       if (!health) await new Promise((r) => setTimeout(r, 100));
     }
-    expect(health).toEqual({ status: "ok", redis: "reachable" });
+    expect(health).toEqual({ status: "ok", store: "redis", redis: "reachable" });
     await fetch(`http://127.0.0.1:${port}/v1/internal/providers`, {
       headers: { authorization: `Bearer ${settings.OAUTH_INTERNAL_API_KEY}` },
     });
@@ -110,13 +110,21 @@ describe("startup", () => {
   it("reports Redis reachability on /health", async () => {
     const service = await startIntegrations({ ...(await env()), REDIS_URL: privateRedis.url, INTEGRATIONS_PORT: "0" });
     try {
-      expect(await (await fetch(`${service.url}/health`)).json()).toEqual({ status: "ok", redis: "reachable" });
+      expect(await (await fetch(`${service.url}/health`)).json()).toEqual({
+        status: "ok",
+        store: "redis",
+        redis: "reachable",
+      });
       expect((await fetch(`${service.url}/ready`)).status).toBe(200);
       await privateRedis.stop();
-      expect(await (await fetch(`${service.url}/health`)).json()).toEqual({ status: "ok", redis: "unreachable" });
+      expect(await (await fetch(`${service.url}/health`)).json()).toEqual({
+        status: "ok",
+        store: "redis",
+        redis: "unreachable",
+      });
       const ready = await fetch(`${service.url}/ready`);
       expect(ready.status).toBe(503);
-      expect(await ready.json()).toEqual({ status: "not ready", redis: "unreachable" });
+      expect(await ready.json()).toEqual({ status: "not ready", store: "redis", redis: "unreachable" });
       const list = await fetch(`${service.url}/v1/internal/users/someone/connections`, {
         headers: { authorization: `Bearer ${internalApiKey}` },
       });
