@@ -1,0 +1,84 @@
+import { context, propagation, trace, type Tracer } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BatchSpanProcessor, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
+import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import { ConfigError } from "../../core/config.ts";
+
+/** The tracer every kubecrew component takes its spans from. */
+export const TRACER_NAME = "kubecrew";
+
+export type TelemetryEnv = Readonly<Record<string, string | undefined>>;
+
+export interface Tracing {
+  /** False when no OTLP endpoint is set: no exporter, no provider, spans are the API's no-op spans. */
+  enabled: boolean;
+  tracer: Tracer;
+  /** Sends what is buffered and stops; never throws (telemetry must not fail a component). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Where traces go, from the standard variables: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, else
+ * OTEL_EXPORTER_OTLP_ENDPOINT with /v1/traces; undefined when neither is set or OTEL_SDK_DISABLED=true.
+ */
+export function tracesEndpoint(env: TelemetryEnv): string | undefined {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return undefined;
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  if (traces) return traces;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  return base ? `${base.replace(/\/+$/, "")}/v1/traces` : undefined;
+}
+
+/** OTEL_RESOURCE_ATTRIBUTES: `key=value,…`, values percent-encoded (the specification's format). */
+function resourceAttributes(env: TelemetryEnv): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  for (const pair of (env.OTEL_RESOURCE_ATTRIBUTES ?? "").split(",")) {
+    const at = pair.indexOf("=");
+    if (at <= 0) continue;
+    attributes[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return attributes;
+}
+
+/**
+ * Starts tracing for one component when an OTLP endpoint is set (OTLP over HTTP with protobuf, the specification's
+ * default protocol): registers the tracer provider, the W3C trace-context propagator and an AsyncLocalStorage context
+ * manager globally, as OpenTelemetry's API expects. With no endpoint nothing is created and no connection is made.
+ * `exporter` replaces the OTLP exporter (tests).
+ */
+export function startTracing(options: { env: TelemetryEnv; serviceName: string; exporter?: SpanExporter }): Tracing {
+  const { env } = options;
+  const url = tracesEndpoint(env);
+  if (!url && !options.exporter) return { enabled: false, tracer: trace.getTracer(TRACER_NAME), stop: async () => {} };
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (protocol && protocol !== "http/protobuf") {
+    throw new ConfigError(
+      "OTEL_EXPORTER_OTLP_PROTOCOL",
+      `kubecrew exports traces with http/protobuf only, not ${protocol}`,
+    );
+  }
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({
+      ...resourceAttributes(env),
+      [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME?.trim() || options.serviceName,
+    }),
+    spanProcessors: [new BatchSpanProcessor({ exporter: options.exporter ?? new OTLPTraceExporter({ url: url! }) })],
+  });
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(provider);
+  return {
+    enabled: true,
+    tracer: provider.getTracer(TRACER_NAME),
+    stop: async () => {
+      await provider.shutdown().catch(() => {});
+      trace.disable();
+      propagation.disable();
+      context.disable();
+    },
+  };
+}
