@@ -1,0 +1,123 @@
+import { describe, expect, it } from "vitest";
+import {
+  approvalRule,
+  approvalToolName,
+  denialText,
+  mayDecideToolCall,
+  needsApproval,
+  redactArguments,
+  REDACTED,
+} from "./tool-approval.ts";
+
+const problem = (text: string) => {
+  const parsed = approvalRule.safeParse(text);
+  return parsed.success ? undefined : parsed.error.issues[0]!.message;
+};
+
+describe("toolPolicy.requireApproval rules", () => {
+  it("accepts app actions, apps, an app's writes, MCP tools and http_request by method", () => {
+    for (const rule of [
+      "gmail/send_email",
+      "gmail",
+      "salesforce:write",
+      "docs#delete_page",
+      "docs#*",
+      "http_request",
+      "http_request:post",
+    ]) {
+      expect(problem(rule), rule).toBeUndefined();
+    }
+  });
+
+  it("refuses what names nothing, saying what exists", () => {
+    expect(problem("gmail/delete_everything")).toBe(
+      'app "gmail" has no action "delete_everything" (it has fetch_emails, get_email, send_email, create_draft)',
+    );
+    expect(problem("http_request:FETCH")).toMatch(/^unknown HTTP method "FETCH"/);
+    expect(problem("shell")).toMatch(/^must be an app action \(gmail\/send_email\)/);
+    expect(problem("server#")).toMatch(/^must be/);
+  });
+
+  it("holds exactly the calls a rule names", () => {
+    const send = { source: "app", app: "gmail", action: "send_email" } as const;
+    const fetch = { source: "app", app: "gmail", action: "fetch_emails" } as const;
+    expect(needsApproval(["gmail/send_email"], send)).toBe(true);
+    expect(needsApproval(["gmail/send_email"], fetch)).toBe(false);
+    expect(needsApproval(["gmail:write"], send)).toBe(true);
+    expect(needsApproval(["gmail:write"], fetch)).toBe(false);
+    expect(needsApproval(["gmail"], fetch)).toBe(true);
+    expect(needsApproval(["salesforce:write"], send)).toBe(false);
+    expect(needsApproval(["salesforce:write"], { source: "app", app: "salesforce", action: "update_record" })).toBe(
+      true,
+    );
+    expect(needsApproval(["salesforce:write"], { source: "app", app: "salesforce", action: "query" })).toBe(false);
+
+    const del = { source: "mcp", server: "docs", tool: "delete_page" } as const;
+    expect(needsApproval(["docs#delete_page"], del)).toBe(true);
+    expect(needsApproval(["docs#read_page"], del)).toBe(false);
+    expect(needsApproval(["docs#*"], del)).toBe(true);
+    expect(needsApproval(["wiki#*"], del)).toBe(false);
+
+    expect(needsApproval(["http_request:POST"], { source: "http", method: "post" })).toBe(true);
+    expect(needsApproval(["http_request:POST"], { source: "http", method: "GET" })).toBe(false);
+    expect(needsApproval(["http_request"], { source: "http", method: "GET" })).toBe(true);
+    expect(needsApproval([], send)).toBe(false);
+  });
+
+  it("names a held call as the rules do", () => {
+    expect(approvalToolName({ source: "app", app: "gmail", action: "send_email" })).toBe("gmail/send_email");
+    expect(approvalToolName({ source: "mcp", server: "docs", tool: "delete_page" })).toBe("docs#delete_page");
+    expect(approvalToolName({ source: "http", method: "post" })).toBe("http_request:POST");
+  });
+});
+
+describe("a held call's arguments as a person sees them", () => {
+  it("hides values named like secrets at any depth, and header pairs that carry one", () => {
+    const shown = redactArguments({
+      method: "POST",
+      url: "https://api.example.com/orders",
+      headers: [
+        { name: "Authorization", value: "Bearer sk-live-123" },
+        { name: "Accept", value: "application/json" },
+      ],
+      body: { to: "ann@example.com", api_key: "k-1", nested: [{ password: "hunter2", note: "hi" }] },
+      access_token: "t-9",
+    });
+    expect(shown).toEqual({
+      method: "POST",
+      url: "https://api.example.com/orders",
+      headers: [
+        { name: "Authorization", value: REDACTED },
+        { name: "Accept", value: "application/json" },
+      ],
+      body: { to: "ann@example.com", api_key: REDACTED, nested: [{ password: REDACTED, note: "hi" }] },
+      access_token: REDACTED,
+    });
+    expect(JSON.stringify(shown)).not.toMatch(/sk-live|k-1|hunter2|t-9/);
+  });
+});
+
+describe("who decides on a held call", () => {
+  const ann = { kind: "user", subject: "ann" } as const;
+  const bob = { kind: "user", subject: "bob" } as const;
+  const org = { kind: "org", subject: "org" } as const;
+  const orgAsAnn = { kind: "org", subject: "org", user: "ann" } as const;
+
+  it("a call with ann's account: ann only (her token, or an org session signed in as her)", () => {
+    expect(mayDecideToolCall(ann, { startedBy: "ann" }, "ann")).toBe(true);
+    expect(mayDecideToolCall(orgAsAnn, { startedBy: "ann" }, "ann")).toBe(true);
+    expect(mayDecideToolCall(bob, { startedBy: "ann" }, "ann")).toBe(false);
+    expect(mayDecideToolCall(org, { startedBy: "ann" }, "ann")).toBe(false);
+  });
+
+  it("a call with no one's account: the user who started it, or an org token", () => {
+    expect(mayDecideToolCall(ann, { startedBy: "ann" }, undefined)).toBe(true);
+    expect(mayDecideToolCall(org, { startedBy: "ann" }, undefined)).toBe(true);
+    expect(mayDecideToolCall(bob, { startedBy: "ann" }, undefined)).toBe(false);
+  });
+
+  it("tells the model who denied and why", () => {
+    expect(denialText("ann", "  not to customers  ")).toBe("denied by ann: not to customers");
+    expect(denialText("ann", "")).toBe("denied by ann");
+  });
+});
