@@ -6,6 +6,7 @@ import { html, render, useEffect, useState } from "./html.js";
 import { NotFound } from "./not-found.js";
 import { currentRoute } from "./route.js";
 import { SignIn } from "./sign-in.js";
+import { WaitingPage } from "./waiting-page.js";
 
 function useRoute() {
   const [route, setRoute] = useState(currentRoute);
@@ -20,7 +21,7 @@ function useRoute() {
 function Header({ session, onSignOut }) {
   return html`<header class="top">
     <a class="brand" href="#/">kubecrew console</a>
-    <nav aria-label="Main"><a href="#/">Crews</a></nav>
+    <nav aria-label="Main"><a href="#/">Crews</a> <a href="#/waiting">Waiting for you</a></nav>
     ${
       session?.signed_in &&
       html`<div class="who">
@@ -56,6 +57,7 @@ function App() {
   else if (!session) page = html`<p class="loading">Loading…</p>`;
   else if (!session.signed_in) page = html`<${SignIn} session=${session} onSignedIn=${load} />`;
   else if (route.page === "crew") page = html`<${CrewPage} ...${route} admin=${session.user.admin} />`;
+  else if (route.page === "waiting") page = html`<${WaitingPage} />`;
   else if (route.page === "not-found") page = html`<${NotFound} hash=${route.hash} />`;
   else page = html`<${CrewsPage} />`;
 
