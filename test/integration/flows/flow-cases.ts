@@ -12,6 +12,11 @@ export interface FlowCase {
   answers?: string[];
   /** A person's answers to human_feedback, in order ("" is no answer: default_outcome). */
   feedback?: string[];
+  /**
+   * CrewAI's model summing each non-empty feedback up to one of `emit` (its own runtime asks; kubecrew takes the
+   * outcome the feedback's words name): the answer that outcome.
+   */
+  collapse?: string[];
 }
 
 const expression = (expr: string) => ({ call: "expression", expr });
@@ -84,18 +89,18 @@ export const runnableCases: FlowCase[] = [
     ),
   },
   {
-    name: "human_feedback with emit: the answer chosen from the feedback",
+    name: "human_feedback with emit: the outcome chosen from the feedback",
     definition: flow("ReviewFlow", {
       draft: {
         start: true,
         do: expression("'the draft'"),
-        human_feedback: { message: "Ship it?", emit: ["approved", "rejected"], default_outcome: "rejected" },
+        human_feedback: { message: "Ship it?", emit: ["approved", "rejected"], default_outcome: "approved" },
       },
-      ship: { listen: "approved", do: expression("'shipped after: ' + outputs.draft.feedback") },
-      redo: { listen: "rejected", do: expression("'redo'") },
+      ship: { listen: "approved", do: expression("'shipped'") },
+      redo: { listen: "rejected", do: expression("'redo after: ' + outputs.draft.feedback") },
     }),
-    feedback: ["Looks good, ship it"],
-    answers: ['{"outcome": "approved"}'],
+    feedback: ["Rejected: the title needs work"],
+    collapse: ['{"outcome": "rejected"}'],
   },
   {
     name: "human_feedback with no answer: default_outcome",
@@ -103,10 +108,10 @@ export const runnableCases: FlowCase[] = [
       draft: {
         start: true,
         do: expression("'the draft'"),
-        human_feedback: { message: "Ship it?", emit: ["approved", "rejected"], default_outcome: "rejected" },
+        human_feedback: { message: "Ship it?", emit: ["approved", "rejected"], default_outcome: "approved" },
       },
-      ship: { listen: "approved", do: expression("'shipped'") },
-      redo: { listen: "rejected", do: expression("'redo: ' + outputs.draft.outcome") },
+      ship: { listen: "approved", do: expression("'shipped: ' + outputs.draft.outcome") },
+      redo: { listen: "rejected", do: expression("'redo'") },
     }),
     feedback: [""],
   },
