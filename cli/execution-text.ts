@@ -16,7 +16,9 @@ export function stepHeading(step: StepBody, attempt: number): string {
       ? `tool ${step.tool ?? "(unnamed)"}`
       : step.kind === "guardrail"
         ? `check ${step.error === undefined ? "passed" : "failed"}`
-        : "LLM turn";
+        : step.kind === "delegation"
+          ? `delegated to ${step.coworker ?? "(unnamed)"}`
+          : "LLM turn";
   return [
     `${what}${attempt > 1 ? ` (attempt ${attempt})` : ""}`,
     milliseconds(step.duration_ms),

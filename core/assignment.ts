@@ -1,4 +1,5 @@
 import { agentFor, type CrewSpec, type Task } from "./crew.ts";
+import { coworkersOf } from "./crew-process.ts";
 import type { DecideInput } from "./decision.ts";
 import { decisionOn, taskRevision } from "./human-input.ts";
 import { interpolate } from "./inputs.ts";
@@ -24,6 +25,15 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
   const inputs = input.execution.spec.inputs;
   const agent = agentFor(spec, task.name);
   const contextNames = contextTaskNames(spec, index);
+  const coworkers = coworkersOf(spec, index).map((coworker) => ({
+    agent: {
+      ...coworker,
+      role: interpolate(coworker.role, inputs),
+      goal: interpolate(coworker.goal, inputs),
+      backstory: interpolate(coworker.backstory, inputs),
+    },
+    tools: resolveTaskTools(spec, coworker, { ...task, tools: undefined }),
+  }));
   const revision = taskRevision(input.execution.spec, task.name);
   const review = revision > 0 ? reviewOf(input, task.name, revision - 1) : undefined;
   return {
@@ -52,6 +62,7 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
     inputs,
     tools: resolveTaskTools(spec, agent, task),
     runtime: spec.runtime,
+    ...(coworkers.length > 0 ? { coworkers } : {}),
   };
 }
 

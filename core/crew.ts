@@ -2,6 +2,7 @@ import { z } from "zod";
 import { API_VERSION } from "./api-group.ts";
 import { appReferenceSchema } from "./apps.ts";
 import { jsonValue } from "./json.ts";
+import { managerOf, processProblems } from "./crew-process.ts";
 import { taskGuardrailFields, taskGuardrailProblems } from "./task-guardrails.ts";
 import {
   agentToolProblems,
@@ -104,6 +105,12 @@ export const agent = z.object({
     .max(MAX_MAX_ITER)
     .default(DEFAULT_MAX_ITER)
     .describe("Most LLM turns of one task (CrewAI's max_iter); the task fails when the last one still calls tools"),
+  allowDelegation: z
+    .boolean()
+    .optional()
+    .describe(
+      "CrewAI's allow_delegation (default false): in a sequential crew the agent may hand work to, or ask a question of, the crew's other agents (delegation tools; the work runs in the task's pod)",
+    ),
 });
 export type Agent = z.infer<typeof agent>;
 
@@ -111,7 +118,11 @@ export const task = z.object({
   name: placeholderName.describe("Task name; reported as task_id"),
   description: z.string().min(1),
   expectedOutput: z.string().min(1),
-  agent: placeholderName.describe("Name of the agent that carries the task out"),
+  agent: placeholderName
+    .optional()
+    .describe(
+      "Name of the agent that carries the task out; in a hierarchical crew the one agent the manager delegates it to, and when left out the manager chooses among all agents",
+    ),
   context: z
     .array(placeholderName)
     .max(MAX_CONTEXT)
@@ -177,6 +188,11 @@ export type RunnerSettings = z.infer<typeof runnerSettings>;
  * What runs a task in its pod: `kubecrew` (the TypeScript runner's own agent loop) or `crewai` (the CrewAI library in
  * Python, driven by the runner through crewai-adapter/).
  */
+/** How a crew's tasks are carried out (CrewAI's Process). */
+export const crewProcesses = ["sequential", "hierarchical"] as const;
+export const crewProcess = z.enum(crewProcesses);
+export type CrewProcess = z.infer<typeof crewProcess>;
+
 export const crewRuntimes = ["kubecrew", "crewai"] as const;
 export const crewRuntime = z.enum(crewRuntimes);
 export type CrewRuntime = z.infer<typeof crewRuntime>;
@@ -203,7 +219,19 @@ const crewSpecShape = z.object({
   // The limits keep the CRD's CEL rules (which compare every task with every agent) within the apiserver's cost budget.
   agents: z.array(agent).min(1).max(MAX_AGENTS),
   tasks: z.array(task).min(1).max(MAX_TASKS),
-  process: z.literal("sequential").default("sequential"),
+  process: crewProcess
+    .default("sequential")
+    .describe(
+      "sequential: each task is carried out by its agent; hierarchical: a manager (managerLlm or managerAgent) is given every task and delegates the work to the agents",
+    ),
+  managerLlm: llmConfig
+    .optional()
+    .describe("The model of the manager kubecrew provides in a hierarchical crew (CrewAI's manager_llm)"),
+  managerAgent: agent
+    .optional()
+    .describe(
+      "A manager of the crew's own for the hierarchical process (CrewAI's manager_agent): an agent definition without tools, mcps or apps; preferred to managerLlm when both are set",
+    ),
   runtime: crewRuntime
     .default("kubecrew")
     .describe("What runs each task: kubecrew (the built-in runner) or crewai (the CrewAI library, in Python)"),
@@ -225,7 +253,9 @@ export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] 
   duplicates("task", spec.tasks);
   duplicates("input", spec.inputs);
   for (const t of spec.tasks) {
-    if (!agents.has(t.agent)) problems.push(`task "${t.name}" names agent "${t.agent}", which is not defined`);
+    if (t.agent !== undefined && !agents.has(t.agent)) {
+      problems.push(`task "${t.name}" names agent "${t.agent}", which is not defined`);
+    }
     for (const c of t.context ?? []) {
       const where = `task "${t.name}" takes context from "${c}"`;
       if (!allTasks.has(c)) problems.push(`${where}, which is not a task of this crew`);
@@ -236,13 +266,15 @@ export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] 
     problems.push(...taskGuardrailProblems(t.name, t));
   }
   problems.push(...asyncTaskProblems(spec.tasks));
+  problems.push(...processProblems(spec));
   problems.push(...mcpServerProblems(spec.mcpServers));
   for (const a of spec.agents) problems.push(...agentToolProblems(a, spec.mcpServers));
-  for (const a of spec.agents) {
-    if (!a.llm && !spec.llm) continue;
-    const llm = a.llm ?? spec.llm!;
-    if (llm.provider === "openai-compatible" && !llm.baseURL) {
-      problems.push(`agent "${a.name}": provider openai-compatible needs a baseURL`);
+  const models: [string, LlmConfig | undefined][] = spec.agents.map((a) => [`agent "${a.name}"`, a.llm ?? spec.llm]);
+  if (spec.managerLlm) models.push(["managerLlm", spec.managerLlm]);
+  if (spec.managerAgent) models.push(["managerAgent", spec.managerAgent.llm ?? spec.managerLlm ?? spec.llm]);
+  for (const [who, llm] of models) {
+    if (llm?.provider === "openai-compatible" && !llm.baseURL) {
+      problems.push(`${who}: provider openai-compatible needs a baseURL`);
     }
   }
   return problems;
@@ -337,9 +369,13 @@ export const crew = z.object({
 });
 export type Crew = z.infer<typeof crew>;
 
-/** The agent a task runs with, with the crew's default model filled in. */
+/**
+ * The agent a task runs with, with the crew's default model filled in: the task's agent, or in a hierarchical crew
+ * the manager (core/crew-process.ts).
+ */
 export function agentFor(spec: CrewSpec, taskName: string): Agent {
   const t = spec.tasks.find((x) => x.name === taskName);
+  if (t && spec.process === "hierarchical") return managerOf(spec);
   const a = t && spec.agents.find((x) => x.name === t.agent);
   if (!t || !a) throw new Error(`task "${taskName}" has no agent`);
   return { ...a, llm: a.llm ?? spec.llm };

@@ -13,6 +13,7 @@ export const stepBody = z.object({
   index: z.number().int(),
   kind: z.enum(STEP_KINDS),
   tool: z.string().optional(),
+  coworker: z.string().optional(),
   input: z.string().optional(),
   output: z.string().optional(),
   error: z.string().optional(),

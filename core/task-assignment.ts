@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { agent, crewRuntime } from "./crew.ts";
+import { agent, crewRuntime, MAX_AGENTS } from "./crew.ts";
 import { jsonObject } from "./json.ts";
 import { NO_TASK_TOOLS, taskTools } from "./task-tools.ts";
 import { MAX_STORED_STEPS, taskStep } from "./task-step.ts";
@@ -42,6 +42,13 @@ export const taskAssignment = z.object({
   inputs: jsonObject.default({}),
   tools: taskTools.default(NO_TASK_TOOLS).describe("The MCP servers and host policy the task's tools use"),
   runtime: crewRuntime.default("kubecrew").describe("What runs the task: the runner itself, or CrewAI in Python"),
+  coworkers: z
+    .array(z.object({ agent, tools: taskTools.default(NO_TASK_TOOLS) }))
+    .max(MAX_AGENTS)
+    .optional()
+    .describe(
+      "The agents the task's agent may delegate to (a hierarchical crew's manager, or an agent with allowDelegation), each with its tools; their work runs in the task's pod",
+    ),
 });
 export type TaskAssignment = z.infer<typeof taskAssignment>;
 

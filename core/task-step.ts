@@ -28,18 +28,33 @@ export const stepTokenUsage = z.object({
   totalTokens: z.number().int().min(0),
 });
 
-/** What a step is: an LLM turn, a tool call, or a check of the task's answer (its structured output, a guardrail). */
-export const STEP_KINDS = ["llm", "tool", "guardrail"] as const;
+/**
+ * What a step is: an LLM turn, a tool call, a check of the task's answer (its structured output, a guardrail), or a
+ * delegation (work handed to, or a question asked of, a coworker agent, which ran in the same pod).
+ */
+export const STEP_KINDS = ["llm", "tool", "guardrail", "delegation"] as const;
 
 export const taskStep = z.object({
   index: z.number().int().min(0).describe("0, 1, 2, … in the order the steps ended"),
-  kind: z.enum(STEP_KINDS).describe("llm: an LLM turn; tool: a tool call; guardrail: a check of the task's answer"),
-  tool: z.string().optional().describe("The tool called (tool steps)"),
-  input: z.string().optional().describe("The tool call's input as JSON, or the check a guardrail step made (cut)"),
+  kind: z
+    .enum(STEP_KINDS)
+    .describe(
+      "llm: an LLM turn; tool: a tool call; guardrail: a check of the task's answer; delegation: work handed to a coworker",
+    ),
+  tool: z.string().optional().describe("The tool called (tool and delegation steps)"),
+  coworker: z.string().max(1000).optional().describe("The coworker's role (delegation steps)"),
+  input: z
+    .string()
+    .optional()
+    .describe(
+      "The tool call's input as JSON, the check a guardrail step made, or the work or question a delegation handed over (cut)",
+    ),
   output: z
     .string()
     .optional()
-    .describe("What the tool returned, the LLM's text or the tools it called, or `passed` for a check (cut)"),
+    .describe(
+      "What the tool returned, the LLM's text or the tools it called, `passed` for a check, or the coworker's answer (cut)",
+    ),
   error: z.string().optional().describe("Why the step failed; for a guardrail step, why the answer failed the check"),
   startedAt: z.string().describe("RFC 3339 time the step started"),
   durationMs: z.number().int().min(0),
@@ -53,6 +68,7 @@ export function stepWireForm(step: TaskStep): JsonObject {
     index: step.index,
     kind: step.kind,
     ...(step.tool !== undefined ? { tool: step.tool } : {}),
+    ...(step.coworker !== undefined ? { coworker: step.coworker } : {}),
     ...(step.input !== undefined ? { input: step.input } : {}),
     ...(step.output !== undefined ? { output: step.output } : {}),
     ...(step.error !== undefined ? { error: step.error } : {}),

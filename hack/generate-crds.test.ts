@@ -123,9 +123,9 @@ describe("generated CRDs", () => {
     });
     expect(at(spec, "tasks", "[]", "agent")).toMatchObject({ maxLength: 63 });
     expect(at(spec, "tasks", "[]", "context")).toMatchObject({ maxItems: 20, items: { maxLength: 63 } });
-    expect(at(spec, "tasks", "[]").required).toEqual(["name", "description", "expectedOutput", "agent"]);
-    expect(at(spec, "process")).toEqual({ type: "string", enum: ["sequential"] });
     expect(at(spec, "llm", "provider").enum).toEqual(["openai", "anthropic", "openai-compatible", "mock"]);
+    expect(at(spec, "tasks", "[]").required).toEqual(["name", "description", "expectedOutput"]);
+    expect(at(spec, "process")).toMatchObject({ type: "string", enum: ["sequential", "hierarchical"] });
     expect(at(spec, "runner", "retries")).toMatchObject({ type: "integer", minimum: 0, maximum: 10 });
     expect(at(spec, "runner", "taskTimeoutSeconds")).toMatchObject({
       type: "integer",
@@ -144,7 +144,8 @@ describe("generated CRDs", () => {
   it("validates a Crew's consistency with CEL rules", () => {
     const rules = at(rootOf("Crew"), "spec")["x-kubernetes-validations"] as { rule: string; message: string }[];
     expect(rules.map((r) => r.rule)).toEqual([
-      "self.tasks.all(t, self.agents.exists(a, a.name == t.agent))",
+      "self.tasks.all(t, has(t.agent) ? self.agents.exists(a, a.name == t.agent) : has(self.process) && self.process == 'hierarchical')",
+      "!has(self.process) || self.process != 'hierarchical' || has(self.managerLlm) || has(self.managerAgent)",
       "self.tasks.all(t, self.tasks.exists_one(u, u.name == t.name))",
       "self.agents.all(a, self.agents.exists_one(b, b.name == a.name))",
       "!has(self.inputs) || self.inputs.all(i, self.inputs.exists_one(j, j.name == i.name))",
@@ -155,7 +156,8 @@ describe("generated CRDs", () => {
       "!has(self.mcpServers) || self.mcpServers.all(s, self.mcpServers.exists_one(t, t.name == s.name))",
     ]);
     expect(rules.map((r) => r.message)).toEqual([
-      "every task's agent must be the name of an agent in spec.agents",
+      "every task's agent must be the name of an agent in spec.agents; only a hierarchical crew's task may leave it out",
+      "process hierarchical needs a manager: set managerLlm or managerAgent",
       "task names must be unique",
       "agent names must be unique",
       "input names must be unique",

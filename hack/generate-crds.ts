@@ -199,9 +199,16 @@ interface CelRule {
  */
 const crewRules: CelRule[] = [
   {
-    rule: "self.tasks.all(t, self.agents.exists(a, a.name == t.agent))",
-    message: "every task's agent must be the name of an agent in spec.agents",
+    rule: "self.tasks.all(t, has(t.agent) ? self.agents.exists(a, a.name == t.agent) : has(self.process) && self.process == 'hierarchical')",
+    message:
+      "every task's agent must be the name of an agent in spec.agents; only a hierarchical crew's task may leave it out",
     fieldPath: ".tasks",
+    reason: "FieldValueInvalid",
+  },
+  {
+    rule: "!has(self.process) || self.process != 'hierarchical' || has(self.managerLlm) || has(self.managerAgent)",
+    message: "process hierarchical needs a manager: set managerLlm or managerAgent",
+    fieldPath: ".process",
     reason: "FieldValueInvalid",
   },
   {
@@ -304,10 +311,13 @@ export const kinds: KindSettings[] = [
       spec["x-kubernetes-validations"] = crewRules;
       child(spec, "llm")["x-kubernetes-validations"] = [llmRule];
       child(spec, "agents", "[]", "llm")["x-kubernetes-validations"] = [llmRule];
+      child(spec, "managerLlm")["x-kubernetes-validations"] = [llmRule];
+      child(spec, "managerAgent", "llm")["x-kubernetes-validations"] = [llmRule];
       child(spec, "mcpServers", "[]", "headers", "[]")["x-kubernetes-validations"] = [headerRule];
       child(spec, "tasks", "[]", "guardrails", "[]")["x-kubernetes-validations"] = [guardrailRule];
       // The apiserver names every supported value when one is not: the app names and their app/action names.
       child(spec, "agents", "[]", "apps", "[]").enum = [...appNames, ...appActionReferences];
+      child(spec, "managerAgent", "apps", "[]").enum = [...appNames, ...appActionReferences];
     },
   },
   {

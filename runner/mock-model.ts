@@ -20,6 +20,10 @@
  *                     as `mock` does.
  * Any other name (`mock`, `default`, ...) gives the plain labelled answer.
  *
+ * Offered the delegation tools (a hierarchical crew's manager, an agent with allowDelegation), whatever the name
+ * but `call-tools`, its first turn hands the task's first line to the first coworker (`delegate_work`) and its next
+ * answers with what the coworker returned, so a hierarchical crew runs offline too.
+ *
  * Asked for structured output (a JSON response format with a schema: a task's `outputJson`), whatever the name, the
  * answer is a JSON object made up from the schema as `call-tools` makes up arguments; asked to judge an answer (an
  * LLM guardrail, `providerOptions.mock.guardrail`), it finds the answer complies. So crews with structured outputs
@@ -28,6 +32,7 @@
 import { createHash } from "node:crypto";
 import type { LanguageModel } from "ai";
 import { abortableSleep } from "./abortable-sleep.ts";
+import { DELEGATE_WORK_TOOL } from "./delegation-tools.ts";
 import { TASK_LABEL } from "./prompt.ts";
 import { argumentsFromSchema, valueFromSchema, type JsonSchema } from "./schema-arguments.ts";
 
@@ -164,6 +169,24 @@ function callToolsTurn(options: CallOptions): GenerateResult["content"] | undefi
   return [{ type: "text", text: `[mock llm] Answer from ${results.length} tool results.\n\n${quoted.join("\n\n")}` }];
 }
 
+/** Delegation: the task's first line to the first coworker, once; then an answer quoting what came back. */
+function delegationTurn(options: CallOptions): GenerateResult["content"] | undefined {
+  const delegate = (options.tools ?? []).find((t) => t.type === "function" && t.name === DELEGATE_WORK_TOOL);
+  if (!delegate || delegate.type !== "function") return undefined;
+  const results = options.prompt.flatMap((m) =>
+    m.role === "tool" ? m.content.filter((p) => p.type === "tool-result") : [],
+  );
+  if (results.length === 0) {
+    const args = argumentsFromSchema(delegate.inputSchema as JsonSchema) as Record<string, unknown>;
+    const firstLine = lastUserText(options.prompt).split("\n")[0] ?? "";
+    const task = firstLine.startsWith(TASK_LABEL) ? firstLine.slice(TASK_LABEL.length) : firstLine;
+    const input = { ...args, task: task || "the task", context: "Delegated by the mock provider." };
+    return [{ type: "tool-call", toolCallId: "delegate-1", toolName: DELEGATE_WORK_TOOL, input: JSON.stringify(input) }];
+  }
+  const quoted = results.map((r) => toolOutputText(r.output).slice(0, CALL_TOOLS_QUOTE_CHARS));
+  return [{ type: "text", text: `[mock llm] Answer from a coworker's work.\n\n${quoted.join("\n\n")}` }];
+}
+
 /** The JSON text the mock answers a structured-output call with, if the call asks for one. */
 function structuredAnswer(options: CallOptions, mockOptions: MockProviderOptions | undefined): string | undefined {
   const format = options.responseFormat;
@@ -178,7 +201,7 @@ export function createMockLanguageModel(modelId: string): LanguageModelV3 {
     if (behaviour.sleepMs > 0) await abortableSleep(behaviour.sleepMs, options.abortSignal);
     if (behaviour.fail) throw new Error(MOCK_FAILURE_MESSAGE);
     const mockOptions = options.providerOptions?.[MOCK_PROVIDER_ID] as MockProviderOptions | undefined;
-    const toolTurn = behaviour.callTools ? callToolsTurn(options) : undefined;
+    const toolTurn = behaviour.callTools ? callToolsTurn(options) : delegationTurn(options);
     const structured = structuredAnswer(options, mockOptions);
     // Tools first (call-tools), then the answer: structured when asked for, else the labelled text.
     const content: GenerateResult["content"] = toolTurn?.some((c) => c.type === "tool-call")

@@ -15,6 +15,8 @@ import { buildTaskPrompt } from "./prompt.ts";
 import { DEFAULT_RETRY_POLICY, describeLlmError, LlmCallError, type RetryPolicy } from "./retry.ts";
 import { retryingModel } from "./retrying-model.ts";
 import { openTaskToolset, type TaskToolset, type ToolCallRecord } from "./task-toolset.ts";
+import { runCoworker } from "./coworker.ts";
+import { delegationTools } from "./delegation-tools.ts";
 import type { AppsSettings } from "./apps-source.ts";
 import { StepRecorder, type StepSummary } from "./step-recorder.ts";
 import type { TaskStep } from "../core/task-step.ts";
@@ -135,6 +137,39 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
       return ended({ error, executionTime: seconds() });
     }
     const policy = deps.retry ?? DEFAULT_RETRY_POLICY;
+    const addTokensUsed = (usage: TokenUsage) => (tokenUsage = addTokens(tokenUsage, usage));
+    const opened = toolset;
+    const tools = {
+      ...opened.tools,
+      ...delegationTools(assignment.coworkers ?? [], {
+        runCoworker: (coworker, request, signal) =>
+          runCoworker(
+            assignment,
+            coworker,
+            request,
+            {
+              env: deps.env,
+              fetch: deps.fetch,
+              languageModel: deps.languageModel ?? languageModelFor,
+              policy,
+              random: deps.random,
+              logger: log,
+              ...(deps.apps ? { apps: deps.apps } : {}),
+              now,
+              onTurn: (turn) => recorder.llmTurn(turn),
+              onToolCall: (call) => {
+                recorder.toolCall(call);
+                deps.onToolCall?.(call);
+              },
+              onTokens: addTokensUsed,
+            },
+            signal,
+          ),
+        onDelegation: (record) => recorder.delegation(record),
+        signal: deps.signal,
+        now,
+      }),
+    };
     const retrying = retryingModel(languageModel, {
       policy,
       random: deps.random,
@@ -147,7 +182,7 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
     const output = checks.outputJson
       ? structuredOutput(checks.outputJson, responseFormatName(assignment.task.name))
       : undefined;
-    const addUsage = (usage: TokenUsage) => (tokenUsage = addTokens(tokenUsage, usage));
+    const addUsage = addTokensUsed;
     const checkDeps: CheckDeps = {
       judge: (rule, answer) =>
         judgeAnswer(rule, answer, { model: retrying.model, llm, signal: deps.signal, task: assignment.task.name }),
@@ -178,12 +213,12 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
           ...(output ? { openai: { strictJsonSchema: false } } : {}),
         },
         ...(output ? { output } : {}),
-        ...(toolset.names.length > 0 ? { tools: toolset.tools, stopWhen: stepCountIs(maxIter) } : {}),
+        ...(Object.keys(tools).length > 0 ? { tools, stopWhen: stepCountIs(maxIter) } : {}),
       });
       model = `${llm.provider}/${result.response.modelId || llm.model}`;
       if (result.warnings?.length) log.warn({ model, warnings: result.warnings }, "LLM call warnings");
       addUsage(usageOf(result.totalUsage));
-      const lastTool = toolset.lastTool();
+      const lastTool = opened.lastTool();
       const turns = result.steps.length;
       if (result.finishReason === "tool-calls" && turns >= maxIter) {
         const error =

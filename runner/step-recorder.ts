@@ -1,4 +1,5 @@
 import { boundSteps, cutText, MAX_STEP_TEXT_CHARS, MAX_STORED_STEPS, type TaskStep } from "../core/task-step.ts";
+import type { DelegationRecord } from "./delegation-tools.ts";
 import type { ToolCallRecord } from "./task-toolset.ts";
 
 /** One LLM turn as the model wrapper saw it. */
@@ -76,6 +77,20 @@ export class StepRecorder {
     });
   }
 
+  /** Work handed to, or a question asked of, a coworker: what it was given and its answer (or why it failed). */
+  delegation(record: DelegationRecord): void {
+    this.record({
+      kind: "delegation",
+      tool: record.tool,
+      coworker: record.coworker,
+      input: record.request,
+      ...(record.answer !== undefined ? { output: record.answer } : {}),
+      ...(record.error !== undefined ? { error: record.error } : {}),
+      startedAt: record.startedAt.toISOString(),
+      durationMs: record.durationMs,
+    });
+  }
+
   /** The outcome's step fields (also the steps so far, while the task runs). */
   summary(): StepSummary {
     return { steps: boundSteps(this.steps), stepCount: this.count, toolsUsed: [...this.tools] };
@@ -85,7 +100,7 @@ export class StepRecorder {
   record(fields: Omit<TaskStep, "index">): void {
     if (fields.tool !== undefined && !this.tools.includes(fields.tool)) this.tools.push(fields.tool);
     const step: TaskStep = { index: this.count++, ...fields };
-    for (const key of ["input", "output", "error"] as const) {
+    for (const key of ["coworker", "input", "output", "error"] as const) {
       if (step[key] !== undefined) step[key] = cutText(step[key], MAX_STEP_TEXT_CHARS);
     }
     // Only the first steps are stored (see core/task-step.ts): later ones need not be kept in memory either; the

@@ -15,7 +15,15 @@ export const crewSummary = z
     ),
     agents: z.array(z.object({ name: z.string(), role: z.string(), goal: z.string() })),
     tasks: z.array(
-      z.object({ name: z.string(), description: z.string(), expected_output: z.string(), agent: z.string() }),
+      z.object({
+        name: z.string(),
+        description: z.string(),
+        expected_output: z.string(),
+        agent: z
+          .string()
+          .optional()
+          .describe("Absent for a hierarchical crew's task that leaves the choice to the manager"),
+      }),
     ),
   })
   .meta({ id: "CrewSummary" });

@@ -27,7 +27,7 @@ export function crewSummary(crew: Crew): CrewSummary {
       name: t.name,
       description: t.description,
       expected_output: t.expectedOutput,
-      agent: t.agent,
+      ...(t.agent !== undefined ? { agent: t.agent } : {}),
     })),
   };
 }

@@ -37,7 +37,9 @@ function Step({ step }) {
       ? `tool call ${step.tool}`
       : step.kind === "guardrail"
         ? `check ${step.error === undefined ? "passed" : "failed"}`
-        : "LLM turn";
+        : step.kind === "delegation"
+          ? `delegated to ${step.coworker}`
+          : "LLM turn";
   return html`<li class=${`step step-${step.kind}`}>
     <span>${what}${step.attempt > 1 ? ` (attempt ${step.attempt})` : ""}, ${step.duration_ms} ms</span>
     ${step.input !== undefined && html`<pre class="step-input">${JSON.stringify(step.input, null, 1)}</pre>`}
