@@ -10,6 +10,11 @@ import { runTask } from "./run-task.ts";
 import type { StepSummary } from "./step-recorder.ts";
 import { StepReporter } from "./step-reporter.ts";
 import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
+import { startTracing } from "../platform/telemetry/tracing.ts";
+import { TRACEPARENT_ENV, traceparentOf } from "../platform/telemetry/trace-context.ts";
+import { languageModelFor } from "./llm.ts";
+import { tracedLanguageModel } from "./llm-tracing.ts";
+import { inTaskSpan } from "./task-span.ts";
 
 export interface RunnerResult {
   /** 0 when the task succeeded, 1 otherwise. */
@@ -38,11 +43,12 @@ export async function runAssignedTask(
       : undefined;
     const onStep = reporter ? { onStep: (_step: unknown, sofar: StepSummary) => reporter.push(sofar) } : {};
     const apps = config.apps ? { apps: config.apps } : {};
-    outcome =
+    outcome = await inTaskSpan(assignment, config.env[TRACEPARENT_ENV], async () =>
       assignment.runtime === "crewai"
         ? await runCrewaiTask(assignment, {
             python: config.crewaiPython,
-            env: config.env,
+            // The Python side continues the trace under the task's span (W3C traceparent, as OpenTelemetry's SDKs read it).
+            env: { ...config.env, [TRACEPARENT_ENV]: traceparentOf() ?? config.env[TRACEPARENT_ENV] },
             policy: config.outbound,
             attempt: config.attempt,
             ...apps,
@@ -53,13 +59,16 @@ export async function runAssignedTask(
         : await runTask(assignment, {
             env: config.env,
             fetch: outbound.fetch,
+            languageModel: (llm, env, fetch) =>
+              tracedLanguageModel(languageModelFor(llm, env, fetch), llm, { content: config.traceContent }),
             retry: config.retry,
             attempt: config.attempt,
             ...apps,
             signal: options.signal,
             logger,
             ...onStep,
-          });
+          }),
+    );
     await reporter?.flushed();
   } catch (error) {
     const message = (error as Error).message;
@@ -103,6 +112,7 @@ export function registerRunnerCommand(program: Command): void {
       const kubernetesConfig = options.kubernetes
         ? configOrExit("runner", () => kubernetesIOConfigFromEnv(process.env))
         : undefined;
+      const tracing = configOrExit("runner", () => startTracing({ env: process.env, serviceName: "kubecrew-runner" }));
       const logger = createLogger({ level: config.logLevel, name: "runner" });
       // The AI SDK prints warnings with console.*; runTask logs them as JSON instead, and stderr stays one line.
       globalThis.AI_SDK_LOG_WARNINGS = false;
@@ -124,6 +134,7 @@ export function registerRunnerCommand(program: Command): void {
       } finally {
         process.off("SIGTERM", onSignal);
         process.off("SIGINT", onSignal);
+        await tracing.stop();
       }
     });
 }

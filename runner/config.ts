@@ -23,6 +23,8 @@ const runnerEnv = z.object({
   KUBECREW_APPS_CREDENTIAL_FILE: z.string().min(1).default(APPS_CREDENTIAL_PATH),
   /** The Python of the CrewAI virtual environment, for crews with `runtime: crewai` (the image and kubecrew dev set it). */
   KUBECREW_CREWAI_PYTHON: z.string().min(1).default("python3"),
+  /** Prompts and completions on the LLM calls' spans (they may hold personal data: off unless asked for). */
+  KUBECREW_TRACE_CONTENT: z.stringbool().default(false),
   /** Set by the local test node: container paths (the credential's mount) live under this directory. */
   KUBECREW_CONTAINER_ROOT: z.string().default(""),
   // A task pod's loopback is the pod itself (a sidecar model server, say): allowed, unlike the cluster components'.
@@ -39,6 +41,8 @@ export interface RunnerConfig {
   apps?: AppsSettings;
   /** The Python that runs `runtime: crewai` tasks (crewai-adapter/ and CrewAI installed). */
   crewaiPython: string;
+  /** Prompts and completions go on the LLM calls' spans (KUBECREW_TRACE_CONTENT). */
+  traceContent: boolean;
   /** A snapshot of the environment, for API key lookup. */
   env: Env;
 }
@@ -58,6 +62,7 @@ export function runnerConfigFromEnv(env: Env): RunnerConfig {
     attempt: c.KUBECREW_TASK_ATTEMPT,
     outbound: outboundPolicyFrom(c),
     crewaiPython: c.KUBECREW_CREWAI_PYTHON,
+    traceContent: c.KUBECREW_TRACE_CONTENT,
     ...(c.KUBECREW_APPS_URL
       ? {
           apps: {

@@ -1,4 +1,5 @@
 import { dynamicTool, jsonSchema, tool, type ToolSet } from "ai";
+import { traceToolCall, type ToolSource } from "./tool-tracing.ts";
 import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import type { Logger } from "../core/logger.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
@@ -76,7 +77,8 @@ export async function openTaskToolset(assignment: TaskAssignment, deps: ToolsetD
   const offered = (name: string, exposed: string) => !only || only.includes(name) || only.includes(exposed);
   const tools: ToolSet = {};
   let last: string | undefined;
-  const wrap = (name: string, run: (input: unknown, signal?: AbortSignal) => Promise<string>) => {
+  const wrap = (name: string, source: ToolSource, run: (input: unknown, signal?: AbortSignal) => Promise<string>) => {
+    const traced = traceToolCall(name, source, run);
     return async (input: unknown, options: { abortSignal?: AbortSignal }) => {
       last = name;
       const startedAt = new Date();
@@ -88,7 +90,7 @@ export async function openTaskToolset(assignment: TaskAssignment, deps: ToolsetD
         if (bytes > MAX_TOOL_INPUT_BYTES) {
           throw new Error(`The input is ${bytes} bytes, above the ${MAX_TOOL_INPUT_BYTES} bytes a tool call may carry`);
         }
-        output = truncateForModel(await run(input, options.abortSignal ?? deps.signal));
+        output = truncateForModel(await traced(input, options.abortSignal ?? deps.signal));
       } catch (err) {
         if (deps.signal?.aborted) throw err;
         output = errorText(err);
@@ -111,7 +113,7 @@ export async function openTaskToolset(assignment: TaskAssignment, deps: ToolsetD
       tools[exposed] = dynamicTool({
         description: t.description ?? `Tool ${t.name} of MCP server ${session.server.name}`,
         inputSchema: jsonSchema(t.inputSchema as Parameters<typeof jsonSchema>[0]),
-        execute: wrap(exposed, async (input, signal) => {
+        execute: wrap(exposed, { server: session.server.name, tool: t.name }, async (input, signal) => {
           const result = await session.call(t.name, (input ?? {}) as Record<string, unknown>, signal);
           if (result.isError) throw new Error(result.text || "the tool reported an error");
           return result.text;
@@ -124,7 +126,7 @@ export async function openTaskToolset(assignment: TaskAssignment, deps: ToolsetD
     tools[HTTP_REQUEST_TOOL] = tool({
       description: HTTP_REQUEST_DESCRIPTION,
       inputSchema: httpRequestInput,
-      execute: wrap(HTTP_REQUEST_TOOL, (input, signal) =>
+      execute: wrap(HTTP_REQUEST_TOOL, { builtIn: HTTP_REQUEST_TOOL }, (input, signal) =>
         httpRequest(httpRequestInput.parse(input), { fetch: deps.fetch, allowedHosts, signal }),
       ),
     });
