@@ -13,7 +13,8 @@ import { openApiDocument, type ExtraPaths } from "./openapi.ts";
 import { crewListRoutes } from "./routes/crew-list.ts";
 import { crewRoutes } from "./routes/crew-routes.ts";
 import { integrationsFallback } from "./routes/integrations-fallback.ts";
-import { refuseWrongMethods } from "./wrong-methods.ts";
+import { statusRoute } from "./routes/status-route.ts";
+import { refuseWrongMethods } from "../platform/http/wrong-methods.ts";
 
 export interface ApiDeps {
   backend: ExecutionBackend;
@@ -50,6 +51,17 @@ export function createApp(deps: ApiDeps): Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("trust proxy", deps.trustProxy ?? false);
+  const sessions = deps.console ? { sessions: deps.console.sessions } : {};
+  // First: polls are most of the API's traffic, and no other router has a path of this shape.
+  app.use(
+    statusRoute({
+      backend: deps.backend,
+      tokens: deps.tokens,
+      ...sessions,
+      ...(deps.defaultCrew !== undefined ? { defaultCrew: deps.defaultCrew } : {}),
+      bodyLimitBytes: deps.bodyLimitBytes,
+    }),
+  );
 
   const document = JSON.stringify(openApiDocument({ ...connectionsPaths, ...deps.extraPaths }));
   const service = Router();
@@ -71,7 +83,6 @@ export function createApp(deps: ApiDeps): Express {
   if (deps.console) app.use("/console", deps.console.router);
   app.use(express.json({ limit: deps.bodyLimitBytes, verify: refuseDeepJson }));
   app.use(integrationsFallback());
-  const sessions = deps.console ? { sessions: deps.console.sessions } : {};
   app.use(connectionsRoutes({ tokens: deps.tokens, integrations: deps.integrations, ...sessions }));
 
   app.use(crewListRoutes({ backend: deps.backend, tokens: deps.tokens, ...sessions }));

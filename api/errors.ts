@@ -1,18 +1,14 @@
 import type { ErrorBody } from "../core/api-bodies.ts";
 import { refusalMessage, type McpUrlRefusal } from "../core/mcp-url-refusals.ts";
+import { HttpError } from "../platform/http/http-error.ts";
 
 /** An error the crew API answers with its documented body: `{error, message, details?}`. */
-export class ApiError extends Error {
-  readonly status: number;
-  readonly body: ErrorBody;
-  readonly headers: Record<string, string>;
+export class ApiError extends HttpError {
+  override name = "ApiError";
+  declare readonly body: ErrorBody;
 
   constructor(status: number, error: string, message: string, details?: unknown, headers: Record<string, string> = {}) {
-    super(message);
-    this.name = "ApiError";
-    this.status = status;
-    this.body = details === undefined ? { error, message } : { error, message, details };
-    this.headers = headers;
+    super(status, error, message, { details, headers });
   }
 }
 

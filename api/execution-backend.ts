@@ -60,7 +60,7 @@ export interface ExecutionBackend {
   /**
    * What the backend holds at once, without reading through or waiting: the crew, and the crew's execution (the
    * informer cache's, or the local one). Undefined when it does not hold it: getCrew/getExecution then decide. A
-   * status poll is answered with them before any routing (api/status-polls.ts).
+   * status poll is answered with them from the status route's cache (api/routes/status-route.ts).
    */
   heldCrew?(name: string): Crew | undefined;
   heldExecution?(crew: string, id: string): ExecutionView | undefined;

@@ -1,18 +1,19 @@
+import { HttpError } from "../platform/http/http-error.ts";
+
 /**
  * A failure the user or caller should be told about: an HTTP status, a short error type and a clear message.
  * API routes answer `{error, message}`; browser routes render the same as a page. Anything else is a 500 without details.
  */
-export class IntegrationError extends Error {
+export class IntegrationError extends HttpError {
   override name = "IntegrationError";
-  readonly status: number;
-  readonly type: string;
-  readonly headers: Record<string, string>;
 
   constructor(status: number, type: string, message: string, headers: Record<string, string> = {}) {
-    super(message);
-    this.status = status;
-    this.type = type;
-    this.headers = headers;
+    super(status, type, message, { headers });
+  }
+
+  /** The short error type (the body's `error`). */
+  get type(): string {
+    return this.body.error;
   }
 }
 

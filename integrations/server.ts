@@ -17,7 +17,7 @@ import { internalApiRoutes } from "./routes/internal-api.ts";
 import { createSignIn } from "./sign-in.ts";
 import { createTokenCipher } from "./token-cipher.ts";
 import { refuseDeepJson } from "../platform/http/json-depth.ts";
-import { refuseWrongMethods } from "./routes/wrong-methods.ts";
+import { refuseWrongMethods } from "../platform/http/wrong-methods.ts";
 import { connectRedis, redisReady } from "../platform/redis-client.ts";
 import { documentRoutes } from "./routes/document.ts";
 import { appsRoutes } from "./routes/apps.ts";

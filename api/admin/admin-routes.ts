@@ -8,7 +8,7 @@ import { parseOr400 } from "../validation.ts";
 import { requireAdminKey } from "./admin-key.ts";
 import { clientRecordBody, createClientBody, createTokenBody, tokenRecordBody } from "./bodies.ts";
 import { refuseDeepJson } from "../../platform/http/json-depth.ts";
-import { refuseWrongMethods } from "../wrong-methods.ts";
+import { refuseWrongMethods } from "../../platform/http/wrong-methods.ts";
 
 export interface AdminRoutesDeps {
   store: ManagedTokenStore;

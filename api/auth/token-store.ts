@@ -10,7 +10,7 @@ export interface TokenStore {
   /**
    * The token's principal when the store can tell without waiting (a token it verified a moment ago, a store in
    * memory); undefined when it cannot tell at once or the token is not valid, and verify() decides. A status poll is
-   * answered with it before any routing (api/status-polls.ts).
+   * answered with it from the status route's cache (api/routes/status-route.ts).
    */
   verifyAtOnce?(token: string): Principal | undefined;
 }

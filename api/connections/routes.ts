@@ -5,7 +5,7 @@ import type { SessionAuth } from "../auth/session-auth.ts";
 import type { TokenStore } from "../auth/token-store.ts";
 import { ApiError, badRequest, forbidden, serviceUnavailable } from "../errors.ts";
 import { parseOr400 } from "../validation.ts";
-import { refuseWrongMethods } from "../wrong-methods.ts";
+import { refuseWrongMethods } from "../../platform/http/wrong-methods.ts";
 import { connectRequest, type AppConnection } from "./bodies.ts";
 import {
   IntegrationsRefused,

@@ -4,7 +4,7 @@ import { mayUseCrew } from "../auth/principal.ts";
 import type { SessionAuth } from "../auth/session-auth.ts";
 import type { TokenStore } from "../auth/token-store.ts";
 import type { ExecutionBackend } from "../execution-backend.ts";
-import { refuseWrongMethods } from "../wrong-methods.ts";
+import { refuseWrongMethods } from "../../platform/http/wrong-methods.ts";
 import { crewSummary } from "./listings.ts";
 
 /** `GET /crews`: the crews the caller may use, each with its description, inputs, agents and tasks. */

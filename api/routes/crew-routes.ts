@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from "express";
+import { inSpan } from "../../platform/telemetry/span.ts";
 import { kickoffRequest, type KickoffRequest } from "../../core/api-bodies.ts";
-import type { Crew } from "../../core/crew.ts";
 import { isFinished } from "../../core/execution.ts";
 import { executionUser } from "../../core/execution-user.ts";
 import { IDEMPOTENCY_HEADER, idempotencyKeyHash, parseIdempotencyKey, requestHash } from "../../core/idempotency.ts";
@@ -8,30 +8,17 @@ import { discoverInputs, resolveInputs } from "../../core/inputs.ts";
 import { refusedMcpUrls } from "../../core/mcp-url-refusals.ts";
 import { refuseUrl, type OutboundPolicy } from "../../core/outbound/policy.ts";
 import { bearerAuth, principalOf } from "../auth/bearer.ts";
-import { mayUseCrew } from "../auth/principal.ts";
 import type { SessionAuth } from "../auth/session-auth.ts";
 import type { TokenStore } from "../auth/token-store.ts";
-import {
-  ApiError,
-  badRequest,
-  crewNotFound,
-  executionNotFound,
-  forbidden,
-  idempotencyKeyReused,
-  mcpServersRefused,
-  missingInputs,
-  unauthorized,
-} from "../errors.ts";
-import type { ExecutionBackend, ExecutionView } from "../execution-backend.ts";
+import { ApiError, badRequest, forbidden, idempotencyKeyReused, mcpServersRefused, missingInputs } from "../errors.ts";
+import type { ExecutionBackend } from "../execution-backend.ts";
 import { parseOr400 } from "../validation.ts";
-import { refuseWrongMethods } from "../wrong-methods.ts";
+import { refuseWrongMethods } from "../../platform/http/wrong-methods.ts";
+import { crewAccess } from "./crew-access.ts";
 import { streamExecutionEvents, type EventStreamOptions } from "./event-stream.ts";
 import { EXECUTIONS_LISTED, executionSummary, mayRead } from "./listings.ts";
 import { resumeHandler } from "./resume.ts";
-import { statusBody } from "./status-body.ts";
 import { webhookSigningBody } from "./webhook-signing.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface CrewRoutesDeps {
   backend: ExecutionBackend;
@@ -61,8 +48,8 @@ function authorizationHeader(auth: NonNullable<KickoffRequest["humanInputWebhook
 }
 
 /**
- * The deployed-crew API of one crew: `GET /inputs`, `POST /kickoff`, `GET /status/{id}` (and its event stream
- * `GET /status/{id}/events`), `POST /resume` (a person's answer to a humanInput task), `POST /stop/{id}`, and for org
+ * The deployed-crew API of one crew: `GET /inputs`, `POST /kickoff`, the event stream `GET /status/{id}/events`
+ * (`GET /status/{id}` is api/routes/status-route.ts), `POST /resume` (a person's answer to a humanInput task), `POST /stop/{id}`, and for org
  * tokens `GET /webhook-signing`.
  */
 export function crewRoutes(deps: CrewRoutesDeps): Router {
@@ -70,24 +57,7 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
   const router = Router({ mergeParams: true });
   const auth = bearerAuth(deps.tokens, deps.sessions);
 
-  /** The crew named by the request, if the caller's token may use it. Unknown crews are 404 to those who may. */
-  async function crewFor(req: Request): Promise<Crew> {
-    const name = deps.crewName(req);
-    const principal = principalOf(req);
-    if (!name) throw crewNotFound("(no default crew configured)");
-    if (!mayUseCrew(principal, name)) throw unauthorized();
-    const crew = await backend.getCrew(name);
-    if (!crew) throw crewNotFound(name);
-    return crew;
-  }
-
-  /** The execution, if it exists and the caller may see it: a user token sees only what it started. */
-  async function visibleExecution(req: Request, crew: Crew, id: string): Promise<ExecutionView> {
-    if (!UUID.test(id)) throw executionNotFound(id);
-    const execution = await backend.getExecution(crew.metadata.name, id.toLowerCase());
-    if (!execution || !mayRead(principalOf(req), execution)) throw executionNotFound(id);
-    return execution;
-  }
+  const { crewFor, visibleExecution } = crewAccess(backend, deps.crewName);
 
   router.get("/inputs", auth, async (req, res) => {
     const crew = await crewFor(req);
@@ -134,38 +104,39 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
     };
     const scope = { crew: crew.metadata.name, kind: principal.kind, subject: principal.subject };
     const authorization = authorizationHeader(body.humanInputWebhook?.authentication);
-    const outcome = await backend.createExecution({
-      crew: crew.metadata.name,
-      spec: {
-        crewRef: { name: crew.metadata.name },
-        inputs: resolved.inputs,
-        ...(body.meta ? { meta: body.meta } : {}),
-        ...(Object.keys(webhooks).length ? { webhooks } : {}),
-        ...(body.humanInputWebhook ? { humanInputWebhook: { url: body.humanInputWebhook.url } } : {}),
-        requestedBy: {
-          kind: principal.kind,
-          subject: principal.subject,
-          ...(user.user !== undefined ? { user: user.user } : {}),
-        },
-        stop: false,
+    // The kickoff's span is the trace's root: the execution (its annotation, or kubecrew dev's span) continues it.
+    const outcome = await inSpan(
+      `kickoff ${crew.metadata.name}`,
+      { "kubecrew.crew": crew.metadata.name },
+      async (span) => {
+        const created = await backend.createExecution({
+          crew: crew.metadata.name,
+          spec: {
+            crewRef: { name: crew.metadata.name },
+            inputs: resolved.inputs,
+            ...(body.meta ? { meta: body.meta } : {}),
+            ...(Object.keys(webhooks).length ? { webhooks } : {}),
+            ...(body.humanInputWebhook ? { humanInputWebhook: { url: body.humanInputWebhook.url } } : {}),
+            requestedBy: {
+              kind: principal.kind,
+              subject: principal.subject,
+              ...(user.user !== undefined ? { user: user.user } : {}),
+            },
+            stop: false,
+          },
+          ...(idempotency.key
+            ? { idempotency: { keyHash: idempotencyKeyHash(scope, idempotency.key), requestHash: requestHash(body) } }
+            : {}),
+          ...(authorization ? { humanInputAuthorization: authorization } : {}),
+        });
+        span.setAttribute("kubecrew.execution", created.id);
+        return created;
       },
-      ...(idempotency.key
-        ? { idempotency: { keyHash: idempotencyKeyHash(scope, idempotency.key), requestHash: requestHash(body) } }
-        : {}),
-      ...(authorization ? { humanInputAuthorization: authorization } : {}),
-    });
+    );
     if (outcome.kind === "keyReused") throw idempotencyKeyReused();
     if (outcome.kind === "replayed") res.set("Idempotent-Replayed", "true");
     res.json({ kickoff_id: outcome.id });
   });
-
-  const status = async (req: Request<{ id: string }>, res: Response) => {
-    const crew = await crewFor(req);
-    const execution = await visibleExecution(req, crew, req.params.id);
-    res.type("application/json").send(statusBody(execution, crew).json);
-  };
-  router.get("/status/:id", auth, status);
-  router.get("/:id/status", auth, status);
 
   router.get("/status/:id/events", auth, async (req: Request<{ id: string }>, res: Response) => {
     const crew = await crewFor(req);

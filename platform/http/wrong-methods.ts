@@ -1,3 +1,5 @@
+import { HttpError } from "./http-error.ts";
+
 /** The parts of express's requests, responses and routes this needs (express 5 exposes `router.stack`). */
 interface RequestLike {
   method: string;
@@ -16,18 +18,12 @@ interface RouteLike {
   all(handler: Handler): unknown;
 }
 
-/** What a service answers for a wrong method: its own 405 error, carrying `Allow`. */
-export type WrongMethodError = (wrong: { allow: string; use: string; path: string }) => Error;
-
 /**
- * Makes every route of `router` answer a method it does not declare with `wrongMethod(...)` (the service's 405)
- * instead of falling through to a 404, and OPTIONS with 204 and `Allow`: call it once all routes are registered.
+ * Makes every route of `router` answer a method it does not declare with 405 and `Allow` (the documented error body,
+ * through the error mapper) instead of falling through to a 404, and OPTIONS with 204 and `Allow`: call it once all routes are registered.
  * Routes sharing a path (a GET and a DELETE registered apart) pool their methods; HEAD comes with GET.
  */
-export function answerWrongMethods<R extends { stack: { route?: unknown }[] }>(
-  router: R,
-  wrongMethod: WrongMethodError,
-): R {
+export function refuseWrongMethods<R extends { stack: { route?: unknown }[] }>(router: R): R {
   const byPath = new Map<string, { methods: Set<string>; last: RouteLike }>();
   for (const layer of router.stack) {
     const route = layer.route as RouteLike | undefined;
@@ -49,7 +45,8 @@ export function answerWrongMethods<R extends { stack: { route?: unknown }[] }>(
         res.set("Allow", allow).status(204).end();
         return;
       }
-      next(wrongMethod({ allow, use, path: req.baseUrl + req.path }));
+      const path = req.baseUrl + req.path;
+      next(new HttpError(405, "Method Not Allowed", `Use ${use} for ${path}`, { headers: { Allow: allow } }));
     });
   }
   return router;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { bearer, startTokensDev, waitFor, type TokensDev } from "../tokens/support.ts";
 
 /**
- * `GET /status` polls: the API answers the ones its caches can answer at once before routing them (api/status-polls.ts),
+ * `GET /status` polls: the one status route answers the ones its caches can answer at once without awaiting anything (api/routes/status-route.ts),
  * with tokens in Redis and the verified-token memory as `kubecrew api` runs. Whichever way a poll is answered, its
  * status, headers and body are the documented ones, and a revoked token, another user's execution, a token for other
  * crews are refused as always.

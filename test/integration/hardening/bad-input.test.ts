@@ -211,4 +211,23 @@ describe("wrong methods", () => {
     expect(res.headers.get("allow")).toBe(allow);
     expect(((await res.json()) as { error: string }).error).toBe("Method Not Allowed");
   });
+
+  it("a wrong method answers the same shape from an integrations route and a crew API route (one helper, one mapper)", async () => {
+    const shape = async (res: Response, path: string) => ({
+      status: res.status,
+      contentType: res.headers.get("content-type"),
+      allow: res.headers.get("allow"),
+      body: JSON.stringify(await res.json()).replace(path, "<path>"),
+    });
+    const fromIntegrations = await fetch(`${integrations.service.url}/health`, { method: "POST" });
+    const fromApi = await fetch(`${api.url}/healthz`, { method: "POST" });
+    const seen = [await shape(fromIntegrations, "/health"), await shape(fromApi, "/healthz")];
+    expect(seen[0]).toEqual({
+      status: 405,
+      contentType: "application/json; charset=utf-8",
+      allow: "GET, HEAD",
+      body: JSON.stringify({ error: "Method Not Allowed", message: "Use GET for <path>" }),
+    });
+    expect(seen[1]).toEqual(seen[0]);
+  });
 });
