@@ -23,6 +23,7 @@ export interface AgentInput {
   mcps?: string[];
   apps?: string[];
   maxIter: number;
+  allowDelegation?: boolean;
 }
 
 /**
@@ -82,6 +83,10 @@ export function agentFromCrewAI(
       findings.problem(at(where("max_tokens")), "kubecrew sets it on the agent's model: give the agent an llm too");
     }
   }
+  const allowDelegation = fields.allow_delegation;
+  if (allowDelegation !== undefined && allowDelegation !== null && typeof allowDelegation !== "boolean") {
+    findings.problem(at(where("allow_delegation")), "must be true or false");
+  }
   let maxIter = CREWAI_DEFAULT_MAX_ITER;
   if (fields.max_iter !== undefined && fields.max_iter !== null) {
     const value = positiveInteger(fields.max_iter, at(where("max_iter")), findings);
@@ -104,6 +109,7 @@ export function agentFromCrewAI(
       ...(tools.mcps.length ? { mcps: tools.mcps } : {}),
       ...(tools.apps.length ? { apps: tools.apps } : {}),
       maxIter,
+      ...(allowDelegation === true ? { allowDelegation: true } : {}),
     },
     servers: tools.servers,
   };

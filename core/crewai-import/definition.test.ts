@@ -113,7 +113,7 @@ describe("the three shapes", () => {
     expect(definition.tasks.map((t) => t.fields.name)).toEqual(["outline", "draft"]);
     const result = importCrewAI(definition, {}, findings);
     expect(result.ok ? [] : result.problems).toContain(
-      "crew.py: process: kubecrew does not run the hierarchical process yet: remove it, or deploy the crew on the crewai runtime with an image holding your project",
+      "crew.py: process: the hierarchical process needs a manager, which crew.py gives in Python (manager_llm or manager_agent) and kubecrew cannot read: add managerLlm to the imported Crew, or deploy the crew on the crewai runtime with an image holding your project",
     );
   });
 });

@@ -14,6 +14,8 @@ export interface CrewAIDefinition {
   /** A name for the crew when its fields have none (the project's folder, the file's stem). */
   nameHint: string;
   shape: "yaml-project" | "json-project" | "inline";
+  /** The crew's manager_agent, read as an agent (a JSON-first project's agents/<name>.jsonc, an inline mapping). */
+  manager?: CrewAIAgent;
   /** A YAML project's crew.py `@llm` methods: an agent's llm naming one is a model built in Python. */
   llmMethods?: string[];
 }
@@ -155,7 +157,25 @@ export function jsonProjectDefinition(
     if (fields) agents.push({ name, fields, origin: { file: file.file, path: "" } });
   }
   const tasks = taskListOf(taskList, origin, findings);
-  return { crew: { fields: crewFields, origin }, agents, tasks, nameHint, shape: "json-project" };
+  // CrewAI's JSON loader reads a manager_agent given by name from agents/<name>.jsonc, as it reads the agents.
+  let manager: CrewAIAgent | undefined;
+  const managerName = crewFields.manager_agent;
+  if (typeof managerName === "string" && managerName) {
+    const file = agentFiles(managerName);
+    if ("error" in file) findings.problem(file.file ?? fieldAt(origin, "manager_agent"), file.error);
+    else {
+      const fields = objectAt(file.value, file.file, findings);
+      if (fields) manager = { name: managerName, fields, origin: { file: file.file, path: "" } };
+    }
+  }
+  return {
+    crew: { fields: crewFields, origin },
+    agents,
+    tasks,
+    nameHint,
+    shape: "json-project",
+    ...(manager ? { manager } : {}),
+  };
 }
 
 /**
@@ -198,7 +218,13 @@ export function inlineDefinition(parsed: Parsed, nameHint: string, findings: Fin
     findings.problem(fieldAt(origin, "agents"), "defines no agent");
   }
   const tasks = taskListOf(taskList, origin, findings);
-  return { crew: { fields: crewFields, origin }, agents, tasks, nameHint, shape: "inline" };
+  return {
+    crew: { fields: crewFields, origin },
+    agents,
+    tasks,
+    nameHint,
+    shape: "inline",
+  };
 }
 
 function taskListOf(value: unknown, origin: Origin, findings: Findings): CrewAITask[] {

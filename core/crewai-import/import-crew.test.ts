@@ -245,8 +245,6 @@ describe("importCrewAI: what is refused, each with what to do instead", () => {
     const fields = lines.map((l) => l.split(": ").slice(0, 2).join(": "));
     expect(fields).toEqual([
       "crew.yaml: memory",
-      "crew.yaml: manager_llm",
-      "crew.yaml: process",
       "crew.yaml: agents.writer.knowledge_sources",
       "crew.yaml: agents.writer.memory",
       "crew.yaml: agents.writer.step_callback",
@@ -261,7 +259,6 @@ describe("importCrewAI: what is refused, each with what to do instead", () => {
     expect(line("agents.writer.tools[0]")).toMatch(/"SerperDevTool" is Python.*list it in mcps.*crewai runtime/);
     expect(line("agents.writer.step_callback")).toMatch(/stepWebhookUrl/);
     expect(line("agents.writer.llm")).toMatch(/OpenAI-compatible proxy/);
-    expect(line("process")).toMatch(/hierarchical process/);
   });
 
   it("refuses what CrewAI refuses: unknown fields, missing texts and agents, context on later or unknown tasks", () => {
@@ -332,6 +329,40 @@ describe("importCrewAI: what is refused, each with what to do instead", () => {
     ]);
     expect(problems({ agents: { writer: agent }, tasks: [task("a"), task("a")] })).toEqual([
       'crew.yaml: tasks[1].name: another task is named "a": kubecrew reports each task by its name',
+    ]);
+  });
+});
+
+describe("importCrewAI: the hierarchical process", () => {
+  it("carries process, manager_llm and allow_delegation; a task may leave its agent to the manager", () => {
+    const { agent: _agent, ...unassigned } = task("draft");
+    const result = manifest({
+      agents: { writer: { ...agent, allow_delegation: true } },
+      tasks: [unassigned, task("edit")],
+      process: "hierarchical",
+      manager_llm: "openai/gpt-4o",
+    });
+    expect(result.manifest.spec).toMatchObject({
+      process: "hierarchical",
+      managerLlm: { provider: "openai", model: "gpt-4o" },
+      agents: [{ name: "writer", allowDelegation: true }],
+    });
+    expect(result.manifest.spec.tasks[0]).not.toHaveProperty("agent");
+    expect(result.crew.spec.tasks[1]!.agent).toBe("writer");
+  });
+
+  it("refuses a manager_agent that is no JSON-first agent file (CrewAI refuses an inline one too)", () => {
+    const boss = { role: "Lead", goal: "Lead the crew", backstory: "Led many." };
+    expect(
+      problems({ agents: { writer: agent }, tasks: [task("draft")], process: "hierarchical", manager_agent: boss }),
+    ).toEqual([
+      "crew.yaml: manager_agent: must name an agent definition of a JSON-first project (agents/<name>.jsonc); here: use manager_llm",
+    ]);
+  });
+
+  it("refuses a hierarchical crew without a manager, as CrewAI does", () => {
+    expect(problems({ agents: { writer: agent }, tasks: [task("draft")], process: "hierarchical" })).toEqual([
+      "crew.yaml: process: the hierarchical process needs a manager: set manager_llm or manager_agent",
     ]);
   });
 });

@@ -1,13 +1,22 @@
 import { API_VERSION } from "../api-group.ts";
-import { crew as crewSchema, placeholderName, type Crew, type CrewRuntime, type LlmConfig } from "../crew.ts";
+import {
+  crew as crewSchema,
+  crewProcesses,
+  placeholderName,
+  type Crew,
+  type CrewProcess,
+  type CrewRuntime,
+  type LlmConfig,
+} from "../crew.ts";
 import { placeholdersIn } from "../inputs.ts";
 import type { Json } from "../json.ts";
 import { agentFromCrewAI, type AgentInput } from "./agent.ts";
 import { judgeFields } from "./apply-rules.ts";
 import { crewName } from "./crew-name.ts";
 import type { CrewAIDefinition } from "./definition.ts";
-import { crewFieldRules, NOT_YET } from "./field-rules.ts";
+import { crewFieldRules } from "./field-rules.ts";
 import { fieldAt, Findings } from "./findings.ts";
+import { managerFromCrewAI } from "./manager.ts";
 import { taskFromCrewAI, type TaskInput } from "./task.ts";
 import type { McpServerInput } from "./tools.ts";
 
@@ -31,7 +40,9 @@ export interface CrewManifest {
     mcpServers?: McpServerInput[];
     agents: AgentInput[];
     tasks: TaskInput[];
-    process: "sequential";
+    process: CrewProcess;
+    managerLlm?: LlmConfig;
+    managerAgent?: AgentInput;
     runtime?: CrewRuntime;
   };
 }
@@ -53,9 +64,18 @@ export function importCrewAI(
   const at = (field: string) => fieldAt(origin, field);
   judgeFields(fields, crewFieldRules, "crew", at, findings);
 
-  if (fields.process === "hierarchical") findings.problem(at("process"), NOT_YET("the hierarchical process"));
-  else if (fields.process !== undefined && fields.process !== null && fields.process !== "sequential") {
+  const hierarchical = fields.process === "hierarchical";
+  if (fields.process !== undefined && fields.process !== null && !crewProcesses.includes(fields.process as never)) {
     findings.problem(at("process"), "must be sequential or hierarchical");
+  }
+  const manager = managerFromCrewAI(definition, findings);
+  if (hierarchical && !manager.llm && !manager.agent && fields.manager_llm == null && fields.manager_agent == null) {
+    findings.problem(
+      at("process"),
+      definition.shape === "yaml-project"
+        ? "the hierarchical process needs a manager, which crew.py gives in Python (manager_llm or manager_agent) and kubecrew cannot read: add managerLlm to the imported Crew, or deploy the crew on the crewai runtime with an image holding your project"
+        : "the hierarchical process needs a manager: set manager_llm or manager_agent",
+    );
   }
 
   const name = crewName(options.name ?? (typeof fields.name === "string" ? fields.name : definition.nameHint));
@@ -92,7 +112,7 @@ export function importCrewAI(
   const tasks: TaskInput[] = [];
   const earlier = new Set<string>();
   for (const [i, task] of definition.tasks.entries()) {
-    const mapped = taskFromCrewAI(task, i, findings);
+    const mapped = taskFromCrewAI(task, i, findings, hierarchical);
     // The references are checked on what is written, so a task with other problems still has them said.
     const { name: taskName, agent: agentName, context } = task.fields;
     const taskAt = (field: string) => fieldAt(task.origin, field);
@@ -131,7 +151,9 @@ export function importCrewAI(
       ...(servers.length ? { mcpServers: servers } : {}),
       agents,
       tasks,
-      process: "sequential",
+      process: hierarchical ? "hierarchical" : "sequential",
+      ...(manager.llm ? { managerLlm: manager.llm } : {}),
+      ...(manager.agent ? { managerAgent: manager.agent } : {}),
       ...(options.runtime ? { runtime: options.runtime } : {}),
     },
   };

@@ -20,14 +20,19 @@ export interface TaskInput extends TaskChecks {
   name: string;
   description: string;
   expectedOutput: string;
-  agent: string;
+  agent?: string;
   context?: string[];
   asyncExecution?: true;
   humanInput?: true;
 }
 
 /** A CrewAI task as a Crew's task; `index` names a task written without a name (`task_<n>`). */
-export function taskFromCrewAI(task: CrewAITask, index: number, findings: Findings): TaskInput | undefined {
+export function taskFromCrewAI(
+  task: CrewAITask,
+  index: number,
+  findings: Findings,
+  hierarchical = false,
+): TaskInput | undefined {
   const before = findings.problems.length;
   const { type, ...fields } = task.fields;
   const at = (field: string) => fieldAt(task.origin, field);
@@ -60,10 +65,10 @@ export function taskFromCrewAI(task: CrewAITask, index: number, findings: Findin
   const description = text("description");
   const expectedOutput = text("expected_output");
 
-  let agent = "";
+  let agent: string | undefined;
   if (typeof fields.agent === "string" && fields.agent) agent = fields.agent;
   else if (fields.agent === undefined || fields.agent === null) {
-    findings.problem(at("agent"), "is required: every task of a sequential crew names its agent");
+    if (!hierarchical) findings.problem(at("agent"), "is required: every task of a sequential crew names its agent");
   } else findings.problem(at("agent"), "must be an agent's name");
 
   let context: string[] | undefined;
@@ -90,7 +95,7 @@ export function taskFromCrewAI(task: CrewAITask, index: number, findings: Findin
     name,
     description,
     expectedOutput,
-    agent,
+    ...(agent !== undefined ? { agent } : {}),
     ...(context ? { context } : {}),
     ...(asyncExecution === true ? { asyncExecution: true as const } : {}),
     ...checks,

@@ -106,6 +106,12 @@ export const conformanceTable: Row[] = [
     crewai: "accepts",
   },
   { id: "task-without-name", doc: crew({}, {}, [task("draft"), { ...task("x"), name: undefined }]), crewai: "accepts" },
+  {
+    id: "hierarchical-process",
+    doc: crew({ process: "hierarchical", manager_llm: "openai/gpt-4o" }),
+    crewai: "accepts",
+  },
+  { id: "delegation", doc: crew({}, { allow_delegation: true }), crewai: "accepts" },
 
   // Refused by both.
   { id: "no-agents", doc: { agents: {}, tasks: [task("draft")] }, crewai: "refuses" },
@@ -146,6 +152,11 @@ export const conformanceTable: Row[] = [
     crewai: "refuses",
   },
   { id: "hierarchical-without-manager", doc: crew({ process: "hierarchical" }), crewai: "refuses" },
+  {
+    id: "sequential-task-without-agent",
+    doc: crew({}, {}, [{ ...task("draft"), agent: undefined }]),
+    crewai: "refuses",
+  },
   { id: "malformed-python-reference", doc: crew({ step_callback: { python: "nodots" } }), crewai: "refuses" },
   {
     id: "agent-entry-without-name",
@@ -185,13 +196,6 @@ export const conformanceTable: Row[] = [
     unsupported: ["output_pydantic"],
     build: false,
   },
-  {
-    id: "hierarchical-process",
-    doc: crew({ process: "hierarchical", manager_llm: "openai/gpt-4o" }),
-    crewai: "accepts",
-    unsupported: ["process", "manager_llm"],
-  },
-  { id: "delegation", doc: crew({}, { allow_delegation: true }), crewai: "accepts", unsupported: ["allow_delegation"] },
   {
     id: "callbacks",
     doc: crew(
