@@ -1,18 +1,9 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { answer, startLlmFixture, type LlmFixture } from "../support/llm-fixture.ts";
+import { crewSuite } from "./support/crew-suite.ts";
+import { finalStatus, kickoff } from "./support/fixture.ts";
+import { hostForPods } from "./support/installed.ts";
 import { kubectl } from "./support/kubectl.ts";
-import {
-  applyCrew,
-  crewNamespace,
-  finalStatus,
-  kickoff,
-  releaseCrewNamespace,
-  startClusterApi,
-  startControllerProcess,
-  type ClusterApi,
-  type ControllerProcess,
-} from "./support/fixture.ts";
-import { hostForPods, installedSystem } from "./support/installed.ts";
 
 /**
  * A crew on an OpenAI-compatible LLM (the fixture server) whose key comes from a Secret through secretKeyRef: with the
@@ -20,26 +11,16 @@ import { hostForPods, installedSystem } from "./support/installed.ts";
  * containers that reach the fixture at this machine's address on the kind network.
  */
 const kubeconfig = inject("kubeconfig");
-let namespace: string;
-let controller: ControllerProcess | undefined;
-let api: ClusterApi;
 let llm: LlmFixture;
 
-beforeAll(async () => {
-  llm = await startLlmFixture(hostForPods());
-  namespace = await crewNamespace(kubeconfig, "llm");
-  await kubectl(kubeconfig, [
-    "create",
-    "secret",
-    "generic",
-    "llm-key",
-    "-n",
-    namespace,
-    "--from-literal=api-key=sk-e2e-from-secret",
-  ]);
-  await applyCrew(
-    kubeconfig,
-    namespace,
+const suite = crewSuite(kubeconfig, {
+  prefix: "llm",
+  before: async () => {
+    llm = await startLlmFixture(hostForPods());
+  },
+  after: () => llm?.stop(),
+  secrets: { "llm-key": { "api-key": "sk-e2e-from-secret" } },
+  crews: () => [
     `apiVersion: kubecrew.io/v1alpha1
 kind: Crew
 metadata: { name: keyed }
@@ -56,20 +37,7 @@ spec:
     - { name: research, agent: analyst, description: "Research {topic}", expectedOutput: "Facts" }
     - { name: summary, agent: analyst, description: "Summarise the research", expectedOutput: "A paragraph" }
 `,
-  );
-  if (!installedSystem) controller = await startControllerProcess(kubeconfig, namespace);
-  api = await startClusterApi(kubeconfig, namespace);
-});
-
-afterAll(async () => {
-  await api?.stop();
-  await controller?.kill("SIGTERM");
-  await llm?.stop();
-  if (installedSystem) {
-    await kubectl(kubeconfig, ["delete", "crew", "keyed", "-n", namespace, "--ignore-not-found"]);
-    await kubectl(kubeconfig, ["delete", "secret", "llm-key", "-n", namespace, "--ignore-not-found"]);
-  }
-  if (namespace) await releaseCrewNamespace(kubeconfig, namespace);
+  ],
 });
 
 describe("the agent's LLM key", () => {
@@ -78,8 +46,8 @@ describe("the agent's LLM key", () => {
       answer("Tides follow the moon.", { inputTokens: 30, outputTokens: 5 }),
       answer("In short: the moon.", { inputTokens: 40, outputTokens: 4 }),
     );
-    const id = await kickoff(api, "keyed");
-    const final = await finalStatus(api, "keyed", id);
+    const id = await kickoff(suite.api, "keyed");
+    const final = await finalStatus(suite.api, "keyed", id);
     expect(final).toMatchObject({ status: "completed", result: { output: "In short: the moon." } });
     expect(final.result.tasks.map((t: { output: string }) => t.output)).toEqual([
       "Tides follow the moon.",
@@ -88,7 +56,7 @@ describe("the agent's LLM key", () => {
     expect(llm.requests).toHaveLength(2);
     for (const r of llm.requests) expect(r.headers.authorization).toBe("Bearer sk-e2e-from-secret");
     expect(JSON.stringify(llm.requests[1]!.body)).toContain("Tides follow the moon.");
-    const job = JSON.parse(await kubectl(kubeconfig, ["get", "job", `${id}-0`, "-n", namespace, "-o", "json"]));
+    const job = JSON.parse(await kubectl(kubeconfig, ["get", "job", `${id}-0`, "-n", suite.namespace, "-o", "json"]));
     const env = job.spec.template.spec.containers[0].env;
     expect(env).toContainEqual({
       name: "KUBECREW_LLM_API_KEY",

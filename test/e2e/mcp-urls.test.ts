@@ -1,20 +1,10 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { mcpUrlServerName } from "../../core/task-tools.ts";
 import { quoteToolResults, startLlmFixture, toolCalls, toolsOffered, type LlmFixture } from "../support/llm-fixture.ts";
 import { startFixtureMcpServer, type FixtureMcpServer } from "../support/mcp-servers.ts";
-import { kubectl } from "./support/kubectl.ts";
-import {
-  applyCrew,
-  crewNamespace,
-  finalStatus,
-  kickoff,
-  releaseCrewNamespace,
-  startClusterApi,
-  startControllerProcess,
-  type ClusterApi,
-  type ControllerProcess,
-} from "./support/fixture.ts";
-import { hostForPods, installedSystem } from "./support/installed.ts";
+import { crewSuite } from "./support/crew-suite.ts";
+import { finalStatus, kickoff } from "./support/fixture.ts";
+import { hostForPods } from "./support/installed.ts";
 
 /**
  * CrewAI's URL form of `mcps` (`http://<host>:<port>/mcp`, with and without `#tool`) in task pods, against an MCP
@@ -22,9 +12,6 @@ import { hostForPods, installedSystem } from "./support/installed.ts";
  * With the suite's own controller on the local node, and against the chart installed on kind.
  */
 const kubeconfig = inject("kubeconfig");
-let namespace: string;
-let controller: ControllerProcess | undefined;
-let api: ClusterApi;
 let llm: LlmFixture;
 let mcp: FixtureMcpServer;
 /** The same server under a second path: two MCP URLs on one host. */
@@ -43,42 +30,26 @@ spec:
   runner: { retries: 0 }
 `;
 
-beforeAll(async () => {
-  const host = hostForPods();
-  [llm, mcp] = await Promise.all([startLlmFixture(host), startFixtureMcpServer(host)]);
-  second = mcp.url.replace(/\/mcp$/, "/second/mcp");
-  namespace = await crewNamespace(kubeconfig, "mcp-urls");
-  await applyCrew(kubeconfig, namespace, crew("whole-server", [mcp.url]));
-  await applyCrew(kubeconfig, namespace, crew("picked-tools", [`${mcp.url}#lookup`, `${second}#lookup`]));
-  if (!installedSystem) controller = await startControllerProcess(kubeconfig, namespace);
-  api = await startClusterApi(kubeconfig, namespace);
-});
-
-afterAll(async () => {
-  await api?.stop();
-  await controller?.kill("SIGTERM");
-  await llm?.stop();
-  await mcp?.stop();
-  if (installedSystem) {
-    await kubectl(kubeconfig, [
-      "delete",
-      "crew",
-      "whole-server",
-      "picked-tools",
-      "-n",
-      namespace,
-      "--ignore-not-found",
-    ]);
-  }
-  if (namespace) await releaseCrewNamespace(kubeconfig, namespace);
+const suite = crewSuite(kubeconfig, {
+  prefix: "mcp-urls",
+  before: async () => {
+    const host = hostForPods();
+    [llm, mcp] = await Promise.all([startLlmFixture(host), startFixtureMcpServer(host)]);
+    second = mcp.url.replace(/\/mcp$/, "/second/mcp");
+  },
+  after: async () => {
+    await llm?.stop();
+    await mcp?.stop();
+  },
+  crews: () => [crew("whole-server", [mcp.url]), crew("picked-tools", [`${mcp.url}#lookup`, `${second}#lookup`])],
 });
 
 describe("an agent whose mcps are URLs, in a task pod", () => {
   it("is offered every tool of a server given by its URL alone, and its call reaches the server", async () => {
     const from = llm.requests.length;
     llm.enqueue(toolCalls({ name: "lookup", input: { key: "tides" } }), quoteToolResults());
-    const id = await kickoff(api, "whole-server");
-    const final = await finalStatus(api, "whole-server", id);
+    const id = await kickoff(suite.api, "whole-server");
+    const final = await finalStatus(suite.api, "whole-server", id);
     expect(final.error).toBeUndefined();
     expect(final.status).toBe("completed");
     expect(final.result.output).toContain("Tool lookup returned: value of tides");
@@ -93,8 +64,8 @@ describe("an agent whose mcps are URLs, in a task pod", () => {
       toolCalls({ name: "lookup", input: { key: "tides" } }, { name: secondLookup, input: { key: "moon" } }),
       quoteToolResults(),
     );
-    const id = await kickoff(api, "picked-tools");
-    const final = await finalStatus(api, "picked-tools", id);
+    const id = await kickoff(suite.api, "picked-tools");
+    const final = await finalStatus(suite.api, "picked-tools", id);
     expect(final.error).toBeUndefined();
     expect(final.status).toBe("completed");
     expect(final.result.output).toContain("Tool lookup returned: value of tides");

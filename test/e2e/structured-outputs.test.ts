@@ -1,21 +1,9 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { answer, startLlmFixture, type LlmFixture } from "../support/llm-fixture.ts";
+import { crewSuite } from "./support/crew-suite.ts";
+import { finalStatus, kickoff, resultsOf, waitFor, type Loose } from "./support/fixture.ts";
+import { hostForPods } from "./support/installed.ts";
 import { kubectl } from "./support/kubectl.ts";
-import {
-  applyCrew,
-  crewNamespace,
-  finalStatus,
-  kickoff,
-  releaseCrewNamespace,
-  resultsOf,
-  startClusterApi,
-  startControllerProcess,
-  waitFor,
-  type ClusterApi,
-  type ControllerProcess,
-  type Loose,
-} from "./support/fixture.ts";
-import { hostForPods, installedSystem } from "./support/installed.ts";
 
 /**
  * Structured outputs and guardrails on a real control plane: the task pods' runner validates the answer, sends it
@@ -25,9 +13,6 @@ import { hostForPods, installedSystem } from "./support/installed.ts";
  * chart installed on kind (pods reach the fixture at this machine's address there).
  */
 const kubeconfig = inject("kubeconfig");
-let namespace: string;
-let controller: ControllerProcess | undefined;
-let api: ClusterApi;
 let llm: LlmFixture;
 
 const SCHEMA = {
@@ -50,32 +35,19 @@ ${tasks}
   runner: { retries: 0 }
 `;
 
-beforeAll(async () => {
-  llm = await startLlmFixture(hostForPods());
-  namespace = await crewNamespace(kubeconfig, "structured");
-  await applyCrew(
-    kubeconfig,
-    namespace,
+const suite = crewSuite(kubeconfig, {
+  prefix: "structured",
+  before: async () => {
+    llm = await startLlmFixture(hostForPods());
+  },
+  after: () => llm?.stop(),
+  crews: () => [
     crew(
       "structured",
       `    - { name: facts, agent: analyst, description: "Facts on {topic}", expectedOutput: Claims, outputJson: ${JSON.stringify(SCHEMA)} }
     - { name: summary, agent: analyst, description: "Summarise", expectedOutput: Text, guardrail: "${RULE}" }`,
     ),
-  );
-  if (!installedSystem) controller = await startControllerProcess(kubeconfig, namespace);
-  api = await startClusterApi(kubeconfig, namespace);
-});
-
-afterAll(async () => {
-  await api?.stop();
-  await controller?.kill("SIGTERM");
-  await llm?.stop();
-  if (installedSystem) {
-    for (const name of ["structured", "unschemed"]) {
-      await kubectl(kubeconfig, ["delete", "crew", name, "-n", namespace, "--ignore-not-found"]);
-    }
-  }
-  if (namespace) await releaseCrewNamespace(kubeconfig, namespace);
+  ],
 });
 
 describe("outputJson and guardrails in task pods", () => {
@@ -88,8 +60,8 @@ describe("outputJson and guardrails in task pods", () => {
       answer("Tides follow the moon."),
       answer('{"valid": true, "feedback": ""}'),
     );
-    const id = await kickoff(api, "structured");
-    const final = await finalStatus(api, "structured", id, 120_000);
+    const id = await kickoff(suite.api, "structured");
+    const final = await finalStatus(suite.api, "structured", id, 120_000);
     expect(final.status, JSON.stringify(final)).toBe("completed");
     expect(final.result.tasks.map((t: Loose) => [t.task_id, t.json_dict])).toEqual([
       ["facts", { claims: ["Tides follow the moon."] }],
@@ -100,7 +72,7 @@ describe("outputJson and guardrails in task pods", () => {
     expect(JSON.stringify(llm.requests[2]!.body)).toContain('{\\"claims\\": [\\"Tides follow the moon.\\"]}');
     expect(JSON.stringify(llm.requests[4]!.body)).toContain("No claim is cited.");
 
-    const results = (await resultsOf(kubeconfig, namespace, id)).filter((r) => r.spec.output !== undefined);
+    const results = (await resultsOf(kubeconfig, suite.namespace, id)).filter((r) => r.spec.output !== undefined);
     const facts = results.find((r) => r.spec.taskName === "facts");
     const summary = results.find((r) => r.spec.taskName === "summary");
     expect(facts.spec.jsonDict).toEqual({ claims: ["Tides follow the moon."] });
@@ -121,7 +93,7 @@ describe("outputJson and guardrails in task pods", () => {
       "twokinds",
       `    - { name: a, agent: analyst, description: d, expectedOutput: e, guardrails: [{ maxLength: 5, regex: x }] }`,
     );
-    const refused = await applyCrew(kubeconfig, namespace, twoKinds).then(
+    const refused = await suite.applyCrew(twoKinds).then(
       () => "",
       (err: { stderr?: string }) => String(err.stderr ?? err),
     );
@@ -129,16 +101,16 @@ describe("outputJson and guardrails in task pods", () => {
       /Crew "twokinds" is invalid: .*a guardrail needs exactly one of llm, jsonSchema, maxLength, regex/,
     );
 
-    await applyCrew(
-      kubeconfig,
-      namespace,
+    await suite.applyCrew(
       crew(
         "unschemed",
         `    - { name: a, agent: analyst, description: d, expectedOutput: e, outputJson: { type: object, required: a } }`,
       ),
     );
     const ready = await waitFor("crew unschemed reported not Ready", async () => {
-      const got = JSON.parse(await kubectl(kubeconfig, ["get", "crew", "unschemed", "-n", namespace, "-o", "json"]));
+      const got = JSON.parse(
+        await kubectl(kubeconfig, ["get", "crew", "unschemed", "-n", suite.namespace, "-o", "json"]),
+      );
       return got.status?.conditions?.find((c: Loose) => c.type === "Ready" && c.status === "False");
     });
     expect(ready.reason).toBe("InvalidSpec");

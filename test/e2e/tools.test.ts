@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import {
   quoteToolResults,
   startLlmFixture,
@@ -9,19 +9,10 @@ import {
   type LlmFixture,
 } from "../support/llm-fixture.ts";
 import { startFixtureMcpServer, type FixtureMcpServer } from "../support/mcp-servers.ts";
+import { crewSuite } from "./support/crew-suite.ts";
+import { finalStatus, kickoff } from "./support/fixture.ts";
+import { hostForPods } from "./support/installed.ts";
 import { kubectl } from "./support/kubectl.ts";
-import {
-  applyCrew,
-  crewNamespace,
-  finalStatus,
-  kickoff,
-  releaseCrewNamespace,
-  startClusterApi,
-  startControllerProcess,
-  type ClusterApi,
-  type ControllerProcess,
-} from "./support/fixture.ts";
-import { hostForPods, installedSystem } from "./support/installed.ts";
 
 /**
  * An agent that acts, as Job pods: an MCP server (built with the official SDK) whose Authorization header comes from a
@@ -30,33 +21,27 @@ import { hostForPods, installedSystem } from "./support/installed.ts";
  * containers that reach the three servers at this machine's address on the kind network.
  */
 const kubeconfig = inject("kubeconfig");
-let namespace: string;
-let controller: ControllerProcess | undefined;
-let api: ClusterApi;
 let llm: LlmFixture;
 let mcp: FixtureMcpServer;
 let web: http.Server;
 let webHost: string;
 
-beforeAll(async () => {
-  const host = hostForPods();
-  [llm, mcp] = await Promise.all([startLlmFixture(host), startFixtureMcpServer(host)]);
-  web = http.createServer((req, res) => res.writeHead(200, { "content-type": "text/plain" }).end(`page ${req.url}`));
-  await new Promise<void>((resolve) => web.listen(0, host, resolve));
-  webHost = `${host}:${(web.address() as AddressInfo).port}`;
-  namespace = await crewNamespace(kubeconfig, "tools");
-  await kubectl(kubeconfig, [
-    "create",
-    "secret",
-    "generic",
-    "kb-token",
-    "-n",
-    namespace,
-    "--from-literal=token=Bearer kb-from-secret",
-  ]);
-  await applyCrew(
-    kubeconfig,
-    namespace,
+const suite = crewSuite(kubeconfig, {
+  prefix: "tools",
+  before: async () => {
+    const host = hostForPods();
+    [llm, mcp] = await Promise.all([startLlmFixture(host), startFixtureMcpServer(host)]);
+    web = http.createServer((req, res) => res.writeHead(200, { "content-type": "text/plain" }).end(`page ${req.url}`));
+    await new Promise<void>((resolve) => web.listen(0, host, resolve));
+    webHost = `${host}:${(web.address() as AddressInfo).port}`;
+  },
+  after: async () => {
+    await llm?.stop();
+    await mcp?.stop();
+    web?.close();
+  },
+  secrets: { "kb-token": { token: "Bearer kb-from-secret" } },
+  crews: () => [
     `apiVersion: kubecrew.io/v1alpha1
 kind: Crew
 metadata: { name: acting-tools }
@@ -75,10 +60,6 @@ spec:
     - { name: look, agent: scout, description: "Look {topic} up", expectedOutput: "Facts" }
   runner: { retries: 0 }
 `,
-  );
-  await applyCrew(
-    kubeconfig,
-    namespace,
     `apiVersion: kubecrew.io/v1alpha1
 kind: Crew
 metadata: { name: reaching }
@@ -91,22 +72,7 @@ spec:
   tasks:
     - { name: look, agent: scout, description: Look, expectedOutput: Facts }
 `,
-  );
-  if (!installedSystem) controller = await startControllerProcess(kubeconfig, namespace);
-  api = await startClusterApi(kubeconfig, namespace);
-});
-
-afterAll(async () => {
-  await api?.stop();
-  await controller?.kill("SIGTERM");
-  await llm?.stop();
-  await mcp?.stop();
-  web?.close();
-  if (installedSystem) {
-    await kubectl(kubeconfig, ["delete", "crew", "acting-tools", "reaching", "-n", namespace, "--ignore-not-found"]);
-    await kubectl(kubeconfig, ["delete", "secret", "kb-token", "-n", namespace, "--ignore-not-found"]);
-  }
-  if (namespace) await releaseCrewNamespace(kubeconfig, namespace);
+  ],
 });
 
 describe("an agent with tools in a task pod", () => {
@@ -118,8 +84,8 @@ describe("an agent with tools in a task pod", () => {
       ),
       quoteToolResults(),
     );
-    const id = await kickoff(api, "acting-tools");
-    const final = await finalStatus(api, "acting-tools", id);
+    const id = await kickoff(suite.api, "acting-tools");
+    const final = await finalStatus(suite.api, "acting-tools", id);
     expect(final.status).toBe("completed");
     expect(final.result.output).toContain("Tool lookup returned: value of tides");
     expect(final.result.output).toContain(
@@ -136,8 +102,8 @@ describe("an agent with tools in a task pod", () => {
   });
 
   it("refuses at kickoff (422) a crew whose MCP server URL the task pods' outbound policy refuses; the suite's own MCP server is allowed", async () => {
-    const before = await kubectl(kubeconfig, ["get", "crewexecutions", "-n", namespace, "-o", "name"]);
-    const res = await api.call("/crews/reaching/kickoff", { body: { inputs: {} } });
+    const before = await kubectl(kubeconfig, ["get", "crewexecutions", "-n", suite.namespace, "-o", "name"]);
+    const res = await suite.api.call("/crews/reaching/kickoff", { body: { inputs: {} } });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
       error: "Unprocessable Entity",
@@ -155,6 +121,6 @@ describe("an agent with tools in a task pod", () => {
         ],
       },
     });
-    expect(await kubectl(kubeconfig, ["get", "crewexecutions", "-n", namespace, "-o", "name"])).toBe(before);
+    expect(await kubectl(kubeconfig, ["get", "crewexecutions", "-n", suite.namespace, "-o", "name"])).toBe(before);
   });
 });

@@ -1,23 +1,11 @@
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { crewSuite } from "./support/crew-suite.ts";
+import { crewYaml, finalStatus, kickoff, waitFor, type Loose } from "./support/fixture.ts";
+import { hostForPods } from "./support/installed.ts";
 import { kubectl, kubectlStatus } from "./support/kubectl.ts";
-import {
-  applyCrew,
-  crewNamespace,
-  crewYaml,
-  finalStatus,
-  kickoff,
-  releaseCrewNamespace,
-  startClusterApi,
-  startControllerProcess,
-  waitFor,
-  type ClusterApi,
-  type ControllerProcess,
-  type Loose,
-} from "./support/fixture.ts";
 import { startWebhookReceiver, type ReceivedHook, type WebhookReceiver } from "./support/webhook-receiver.ts";
-import { hostForPods, installedSystem } from "./support/installed.ts";
 
 // Issue 28, defect 7: a crew without a signing Secret got unsigned webhooks. Now the crew reconciler generates
 // `<crew>-webhook` for it (owned by the Crew, named in its status, its value nowhere else), every delivery is signed,
@@ -25,13 +13,10 @@ import { hostForPods, installedSystem } from "./support/installed.ts";
 // A crew with its own Secret keeps it, untouched.
 
 const kubeconfig = inject("kubeconfig");
-let namespace: string;
-let api: ClusterApi;
-let controller: ControllerProcess | undefined;
 let receiver: WebhookReceiver;
 
 const getJson = async (args: string[]): Promise<Loose> =>
-  JSON.parse(await kubectl(kubeconfig, [...args, "-n", namespace, "-o", "json"]));
+  JSON.parse(await kubectl(kubeconfig, [...args, "-n", suite.namespace, "-o", "json"]));
 
 /** What the crew's owner runs to read the key: kubectl get secret, base64 -d. */
 async function keyOf(secret: string): Promise<string> {
@@ -40,7 +25,7 @@ async function keyOf(secret: string): Promise<string> {
     "secret",
     secret,
     "-n",
-    namespace,
+    suite.namespace,
     "-o",
     "jsonpath={.data.secret}",
   ]);
@@ -53,40 +38,28 @@ const verifies = (hook: ReceivedHook, key: string) =>
 
 /** A run with task and crew webhooks: the deliveries it got, once all three arrived. */
 async function hooksOfRun(crew: string): Promise<ReceivedHook[]> {
-  const id = await kickoff(api, crew, {
+  const id = await kickoff(suite.api, crew, {
     taskWebhookUrl: `${receiver.url}/task`,
     crewWebhookUrl: `${receiver.url}/crew`,
   });
-  expect((await finalStatus(api, crew, id)).status).toBe("completed");
+  expect((await finalStatus(suite.api, crew, id)).status).toBe("completed");
   const mine = () => receiver.hooks.filter((h) => JSON.parse(h.body).kickoff_id === id);
   await waitFor(`${crew}'s 3 webhooks`, async () => mine().length >= 3, 30_000);
   return mine();
 }
 
-beforeAll(async () => {
-  namespace = await crewNamespace(kubeconfig, "signing");
+const suite = crewSuite(kubeconfig, {
+  prefix: "signing",
+  before: async () => {
+    receiver = await startWebhookReceiver(hostForPods());
+  },
+  after: async () => {
+    receiver?.close();
+  },
   // The crew's own Secret comes first, as its owner would create it.
-  const own = await kubectl(kubeconfig, [
-    ...["create", "secret", "generic", "signed-own-webhook", "-n", namespace],
-    ...["--from-literal=secret=own-s3cret", "--dry-run=client", "-o", "yaml"],
-  ]);
-  await kubectl(kubeconfig, ["apply", "-n", namespace, "-f", "-"], own);
-  await applyCrew(kubeconfig, namespace, crewYaml("signed-gen", "mock", { tasks: 2 }));
-  await applyCrew(kubeconfig, namespace, crewYaml("signed-own", "mock", { tasks: 2 }));
-  receiver = await startWebhookReceiver(hostForPods());
-  if (!installedSystem) controller = await startControllerProcess(kubeconfig, namespace, { identity: "signing" });
-  api = await startClusterApi(kubeconfig, namespace);
-});
-
-afterAll(async () => {
-  await api?.stop();
-  await controller?.kill("SIGTERM");
-  receiver?.close();
-  if (namespace) {
-    await kubectl(kubeconfig, ["delete", "crew", "signed-gen", "signed-own", "-n", namespace, "--ignore-not-found"]);
-    await kubectl(kubeconfig, ["delete", "secret", "signed-own-webhook", "-n", namespace, "--ignore-not-found"]);
-    await releaseCrewNamespace(kubeconfig, namespace);
-  }
+  secrets: { "signed-own-webhook": { secret: "own-s3cret" } },
+  crews: () => [crewYaml("signed-gen", "mock", { tasks: 2 }), crewYaml("signed-own", "mock", { tasks: 2 })],
+  controllerIdentity: "signing",
 });
 
 describe("webhook signing in a cluster", () => {
@@ -112,8 +85,8 @@ describe("webhook signing in a cluster", () => {
     expect(key).toMatch(/^[0-9a-f]{64}$/);
     // The key is in the Secret only: not in the Crew, not in an event, not in the controller's log.
     expect(JSON.stringify(await getJson(["get", "crew", "signed-gen"]))).not.toContain(key);
-    expect(await kubectl(kubeconfig, ["get", "events", "-n", namespace, "-o", "json"])).not.toContain(key);
-    if (controller) expect(readFileSync(controller.logFile, "utf8")).not.toContain(key);
+    expect(await kubectl(kubeconfig, ["get", "events", "-n", suite.namespace, "-o", "json"])).not.toContain(key);
+    if (suite.controller) expect(readFileSync(suite.controller.logFile, "utf8")).not.toContain(key);
   });
 
   it("signs every delivery of that crew with the generated key its owner reads with kubectl", async () => {
@@ -128,7 +101,7 @@ describe("webhook signing in a cluster", () => {
   });
 
   it("names the Secret, not its value, at GET /webhook-signing (the API cannot read Secrets)", async () => {
-    const res = await api.call("/crews/signed-gen/webhook-signing");
+    const res = await suite.api.call("/crews/signed-gen/webhook-signing");
     expect(res).toEqual({
       status: 200,
       body: { generated: true, secret_ref: { name: "signed-gen-webhook", key: "secret" } },
@@ -148,11 +121,11 @@ describe("webhook signing in a cluster", () => {
 
   it("deleting the Crew deletes the generated Secret, and leaves a crew's own", async () => {
     expect(await keyOf("signed-gen-webhook")).toMatch(/^[0-9a-f]{64}$/);
-    await kubectl(kubeconfig, ["delete", "crew", "signed-gen", "signed-own", "-n", namespace]);
+    await kubectl(kubeconfig, ["delete", "crew", "signed-gen", "signed-own", "-n", suite.namespace]);
     await waitFor(
       "the garbage collector to delete signed-gen-webhook",
       async () => {
-        const get = await kubectlStatus(kubeconfig, ["get", "secret", "signed-gen-webhook", "-n", namespace]);
+        const get = await kubectlStatus(kubeconfig, ["get", "secret", "signed-gen-webhook", "-n", suite.namespace]);
         return get.code !== 0 && get.stderr.includes("NotFound");
       },
       60_000,
