@@ -181,7 +181,9 @@ function delegationTurn(options: CallOptions): GenerateResult["content"] | undef
     const firstLine = lastUserText(options.prompt).split("\n")[0] ?? "";
     const task = firstLine.startsWith(TASK_LABEL) ? firstLine.slice(TASK_LABEL.length) : firstLine;
     const input = { ...args, task: task || "the task", context: "Delegated by the mock provider." };
-    return [{ type: "tool-call", toolCallId: "delegate-1", toolName: DELEGATE_WORK_TOOL, input: JSON.stringify(input) }];
+    return [
+      { type: "tool-call", toolCallId: "delegate-1", toolName: DELEGATE_WORK_TOOL, input: JSON.stringify(input) },
+    ];
   }
   const quoted = results.map((r) => toolOutputText(r.output).slice(0, CALL_TOOLS_QUOTE_CHARS));
   return [{ type: "text", text: `[mock llm] Answer from a coworker's work.\n\n${quoted.join("\n\n")}` }];
