@@ -9,7 +9,9 @@ import { startClusterApi } from "./start-cluster-api.ts";
 export function registerApiCommand(program: Command): void {
   program
     .command("api")
-    .description("Serve the crew API in cluster mode: CrewExecutions in Kubernetes, tokens in Redis (REDIS_URL)")
+    .description(
+      "Serve the crew API in cluster mode: CrewExecutions in Kubernetes, tokens in Redis (KUBECREW_REDIS_URL)",
+    )
     .action(async () => {
       const config: ApiConfig = configOrExit("api", () => parseConfig(apiConfigSchema, process.env));
       const log = createLogger({ level: config.logLevel, name: "api" });

@@ -20,7 +20,7 @@ export const apiEnv = authEnv.extend({
     .int()
     .positive()
     .default(1024 * 1024),
-  REDIS_URL: z
+  KUBECREW_REDIS_URL: z
     .string()
     .min(1, "is required: bearer tokens live in Redis")
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL"),
@@ -28,7 +28,7 @@ export const apiEnv = authEnv.extend({
   LOG_LEVEL: logLevel,
   /** The integrations service's internal API, for /connections (both needed). */
   KUBECREW_INTEGRATIONS_URL: z.string().url().optional(),
-  OAUTH_INTERNAL_API_KEY: z.string().min(1).optional(),
+  KUBECREW_OAUTH_INTERNAL_API_KEY: z.string().min(1).optional(),
   ...outboundEnvSchema(clusterPolicy),
 });
 
@@ -59,12 +59,12 @@ export const apiConfigSchema = apiEnv.transform((e): ApiConfig => ({
   ...(e.KUBECREW_DEFAULT_CREW ? { defaultCrew: e.KUBECREW_DEFAULT_CREW } : {}),
   trustProxy: e.KUBECREW_TRUST_PROXY,
   bodyLimitBytes: e.KUBECREW_BODY_LIMIT_BYTES,
-  redisUrl: e.REDIS_URL,
+  redisUrl: e.KUBECREW_REDIS_URL,
   logLevel: e.LOG_LEVEL,
   auth: authConfigFrom(e),
   console: consoleSettingsFrom(e),
   outbound: outboundPolicyFrom(e),
-  ...(e.KUBECREW_INTEGRATIONS_URL && e.OAUTH_INTERNAL_API_KEY
-    ? { integrations: { url: e.KUBECREW_INTEGRATIONS_URL, internalApiKey: e.OAUTH_INTERNAL_API_KEY } }
+  ...(e.KUBECREW_INTEGRATIONS_URL && e.KUBECREW_OAUTH_INTERNAL_API_KEY
+    ? { integrations: { url: e.KUBECREW_INTEGRATIONS_URL, internalApiKey: e.KUBECREW_OAUTH_INTERNAL_API_KEY } }
     : {}),
 }));

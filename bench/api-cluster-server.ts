@@ -5,7 +5,7 @@
  * its CPU between "profile-start" and "profile-stop:<name>", writes <dir>/<name>.cpuprofile and answers its path: a
  * profile of one load, not of the whole run.
  *   - `kubecrew api` as deployed: startClusterApi with its config parsed from the environment (KUBECONFIG,
- *     POD_NAMESPACE, REDIS_URL, HOST, PORT), informer caches, tokens in Redis;
+ *     POD_NAMESPACE, KUBECREW_REDIS_URL, HOST, PORT), informer caches, tokens in Redis;
  *   - with BENCH_BARE_BODY: a bare express app answering `GET /status/:id` with exactly those bytes.
  */
 import express from "express";

@@ -183,7 +183,7 @@ async function startServer(bareBody?: string): Promise<ServerProcess> {
       ...imageEnv(),
       KUBECONFIG: cluster.kubeconfig,
       POD_NAMESPACE: namespace,
-      REDIS_URL: redisServer.url,
+      KUBECREW_REDIS_URL: redisServer.url,
       HOST: "127.0.0.1",
       PORT: "0",
       LOG_LEVEL: "warn",

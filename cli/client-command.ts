@@ -8,7 +8,7 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 export function registerClientCommand(program: Command): void {
   const client = program
     .command("client")
-    .description("Manage service-account clients of POST /oauth/token (in the Redis at REDIS_URL)");
+    .description("Manage service-account clients of POST /oauth/token (in the Redis at KUBECREW_REDIS_URL)");
 
   client
     .command("create")

@@ -34,7 +34,7 @@ export function registerDevCommand(program: Command): void {
         ...(dev.orgToken
           ? [`  org token:    ${dev.orgToken}`, `  user token:   ${dev.userToken}`]
           : [
-              `  tokens:       in Redis (REDIS_URL); create one with`,
+              `  tokens:       in Redis (KUBECREW_REDIS_URL); create one with`,
               `                npm run kubecrew -- token create --crew ${dev.defaultCrew ?? "<crew>"} --kind org`,
             ]),
         dev.llm.provider === "mock"

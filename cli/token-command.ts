@@ -5,9 +5,11 @@ import { parseDuration } from "./duration.ts";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-/** `kubecrew token create|list|revoke`: org and user bearer tokens in the Redis at REDIS_URL. */
+/** `kubecrew token create|list|revoke`: org and user bearer tokens in the Redis at KUBECREW_REDIS_URL. */
 export function registerTokenCommand(program: Command): void {
-  const token = program.command("token").description("Manage the crew API's bearer tokens (in the Redis at REDIS_URL)");
+  const token = program
+    .command("token")
+    .description("Manage the crew API's bearer tokens (in the Redis at KUBECREW_REDIS_URL)");
 
   token
     .command("create")

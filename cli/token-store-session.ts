@@ -8,18 +8,18 @@ import { CommandFailure } from "./command-failure.ts";
 /** What the `token` and `client` commands read from the environment. */
 export const adminCliConfigSchema = z
   .object({
-    REDIS_URL: z
+    KUBECREW_REDIS_URL: z
       .string({ error: "is required: the Redis that holds the API's tokens (redis://host:6379)" })
       .regex(/^rediss?:\/\//, "a redis:// or rediss:// URL"),
     KUBECREW_REDIS_KEY_PREFIX: z.string().default("kubecrew:"),
   })
-  .transform((e) => ({ redisUrl: e.REDIS_URL, redisKeyPrefix: e.KUBECREW_REDIS_KEY_PREFIX }));
+  .transform((e) => ({ redisUrl: e.KUBECREW_REDIS_URL, redisKeyPrefix: e.KUBECREW_REDIS_KEY_PREFIX }));
 
 export { CommandFailure } from "./command-failure.ts";
 export { table } from "./table.ts";
 
 /**
- * Runs a management command against the token store in REDIS_URL: a configuration mistake, an unreachable Redis or a
+ * Runs a management command against the token store in KUBECREW_REDIS_URL: a configuration mistake, an unreachable Redis or a
  * CommandFailure exits 1 with one line (the first naming the variable).
  */
 export async function withTokenStore(
@@ -47,7 +47,7 @@ export async function withTokenStore(
   } catch (err) {
     if (err instanceof TokenStoreUnavailable) {
       const why = connectionError?.message ?? (err.cause as Error | undefined)?.message ?? "unknown error";
-      console.error(`Cannot reach Redis (REDIS_URL): ${why}`);
+      console.error(`Cannot reach Redis (KUBECREW_REDIS_URL): ${why}`);
       process.exitCode = 1;
     } else if (err instanceof CommandFailure) {
       console.error(err.message);

@@ -139,7 +139,7 @@ describe("the controller's app credentials (recording client)", () => {
       readOnly: true,
     });
     expect(runner.env).toContainEqual({ name: "KUBECREW_APPS_URL", value: APPS_URL });
-    expect(runner.env.map((e) => e.name)).not.toContain("OAUTH_INTERNAL_API_KEY");
+    expect(runner.env.map((e) => e.name)).not.toContain("KUBECREW_OAUTH_INTERNAL_API_KEY");
     expect(JSON.stringify(kube.stored(r.resourcePath(r.JOBS, NS, `${ID}-0`)))).not.toContain(
       secret.stringData.credential,
     );

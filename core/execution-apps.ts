@@ -15,7 +15,7 @@ export const appsEnv = {
   /** The integrations service's base URL for its internal API; by default KUBECREW_APPS_URL without `/v1/mcp`. */
   KUBECREW_INTEGRATIONS_URL: z.string().url().optional(),
   /** The integrations service's internal API key (never handed to task processes). */
-  OAUTH_INTERNAL_API_KEY: z.string().min(1).optional(),
+  KUBECREW_OAUTH_INTERNAL_API_KEY: z.string().min(1).optional(),
 };
 
 type AppsEnv = z.infer<z.ZodObject<typeof appsEnv>>;
@@ -47,8 +47,8 @@ export function appsSettingsFrom(e: AppsEnv): AppsSettings | undefined {
   return {
     url: e.KUBECREW_APPS_URL,
     signingKey: e.KUBECREW_APPS_SIGNING_KEY,
-    ...(e.OAUTH_INTERNAL_API_KEY && integrationsUrl
-      ? { revoke: { integrationsUrl, internalApiKey: e.OAUTH_INTERNAL_API_KEY } }
+    ...(e.KUBECREW_OAUTH_INTERNAL_API_KEY && integrationsUrl
+      ? { revoke: { integrationsUrl, internalApiKey: e.KUBECREW_OAUTH_INTERNAL_API_KEY } }
       : {}),
   };
 }

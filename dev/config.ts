@@ -32,7 +32,7 @@ export const devEnv = z.object({
     .default(1024 * 1024),
   LOG_LEVEL: logLevel,
   /** Tokens, clients and rate limits in Redis when set; in memory otherwise. */
-  REDIS_URL: z.string().optional(),
+  KUBECREW_REDIS_URL: z.string().optional(),
   ...authEnv.shape,
   ...consoleEnv.shape,
   ...outboundEnvSchema(localPolicy),
@@ -90,7 +90,7 @@ export const devConfigSchema = devEnv.loose().transform((e): DevConfig => ({
   },
   bodyLimitBytes: e.KUBECREW_BODY_LIMIT_BYTES,
   logLevel: e.LOG_LEVEL,
-  ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
+  ...(e.KUBECREW_REDIS_URL ? { redisUrl: e.KUBECREW_REDIS_URL } : {}),
   auth: authConfigFrom(e),
   console: consoleSettingsFrom(e),
   outbound: outboundPolicyFrom(e),
@@ -106,7 +106,9 @@ function appsConfigFrom(
     return { embeddedIntegrations: embeddedIntegrationsFrom(e, { port: e.PORT, outbound: outboundPolicyFrom(e) }) };
   return {
     ...(apps ? { apps } : {}),
-    ...(url && e.OAUTH_INTERNAL_API_KEY ? { integrations: { url, internalApiKey: e.OAUTH_INTERNAL_API_KEY } } : {}),
+    ...(url && e.KUBECREW_OAUTH_INTERNAL_API_KEY
+      ? { integrations: { url, internalApiKey: e.KUBECREW_OAUTH_INTERNAL_API_KEY } }
+      : {}),
   };
 }
 

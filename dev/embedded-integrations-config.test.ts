@@ -23,10 +23,10 @@ describe("the integrations service kubecrew dev runs", () => {
   it("takes the secrets, providers and public URL given, as `kubecrew integrations` reads them", () => {
     const settings = embeddedIntegrationsFrom(
       {
-        OAUTH_DB_ENCRYPTION_KEY: "ab".repeat(32),
-        OAUTH_INTERNAL_API_KEY: "internal-key-0123456789abcdef0123456789",
+        KUBECREW_OAUTH_DB_ENCRYPTION_KEY: "ab".repeat(32),
+        KUBECREW_OAUTH_INTERNAL_API_KEY: "internal-key-0123456789abcdef0123456789",
         KUBECREW_APPS_SIGNING_KEY: "signing-key-0123456789abcdef0123456789",
-        OAUTH_PUBLIC_URL: "https://dev.example.com/oauthsvc",
+        KUBECREW_OAUTH_PUBLIC_URL: "https://dev.example.com/oauthsvc",
         GOOGLE_CLIENT_ID: "id",
         GOOGLE_CLIENT_SECRET: "secret",
       },
@@ -51,9 +51,9 @@ describe("the integrations service kubecrew dev runs", () => {
   });
 
   it("refuses a bad secret given with the integrations service's one line", () => {
-    expect(() => embeddedIntegrationsFrom({ OAUTH_DB_ENCRYPTION_KEY: "not-hex" }, dev)).toThrow(ConfigError);
-    expect(() => embeddedIntegrationsFrom({ OAUTH_DB_ENCRYPTION_KEY: "not-hex" }, dev)).toThrow(
-      "Invalid configuration: OAUTH_DB_ENCRYPTION_KEY: must be exactly 64 hexadecimal characters",
+    expect(() => embeddedIntegrationsFrom({ KUBECREW_OAUTH_DB_ENCRYPTION_KEY: "not-hex" }, dev)).toThrow(ConfigError);
+    expect(() => embeddedIntegrationsFrom({ KUBECREW_OAUTH_DB_ENCRYPTION_KEY: "not-hex" }, dev)).toThrow(
+      "Invalid configuration: KUBECREW_OAUTH_DB_ENCRYPTION_KEY: must be exactly 64 hexadecimal characters",
     );
   });
 
@@ -72,9 +72,9 @@ describe("the integrations service kubecrew dev runs", () => {
       PATH: "/bin",
       OPENAI_API_KEY: "sk-1",
       AZURE_CLIENT_SECRET: "an LLM provider's",
-      OAUTH_INTERNAL_API_KEY: "x",
-      OAUTH_DB_ENCRYPTION_KEY: "x",
-      OAUTH_COOKIE_SECRET: "x",
+      KUBECREW_OAUTH_INTERNAL_API_KEY: "x",
+      KUBECREW_OAUTH_DB_ENCRYPTION_KEY: "x",
+      KUBECREW_OAUTH_COOKIE_SECRET: "x",
       KUBECREW_APPS_SIGNING_KEY: "x",
       GOOGLE_CLIENT_SECRET: "x",
       GOOGLE_GMAIL_CLIENT_SECRET: "x",

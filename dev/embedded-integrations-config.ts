@@ -9,16 +9,16 @@ export const EMBEDDED_INTEGRATIONS_PATH = "/oauthsvc";
 /** The integrations service `kubecrew dev` runs in its process, as resolved from the environment at start-up. */
 export interface EmbeddedIntegrationsSettings {
   /**
-   * The service's configuration. Its public URL is OAUTH_PUBLIC_URL when given; otherwise the dev server's own URL
+   * The service's configuration. Its public URL is KUBECREW_OAUTH_PUBLIC_URL when given; otherwise the dev server's own URL
    * with /oauthsvc, set once it listens (publicUrlGiven false).
    */
   config: IntegrationsConfig;
   publicUrlGiven: boolean;
-  /** The key the crew API calls the internal API with (OAUTH_INTERNAL_API_KEY, or generated). */
+  /** The key the crew API calls the internal API with (KUBECREW_OAUTH_INTERNAL_API_KEY, or generated). */
   internalApiKey: string;
   /** Signs the executions' app credentials (KUBECREW_APPS_SIGNING_KEY, or generated). */
   appsSigningKey: string;
-  /** OAUTH_DB_ENCRYPTION_KEY given: connections kept in Redis can be read after a restart. */
+  /** KUBECREW_OAUTH_DB_ENCRYPTION_KEY given: connections kept in Redis can be read after a restart. */
   encryptionKeyGiven: boolean;
 }
 
@@ -26,9 +26,9 @@ type Env = Record<string, unknown>;
 
 /** The secrets the service needs; each one not given is generated for this process and never printed. */
 const SECRETS = [
-  "OAUTH_COOKIE_SECRET",
-  "OAUTH_DB_ENCRYPTION_KEY",
-  "OAUTH_INTERNAL_API_KEY",
+  "KUBECREW_OAUTH_COOKIE_SECRET",
+  "KUBECREW_OAUTH_DB_ENCRYPTION_KEY",
+  "KUBECREW_OAUTH_INTERNAL_API_KEY",
   "KUBECREW_APPS_SIGNING_KEY",
 ];
 
@@ -45,28 +45,31 @@ export function embeddedIntegrationsFrom(
     Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
   );
   const secrets = Object.fromEntries(SECRETS.map((name) => [name, given(name) ?? randomBytes(32).toString("hex")]));
-  const publicUrl = given("OAUTH_PUBLIC_URL");
+  const publicUrl = given("KUBECREW_OAUTH_PUBLIC_URL");
   const config = loadConfig({
     ...strings,
     ...secrets,
     // Until the dev server listens (PORT=0 picks its port then), the URL it will most likely have.
-    OAUTH_PUBLIC_URL: publicUrl ?? `http://127.0.0.1:${dev.port || 8080}${EMBEDDED_INTEGRATIONS_PATH}`,
+    KUBECREW_OAUTH_PUBLIC_URL: publicUrl ?? `http://127.0.0.1:${dev.port || 8080}${EMBEDDED_INTEGRATIONS_PATH}`,
     // The console that sends the browser to connect an app, on this machine whichever name it was opened by.
-    OAUTH_ALLOWED_RETURN_HOSTS: [given("OAUTH_ALLOWED_RETURN_HOSTS") ?? "", "127.0.0.1", "localhost", "[::1]"].join(
-      ",",
-    ),
+    KUBECREW_OAUTH_ALLOWED_RETURN_HOSTS: [
+      given("KUBECREW_OAUTH_ALLOWED_RETURN_HOSTS") ?? "",
+      "127.0.0.1",
+      "localhost",
+      "[::1]",
+    ].join(","),
   });
   return {
     // Provider calls as dev's own: a local test provider or API fixture on loopback is allowed.
     config: { ...config, outbound: dev.outbound },
     publicUrlGiven: publicUrl !== undefined,
-    internalApiKey: secrets["OAUTH_INTERNAL_API_KEY"]!,
+    internalApiKey: secrets["KUBECREW_OAUTH_INTERNAL_API_KEY"]!,
     appsSigningKey: secrets["KUBECREW_APPS_SIGNING_KEY"]!,
-    encryptionKeyGiven: given("OAUTH_DB_ENCRYPTION_KEY") !== undefined,
+    encryptionKeyGiven: given("KUBECREW_OAUTH_DB_ENCRYPTION_KEY") !== undefined,
   };
 }
 
-/** The configuration with the dev server's URL as the public one, unless OAUTH_PUBLIC_URL said otherwise. */
+/** The configuration with the dev server's URL as the public one, unless KUBECREW_OAUTH_PUBLIC_URL said otherwise. */
 export function withDevUrl(settings: EmbeddedIntegrationsSettings, devUrl: string): IntegrationsConfig {
   if (settings.publicUrlGiven) return settings.config;
   const publicUrl = new URL(`${devUrl.replace(/\/+$/, "")}${EMBEDDED_INTEGRATIONS_PATH}`);

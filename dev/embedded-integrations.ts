@@ -69,7 +69,7 @@ export class EmbeddedIntegrations {
     this.log.info(info, "Integrations service (connected apps) at /oauthsvc");
     if (this.inRedis && !this.settings.encryptionKeyGiven)
       this.log.warn(
-        "OAUTH_DB_ENCRYPTION_KEY is not set: connections stored in Redis now cannot be read after a restart",
+        "KUBECREW_OAUTH_DB_ENCRYPTION_KEY is not set: connections stored in Redis now cannot be read after a restart",
       );
     return info;
   }

@@ -67,7 +67,7 @@ export function devLlm(config: DevConfig): LlmConfig {
 /**
  * `kubecrew dev`: every component in one process — the crew API, executions in memory, each task a child process
  * of the same runner the Job pods run, the integrations service at /oauthsvc (connected apps). No cluster; Redis only
- * when REDIS_URL is set (tokens, clients, rate limits, connections).
+ * when KUBECREW_REDIS_URL is set (tokens, clients, rate limits, connections).
  */
 export async function startDev(
   config: DevConfig,
@@ -118,7 +118,7 @@ export async function startDev(
       log.warn("Redis is not reachable yet; token checks answer 503 until it is"),
     );
     log.info(
-      "Tokens live in Redis (REDIS_URL); create one with: kubecrew token create --crew '*' --kind org " +
+      "Tokens live in Redis (KUBECREW_REDIS_URL); create one with: kubecrew token create --crew '*' --kind org " +
         "(or a service account: kubecrew client create --crew '*', then POST /oauth/token)",
     );
   } else {
@@ -131,7 +131,7 @@ export async function startDev(
   }
 
   // Connected apps: the integrations service in this process unless one elsewhere is configured; its connections in
-  // Redis when REDIS_URL is set (the tokens' client, when there is one), in memory otherwise.
+  // Redis when KUBECREW_REDIS_URL is set (the tokens' client, when there is one), in memory otherwise.
   let integrationsRedis: Redis | undefined;
   let embedded: EmbeddedIntegrations | undefined;
   if (config.embeddedIntegrations) {

@@ -4,16 +4,17 @@ import { loadConfig } from "./config.ts";
 import { start } from "./server.ts";
 import { exitIfCannotListen } from "../platform/http/listen-error.ts";
 
-/** `kubecrew integrations`: the OAuth integrations service (port 8787 unless INTEGRATIONS_PORT or PORT says otherwise). */
+/** `kubecrew integrations`: the OAuth integrations service (port 8787 unless KUBECREW_INTEGRATIONS_PORT or PORT says otherwise). */
 export function registerIntegrationsCommand(program: Command): void {
   program
     .command("integrations")
     .description("Run the integrations service: third-party OAuth sign-in and the encrypted provider token store")
     .action(async () => {
       const config = configOrExit("integrations", () => loadConfig(process.env));
-      // The port comes from INTEGRATIONS_PORT, else PORT, else 8787: the line names the one to change.
-      const port = process.env["INTEGRATIONS_PORT"] || !process.env["PORT"] ? "INTEGRATIONS_PORT" : "PORT";
-      const service = await exitIfCannotListen("integrations", { host: "INTEGRATIONS_HOST", port }, () =>
+      // The port comes from KUBECREW_INTEGRATIONS_PORT, else PORT, else 8787: the line names the one to change.
+      const port =
+        process.env["KUBECREW_INTEGRATIONS_PORT"] || !process.env["PORT"] ? "KUBECREW_INTEGRATIONS_PORT" : "PORT";
+      const service = await exitIfCannotListen("integrations", { host: "KUBECREW_INTEGRATIONS_HOST", port }, () =>
         start(config),
       );
       const shutdown = () => {

@@ -39,29 +39,29 @@ type Env = Record<string, string | undefined>;
 const hex64 = /^[0-9a-fA-F]{64}$/;
 
 const envSchema = z.object({
-  INTEGRATIONS_HOST: z.string().min(1).default("0.0.0.0"),
-  INTEGRATIONS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  KUBECREW_INTEGRATIONS_HOST: z.string().min(1).default("0.0.0.0"),
+  KUBECREW_INTEGRATIONS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).optional(),
-  OAUTH_PUBLIC_URL: z.url({
+  KUBECREW_OAUTH_PUBLIC_URL: z.url({
     protocol: /^https?$/,
     error: "must be an absolute http(s) URL, e.g. https://app.example.com/oauthsvc",
   }),
-  REDIS_URL: z
+  KUBECREW_REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" })
     .default("redis://127.0.0.1:6379"),
   KUBECREW_REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().positive().default(REDIS_COMMAND_TIMEOUT_MS),
-  OAUTH_REDIS_KEY_PREFIX: z
+  KUBECREW_OAUTH_REDIS_KEY_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:_-]*$/)
     .default("kubecrew:integrations:"),
-  OAUTH_COOKIE_SECRET: z.string({ error: "is required" }).min(32, "must be at least 32 characters"),
-  OAUTH_DB_ENCRYPTION_KEY: z
+  KUBECREW_OAUTH_COOKIE_SECRET: z.string({ error: "is required" }).min(32, "must be at least 32 characters"),
+  KUBECREW_OAUTH_DB_ENCRYPTION_KEY: z
     .string({ error: "is required (64 hexadecimal characters; generate one with `openssl rand -hex 32`)" })
     .regex(hex64, "must be exactly 64 hexadecimal characters (generate one with `openssl rand -hex 32`)"),
-  OAUTH_INTERNAL_API_KEY: z.string({ error: "is required" }).min(32, "must be at least 32 characters"),
-  OAUTH_ALLOWED_RETURN_HOSTS: z.string().default(""),
-  OAUTH_REFRESH_AHEAD_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
-  OAUTH_CONNECT_SESSION_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(600),
+  KUBECREW_OAUTH_INTERNAL_API_KEY: z.string({ error: "is required" }).min(32, "must be at least 32 characters"),
+  KUBECREW_OAUTH_ALLOWED_RETURN_HOSTS: z.string().default(""),
+  KUBECREW_OAUTH_REFRESH_AHEAD_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
+  KUBECREW_OAUTH_CONNECT_SESSION_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(600),
   LOG_LEVEL: logLevel,
   ...outboundEnvSchema(clusterPolicy),
 });
@@ -76,26 +76,31 @@ function hostList(raw: string): string[] {
 /** Parses the environment; a bad value throws a ConfigError whose message is one line naming the variable. */
 export function loadConfig(env: Env): IntegrationsConfig {
   const e = parseConfig(envSchema, env);
-  const publicUrl = new URL(e.OAUTH_PUBLIC_URL.replace(/\/+$/, ""));
+  const publicUrl = new URL(e.KUBECREW_OAUTH_PUBLIC_URL.replace(/\/+$/, ""));
   if (publicUrl.search || publicUrl.hash)
-    throw new ConfigError("OAUTH_PUBLIC_URL", "must not carry a query or fragment");
-  const allowedReturnHosts = [...new Set([publicUrl.host.toLowerCase(), ...hostList(e.OAUTH_ALLOWED_RETURN_HOSTS)])];
+    throw new ConfigError("KUBECREW_OAUTH_PUBLIC_URL", "must not carry a query or fragment");
+  const allowedReturnHosts = [
+    ...new Set([publicUrl.host.toLowerCase(), ...hostList(e.KUBECREW_OAUTH_ALLOWED_RETURN_HOSTS)]),
+  ];
   const apps = loadAppsSettings(env);
   if (apps.connectReturnUrl && !isAllowedReturnUrl(apps.connectReturnUrl, allowedReturnHosts))
-    throw new ConfigError("APPS_CONNECT_RETURN_URL", "must be on an allowed return host (OAUTH_ALLOWED_RETURN_HOSTS)");
+    throw new ConfigError(
+      "APPS_CONNECT_RETURN_URL",
+      "must be on an allowed return host (KUBECREW_OAUTH_ALLOWED_RETURN_HOSTS)",
+    );
   return {
-    host: e.INTEGRATIONS_HOST,
-    port: e.INTEGRATIONS_PORT ?? e.PORT ?? 8787,
+    host: e.KUBECREW_INTEGRATIONS_HOST,
+    port: e.KUBECREW_INTEGRATIONS_PORT ?? e.PORT ?? 8787,
     publicUrl,
-    redisUrl: e.REDIS_URL,
-    redisKeyPrefix: e.OAUTH_REDIS_KEY_PREFIX,
+    redisUrl: e.KUBECREW_REDIS_URL,
+    redisKeyPrefix: e.KUBECREW_OAUTH_REDIS_KEY_PREFIX,
     redisCommandTimeoutMs: e.KUBECREW_REDIS_COMMAND_TIMEOUT_MS,
-    cookieSecret: e.OAUTH_COOKIE_SECRET,
-    encryptionKey: Buffer.from(e.OAUTH_DB_ENCRYPTION_KEY, "hex"),
-    internalApiKey: e.OAUTH_INTERNAL_API_KEY,
+    cookieSecret: e.KUBECREW_OAUTH_COOKIE_SECRET,
+    encryptionKey: Buffer.from(e.KUBECREW_OAUTH_DB_ENCRYPTION_KEY, "hex"),
+    internalApiKey: e.KUBECREW_OAUTH_INTERNAL_API_KEY,
     allowedReturnHosts,
-    refreshAheadSeconds: e.OAUTH_REFRESH_AHEAD_SECONDS,
-    connectSessionTtlSeconds: e.OAUTH_CONNECT_SESSION_TTL_SECONDS,
+    refreshAheadSeconds: e.KUBECREW_OAUTH_REFRESH_AHEAD_SECONDS,
+    connectSessionTtlSeconds: e.KUBECREW_OAUTH_CONNECT_SESSION_TTL_SECONDS,
     logLevel: e.LOG_LEVEL,
     providers: resolveProviderSettings(env),
     outbound: outboundPolicyFrom(e),

@@ -10,7 +10,7 @@ interface Held {
 const SWEEP_EVERY_MS = 60_000;
 
 /**
- * The store of the embedded default (`kubecrew dev` without REDIS_URL): the same keys and values RedisStore keeps, in
+ * The store of the embedded default (`kubecrew dev` without KUBECREW_REDIS_URL): the same keys and values RedisStore keeps, in
  * this process's memory, so connection records carry their tokens sealed exactly as in Redis. Everything is gone when
  * the process ends. Same behaviour as RedisStore (one contract suite runs against both).
  */

@@ -337,7 +337,7 @@ export function integrationsOpenApiDocument() {
     },
     components: {
       securitySchemes: {
-        internalApiKey: { type: "http", scheme: "bearer", description: "OAUTH_INTERNAL_API_KEY" },
+        internalApiKey: { type: "http", scheme: "bearer", description: "KUBECREW_OAUTH_INTERNAL_API_KEY" },
         appCredential: {
           type: "http",
           scheme: "bearer",

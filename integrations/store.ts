@@ -2,7 +2,7 @@
  * What the integrations service keeps, as keys (redis-keys.ts) and string values: connection records, whose tokens are
  * sealed (AES-256-GCM, token-cipher.ts) before they get here, each user's index of them, single-use connect sessions
  * and sign-in states, refresh locks and revoked app credentials. A deployment keeps them in Redis (RedisStore), shared
- * by every replica; `kubecrew dev` without REDIS_URL in memory (MemoryStore). One contract suite runs over both
+ * by every replica; `kubecrew dev` without KUBECREW_REDIS_URL in memory (MemoryStore). One contract suite runs over both
  * (test/integration/integrations/store-contract.test.ts). A store that cannot be reached rejects with the error that
  * isRedisUnavailable() recognises, and the routes answer 503.
  */

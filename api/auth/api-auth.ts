@@ -62,7 +62,7 @@ function assemble(
 }
 
 /**
- * Tokens, clients and rate-limit counters in Redis: what `kubecrew api` (and `kubecrew dev` with REDIS_URL) serve.
+ * Tokens, clients and rate-limit counters in Redis: what `kubecrew api` (and `kubecrew dev` with KUBECREW_REDIS_URL) serve.
  * Give it a client from connectRedis, which fails fast while Redis is down and reconnects by itself.
  */
 export function createRedisAuth(options: {

@@ -7,7 +7,7 @@ export interface IntegrationsSettings {
    * listens (`kubecrew dev` serves the service itself, at its own port's `/oauthsvc`).
    */
   url: string | (() => string);
-  /** OAUTH_INTERNAL_API_KEY. */
+  /** KUBECREW_OAUTH_INTERNAL_API_KEY. */
   internalApiKey: string;
 }
 

@@ -29,7 +29,7 @@ const notConfigured = () =>
   new ApiError(
     404,
     "Connections not configured",
-    "This installation has no integrations service configured (KUBECREW_INTEGRATIONS_URL and OAUTH_INTERNAL_API_KEY)",
+    "This installation has no integrations service configured (KUBECREW_INTEGRATIONS_URL and KUBECREW_OAUTH_INTERNAL_API_KEY)",
   );
 
 /** The caller's user: connections belong to users (user tokens, and org admins signed in to the console as themselves). */

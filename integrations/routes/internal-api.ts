@@ -8,7 +8,7 @@ import type { ConnectionStore } from "../connection-store.ts";
 import { badRequest, notFound } from "../errors.ts";
 import type { SignIn } from "../sign-in.ts";
 
-/** Constant-time check of `Authorization: Bearer <OAUTH_INTERNAL_API_KEY>` (digests, so lengths never leak). */
+/** Constant-time check of `Authorization: Bearer <KUBECREW_OAUTH_INTERNAL_API_KEY>` (digests, so lengths never leak). */
 export function requireInternalApiKey(apiKey: string): RequestHandler {
   const expected = createHash("sha256").update(apiKey).digest();
   return (req, res, next) => {

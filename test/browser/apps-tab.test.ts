@@ -32,7 +32,7 @@ beforeAll(async () => {
   integrations = await startProviderAndService({
     redisUrl: inject("redisUrl"),
     prefix: `test:console-apps:${Date.now()}:`,
-    extra: { OAUTH_ALLOWED_RETURN_HOSTS: `127.0.0.1:${port}`, KUBECREW_APPS_SIGNING_KEY: appsSigningKey },
+    extra: { KUBECREW_OAUTH_ALLOWED_RETURN_HOSTS: `127.0.0.1:${port}`, KUBECREW_APPS_SIGNING_KEY: appsSigningKey },
   });
   [dev, browser] = await Promise.all([
     startTestDev(
@@ -42,7 +42,7 @@ beforeAll(async () => {
           PORT: String(port),
           KUBECREW_APPS_URL: `${integrations.service.url}/v1/mcp`,
           KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
-          OAUTH_INTERNAL_API_KEY: internalApiKey,
+          KUBECREW_OAUTH_INTERNAL_API_KEY: internalApiKey,
           KUBECREW_CONSOLE_SESSION_SECRET: SECRET,
         },
       },

@@ -82,9 +82,9 @@ describe("Gateway API on a shared hostname", () => {
 
   it("tells the integrations service its public URL under the prefix", () => {
     const manifests = render({ values: { gateway: { enabled: true, parentRefs, hostnames: ["crews.example.com"] } } });
-    expect(envValue(container(find(manifests, "Deployment", "kubecrew-integrations")), "OAUTH_PUBLIC_URL")).toBe(
-      "https://crews.example.com/oauthsvc",
-    );
+    expect(
+      envValue(container(find(manifests, "Deployment", "kubecrew-integrations")), "KUBECREW_OAUTH_PUBLIC_URL"),
+    ).toBe("https://crews.example.com/oauthsvc");
   });
 
   it("without hostnames the routes take every hostname of the listener", () => {
@@ -127,9 +127,9 @@ describe("Gateway API with the integrations on their own hostname", () => {
         gateway: { enabled: true, parentRefs, scheme: "http", integrations: { hostnames: ["oauth.example.com"] } },
       },
     });
-    expect(envValue(container(find(manifests, "Deployment", "kubecrew-integrations")), "OAUTH_PUBLIC_URL")).toBe(
-      "http://oauth.example.com",
-    );
+    expect(
+      envValue(container(find(manifests, "Deployment", "kubecrew-integrations")), "KUBECREW_OAUTH_PUBLIC_URL"),
+    ).toBe("http://oauth.example.com");
   });
 });
 
@@ -202,7 +202,7 @@ describe("Gateway API values", () => {
       "Deployment",
       "kubecrew-integrations",
     );
-    expect(envValue(container(integrations), "OAUTH_PUBLIC_URL")).toBe("http://localhost:31080/oauthsvc");
+    expect(envValue(container(integrations), "KUBECREW_OAUTH_PUBLIC_URL")).toBe("http://localhost:31080/oauthsvc");
 
     const own = notesOf({ ...shared, "gateway.integrations.hostnames[0]": "oauth.localhost" });
     expect(own).toContain("integrations service at http://oauth.localhost:31080.");

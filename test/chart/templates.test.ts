@@ -321,11 +321,13 @@ describe("the default install", () => {
     expect(envValue(api, "KUBECREW_TRUST_PROXY")).toBe("0");
     // /connections reaches the integrations service inside the cluster with the internal key.
     expect(envValue(api, "KUBECREW_INTEGRATIONS_URL")).toBe("http://kubecrew-integrations.crews.svc:80");
-    expect(envOf(api).get("OAUTH_INTERNAL_API_KEY")?.valueFrom?.secretKeyRef?.key).toBe("oauth-internal-api-key");
+    expect(envOf(api).get("KUBECREW_OAUTH_INTERNAL_API_KEY")?.valueFrom?.secretKeyRef?.key).toBe(
+      "oauth-internal-api-key",
+    );
     // The password is expanded by Kubernetes from the variable defined just before.
     const apiEnv = [...envOf(api).keys()];
-    expect(apiEnv.indexOf("REDIS_PASSWORD")).toBeLessThan(apiEnv.indexOf("REDIS_URL"));
-    expect(envValue(api, "REDIS_URL")).toBe("redis://:$(REDIS_PASSWORD)@kubecrew-redis.crews.svc:6379/0");
+    expect(apiEnv.indexOf("REDIS_PASSWORD")).toBeLessThan(apiEnv.indexOf("KUBECREW_REDIS_URL"));
+    expect(envValue(api, "KUBECREW_REDIS_URL")).toBe("redis://:$(REDIS_PASSWORD)@kubecrew-redis.crews.svc:6379/0");
 
     const controller = container(find(byDefault, "Deployment", "kubecrew-controller"));
     expect(envOf(controller).get("KUBECREW_NAMESPACE")?.valueFrom?.fieldRef?.fieldPath).toBe("metadata.namespace");
@@ -336,17 +338,17 @@ describe("the default install", () => {
     // Connected apps: the integrations service's MCP endpoint in the cluster, the credential key, the revoking key.
     expect(envValue(controller, "KUBECREW_APPS_URL")).toBe("http://kubecrew-integrations.crews.svc:80/v1/mcp");
     expect(envOf(controller).get("KUBECREW_APPS_SIGNING_KEY")?.valueFrom?.secretKeyRef?.key).toBe("apps-signing-key");
-    expect(envOf(controller).get("OAUTH_INTERNAL_API_KEY")?.valueFrom?.secretKeyRef?.key).toBe(
+    expect(envOf(controller).get("KUBECREW_OAUTH_INTERNAL_API_KEY")?.valueFrom?.secretKeyRef?.key).toBe(
       "oauth-internal-api-key",
     );
 
     const integrations = container(find(byDefault, "Deployment", "kubecrew-integrations"));
     expect(envValue(integrations, "PORT")).toBe("8787");
-    expect(envValue(integrations, "OAUTH_PUBLIC_URL")).toBe("http://localhost:8787");
+    expect(envValue(integrations, "KUBECREW_OAUTH_PUBLIC_URL")).toBe("http://localhost:8787");
     for (const [name, key] of [
-      ["OAUTH_COOKIE_SECRET", "oauth-cookie-secret"],
-      ["OAUTH_DB_ENCRYPTION_KEY", "oauth-db-encryption-key"],
-      ["OAUTH_INTERNAL_API_KEY", "oauth-internal-api-key"],
+      ["KUBECREW_OAUTH_COOKIE_SECRET", "oauth-cookie-secret"],
+      ["KUBECREW_OAUTH_DB_ENCRYPTION_KEY", "oauth-db-encryption-key"],
+      ["KUBECREW_OAUTH_INTERNAL_API_KEY", "oauth-internal-api-key"],
       ["KUBECREW_APPS_SIGNING_KEY", "apps-signing-key"],
     ]) {
       expect(envOf(integrations).get(name!)?.valueFrom?.secretKeyRef?.key).toBe(key);
@@ -572,9 +574,9 @@ describe("Ingress on a shared host", () => {
   });
 
   it("tells the integrations service its public URL under the prefix, and the API to trust one proxy hop", () => {
-    expect(envValue(container(find(sharedHost, "Deployment", "kubecrew-integrations")), "OAUTH_PUBLIC_URL")).toBe(
-      "https://crews.example.com/oauthsvc",
-    );
+    expect(
+      envValue(container(find(sharedHost, "Deployment", "kubecrew-integrations")), "KUBECREW_OAUTH_PUBLIC_URL"),
+    ).toBe("https://crews.example.com/oauthsvc");
     expect(envValue(container(find(sharedHost, "Deployment", "kubecrew-api")), "KUBECREW_TRUST_PROXY")).toBe("1");
   });
 
@@ -618,9 +620,9 @@ describe("Ingress with a dedicated integrations host", () => {
   });
 
   it("tells the integrations service its public URL at that host", () => {
-    expect(envValue(container(find(dedicatedHost, "Deployment", "kubecrew-integrations")), "OAUTH_PUBLIC_URL")).toBe(
-      "http://oauth.example.com",
-    );
+    expect(
+      envValue(container(find(dedicatedHost, "Deployment", "kubecrew-integrations")), "KUBECREW_OAUTH_PUBLIC_URL"),
+    ).toBe("http://oauth.example.com");
   });
 
   it("with TLS, gives the dedicated host a certificate Secret of its own", () => {
@@ -643,7 +645,7 @@ describe("external Redis", () => {
     expect(Object.keys(secretData(find(externalRedis, "Secret", "kubecrew")))).not.toContain("redis-password");
     for (const name of ["kubecrew-api", "kubecrew-integrations"]) {
       const env = envOf(container(find(externalRedis, "Deployment", name)));
-      expect(env.get("REDIS_URL")?.valueFrom?.secretKeyRef).toEqual({
+      expect(env.get("KUBECREW_REDIS_URL")?.valueFrom?.secretKeyRef).toEqual({
         name: "kubecrew-external-redis",
         key: "redis-url",
       });
@@ -657,7 +659,7 @@ describe("external Redis", () => {
     });
     expect(manifests.filter((m) => m.kind === "Secret").map((m) => m.metadata.name)).toEqual(["kubecrew"]);
     const env = envOf(container(find(manifests, "Deployment", "kubecrew-api")));
-    expect(env.get("REDIS_URL")?.valueFrom?.secretKeyRef).toEqual({ name: "redis-conn", key: "url" });
+    expect(env.get("KUBECREW_REDIS_URL")?.valueFrom?.secretKeyRef).toEqual({ name: "redis-conn", key: "url" });
   });
 
   it("is refused when the chart's Redis is also on, or when no Redis is given at all", () => {

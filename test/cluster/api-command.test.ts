@@ -29,7 +29,7 @@ afterAll(async () => {
 const env = (port: number) => ({
   KUBECONFIG: ns.kubeconfigPath,
   POD_NAMESPACE: ns.name,
-  REDIS_URL: redisServer.url,
+  KUBECREW_REDIS_URL: redisServer.url,
   KUBECREW_REDIS_KEY_PREFIX: prefix,
   HOST: "127.0.0.1",
   PORT: String(port),

@@ -43,7 +43,7 @@ beforeAll(async () => {
       ...process.env,
       KUBECONFIG: kubeconfig,
       POD_NAMESPACE: namespace,
-      REDIS_URL: redis.url,
+      KUBECREW_REDIS_URL: redis.url,
       HOST: "127.0.0.1",
       PORT: String(port),
       KUBECREW_DEFAULT_CREW: "notes",
@@ -64,7 +64,7 @@ afterAll(async () => {
 
 it("exchanges client credentials for a token and runs a crew to completion through `kubecrew api`", async () => {
   const { stdout } = await promisify(execFile)(nodeBinary, [cli, "client", "create", "--crew", "notes", "--json"], {
-    env: { ...process.env, REDIS_URL: redis.url },
+    env: { ...process.env, KUBECREW_REDIS_URL: redis.url },
   });
   const client = JSON.parse(stdout) as { client_id: string; client_secret: string };
 

@@ -87,7 +87,7 @@ describe.skipIf(installed)("the app credential of an execution in a cluster", ()
     });
     const envNames = (container.env as { name: string }[]).map((e) => e.name);
     expect(envNames).toContain("KUBECREW_APPS_URL");
-    expect(envNames).not.toContain("OAUTH_INTERNAL_API_KEY");
+    expect(envNames).not.toContain("KUBECREW_OAUTH_INTERNAL_API_KEY");
     expect(JSON.stringify(job)).not.toContain(INTERNAL_KEY);
     // The second task's agent has no apps: its pod mounts nothing of it.
     const second = await waitFor(async () => {

@@ -72,7 +72,7 @@ beforeAll(async () => {
       env: {
         KUBECREW_APPS_URL: `${integrations.service.url}/v1/mcp`,
         KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
-        OAUTH_INTERNAL_API_KEY: internalApiKey,
+        KUBECREW_OAUTH_INTERNAL_API_KEY: internalApiKey,
       },
     },
   });

@@ -40,7 +40,7 @@ async function startApiProcess(): Promise<{ url: string; child: ChildProcess }> 
       ...process.env,
       KUBECONFIG: kubeconfig,
       POD_NAMESPACE: namespace,
-      REDIS_URL: redis.url,
+      KUBECREW_REDIS_URL: redis.url,
       HOST: "127.0.0.1",
       PORT: String(port),
       KUBECREW_DEFAULT_CREW: "notes",
@@ -76,7 +76,7 @@ beforeAll(async () => {
   const { stdout } = await promisify(execFile)(
     nodeBinary,
     [cli, "token", "create", "--crew", "notes", "--kind", "org", "--json"],
-    { env: { ...process.env, REDIS_URL: redis.url } },
+    { env: { ...process.env, KUBECREW_REDIS_URL: redis.url } },
   );
   ({ token, subject } = JSON.parse(stdout) as { token: string; subject: string });
 });

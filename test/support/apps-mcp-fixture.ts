@@ -109,7 +109,7 @@ export async function startAppsMcpFixture(signingKey: string): Promise<AppsMcpFi
     controllerEnv: (internalKey) => ({
       KUBECREW_APPS_URL: `${base}/v1/mcp`,
       KUBECREW_APPS_SIGNING_KEY: signingKey,
-      OAUTH_INTERNAL_API_KEY: internalKey,
+      KUBECREW_OAUTH_INTERNAL_API_KEY: internalKey,
     }),
     stop: () =>
       new Promise((resolve) => {

@@ -77,7 +77,7 @@ app.kubernetes.io/part-of: kubecrew
 {{- end }}
 
 {{/*
-REDIS_URL (and what it needs) as container env entries. The chart's Redis: the password from the Secret, expanded by
+KUBECREW_REDIS_URL (and what it needs) as container env entries. The chart's Redis: the password from the Secret, expanded by
 Kubernetes into the URL ($(REDIS_PASSWORD) refers to the variable defined just before it).
 */}}
 {{- define "kubecrew.redisEnv" -}}
@@ -88,20 +88,20 @@ Kubernetes into the URL ($(REDIS_PASSWORD) refers to the variable defined just b
     secretKeyRef:
       name: {{ include "kubecrew.secretName" . }}
       key: redis-password
-- name: REDIS_URL
+- name: KUBECREW_REDIS_URL
   value: {{ printf "redis://:$(REDIS_PASSWORD)@%s:%d/0" (include "kubecrew.redisHost" .) (int .Values.redis.port) | quote }}
 {{- else }}
-- name: REDIS_URL
+- name: KUBECREW_REDIS_URL
   value: {{ printf "redis://%s:%d/0" (include "kubecrew.redisHost" .) (int .Values.redis.port) | quote }}
 {{- end }}
 {{- else if .Values.externalRedis.existingSecret }}
-- name: REDIS_URL
+- name: KUBECREW_REDIS_URL
   valueFrom:
     secretKeyRef:
       name: {{ .Values.externalRedis.existingSecret }}
       key: {{ .Values.externalRedis.existingSecretKey }}
 {{- else }}
-- name: REDIS_URL
+- name: KUBECREW_REDIS_URL
   valueFrom:
     secretKeyRef:
       name: {{ include "kubecrew.componentName" (dict "root" . "component" "external-redis") }}
@@ -120,7 +120,7 @@ Kubernetes into the URL ($(REDIS_PASSWORD) refers to the variable defined just b
 {{- printf "%s://%s" $g.scheme .host }}{{ if $g.port }}:{{ int $g.port }}{{ end }}
 {{- end }}
 
-{{/* OAUTH_PUBLIC_URL: explicit, from the Gateway or the Ingress, or the port-forward address. */}}
+{{/* KUBECREW_OAUTH_PUBLIC_URL: explicit, from the Gateway or the Ingress, or the port-forward address. */}}
 {{- define "kubecrew.integrationsPublicUrl" -}}
 {{- if .Values.integrations.publicUrl }}
 {{- .Values.integrations.publicUrl | trimSuffix "/" }}

@@ -53,7 +53,7 @@ current-context: silent
         PATH: process.env.PATH ?? "",
         KUBECONFIG: join(dir, "kubeconfig"),
         PORT: "0",
-        REDIS_URL: `redis://127.0.0.1:${port}`,
+        KUBECREW_REDIS_URL: `redis://127.0.0.1:${port}`,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });

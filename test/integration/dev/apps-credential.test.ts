@@ -41,7 +41,7 @@ beforeAll(async () => {
       env: {
         KUBECREW_APPS_URL: apps.url,
         KUBECREW_APPS_SIGNING_KEY: SIGNING_KEY,
-        OAUTH_INTERNAL_API_KEY: INTERNAL_KEY,
+        KUBECREW_OAUTH_INTERNAL_API_KEY: INTERNAL_KEY,
       },
     },
   );

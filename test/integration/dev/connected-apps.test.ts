@@ -73,7 +73,7 @@ beforeAll(async () => {
       env: {
         KUBECREW_APPS_URL: `${integrations.service.url}/v1/mcp`,
         KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
-        OAUTH_INTERNAL_API_KEY: internalApiKey,
+        KUBECREW_OAUTH_INTERNAL_API_KEY: internalApiKey,
       },
       log: createLogger({ level: "debug" }, { write: (line: string) => void devLogs.push(line) }),
     },
@@ -257,7 +257,9 @@ describe("connected apps through the crew API and kubecrew dev", () => {
     const port = await freePort(); // nothing listens there
     const lonely = await startTestDev(
       {},
-      { env: { KUBECREW_INTEGRATIONS_URL: `http://127.0.0.1:${port}`, OAUTH_INTERNAL_API_KEY: internalApiKey } },
+      {
+        env: { KUBECREW_INTEGRATIONS_URL: `http://127.0.0.1:${port}`, KUBECREW_OAUTH_INTERNAL_API_KEY: internalApiKey },
+      },
     );
     try {
       const started = performance.now();

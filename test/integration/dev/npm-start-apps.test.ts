@@ -21,7 +21,7 @@ import { clients, dumpRedis, startProvider, TestBrowser, uniquePrefix } from "..
 // with the token Google issued. Before this, GET /connections answered 404 "Connections not configured".
 const gmail = appChains.find((chain) => chain.app === "gmail")!;
 let port: number;
-/** The second server's, with REDIS_URL. */
+/** The second server's, with KUBECREW_REDIS_URL. */
 let redisPort: number;
 let provider: OidcTestProvider;
 let google: GoogleFixture;
@@ -169,7 +169,7 @@ describe("npm start with connected apps (no Redis, only Google's client id and s
   }, 60_000);
 });
 
-describe("kubecrew dev with REDIS_URL", () => {
+describe("kubecrew dev with KUBECREW_REDIS_URL", () => {
   const redisUrl = inject("redisUrl");
   const prefix = uniquePrefix("dev-apps");
   const logs: string[] = [];
@@ -180,8 +180,8 @@ describe("kubecrew dev with REDIS_URL", () => {
     store.add(tokens.alice, { kind: "user", crews: "*", subject: "alice" });
     config = devConfigSchema.parse({
       PORT: String(redisPort),
-      REDIS_URL: redisUrl,
-      OAUTH_REDIS_KEY_PREFIX: prefix,
+      KUBECREW_REDIS_URL: redisUrl,
+      KUBECREW_OAUTH_REDIS_KEY_PREFIX: prefix,
       GOOGLE_CLIENT_ID: clients.google.client_id,
       GOOGLE_CLIENT_SECRET: clients.google.client_secret,
       GOOGLE_ISSUER_URL: provider.issuer,
@@ -227,7 +227,7 @@ describe("kubecrew dev with REDIS_URL", () => {
     expect(await health.json()).toEqual({ status: "ok", store: "redis", redis: "reachable" });
     const logged = logs.join("");
     expect(logged).toContain("Integrations service (connected apps) at /oauthsvc");
-    expect(logged).toContain("OAUTH_DB_ENCRYPTION_KEY is not set");
+    expect(logged).toContain("KUBECREW_OAUTH_DB_ENCRYPTION_KEY is not set");
     for (const [name, value] of Object.entries(secrets)) expect(logged.includes(value), `${name} logged`).toBe(false);
     for (const token of issued) expect(logged.includes(token), "a provider token logged").toBe(false);
   });

@@ -108,10 +108,10 @@ async function createClient(base: string) {
   return { id: created.body.client_id as string, secret: created.body.client_secret as string };
 }
 
-/** The same behaviour from both limiter stores: `kubecrew dev` in memory, and with REDIS_URL. */
+/** The same behaviour from both limiter stores: `kubecrew dev` in memory, and with KUBECREW_REDIS_URL. */
 describe.each([
   ["in memory", () => ({})],
-  ["in Redis", () => ({ REDIS_URL: inject("redisUrl"), KUBECREW_REDIS_KEY_PREFIX: uniquePrefix("guesses") })],
+  ["in Redis", () => ({ KUBECREW_REDIS_URL: inject("redisUrl"), KUBECREW_REDIS_KEY_PREFIX: uniquePrefix("guesses") })],
 ])("kubecrew dev with its tokens and token-endpoint limits %s (the default limits)", (_store, storeEnv) => {
   let dev: RunningDev;
   beforeAll(async () => {

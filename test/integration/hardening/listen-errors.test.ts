@@ -30,7 +30,7 @@ describe("a port already in use", () => {
     expect(run.stdout).toBe("");
   });
 
-  it("kubecrew integrations: one line naming INTEGRATIONS_PORT, or PORT when that set it", async () => {
+  it("kubecrew integrations: one line naming KUBECREW_INTEGRATIONS_PORT, or PORT when that set it", async () => {
     const env = integrationsEnv({
       issuer: "http://127.0.0.1:9",
       publicUrl: "https://app.example.com/oauthsvc",
@@ -40,9 +40,9 @@ describe("a port already in use", () => {
     });
     expectOneLine(
       await runKubecrew("integrations", env),
-      `kubecrew integrations: port ${occupied.port} is in use (INTEGRATIONS_PORT)`,
+      `kubecrew integrations: port ${occupied.port} is in use (KUBECREW_INTEGRATIONS_PORT)`,
     );
-    const { INTEGRATIONS_PORT: _, ...withoutIntegrationsPort } = env;
+    const { KUBECREW_INTEGRATIONS_PORT: _, ...withoutIntegrationsPort } = env;
     expectOneLine(
       await runKubecrew("integrations", { ...withoutIntegrationsPort, PORT: String(occupied.port) }),
       `kubecrew integrations: port ${occupied.port} is in use (PORT)`,
@@ -107,7 +107,7 @@ describe("an address the server cannot listen on", () => {
     );
   });
 
-  it("kubecrew integrations names INTEGRATIONS_HOST", async () => {
+  it("kubecrew integrations names KUBECREW_INTEGRATIONS_HOST", async () => {
     const env = integrationsEnv({
       issuer: "http://127.0.0.1:9",
       publicUrl: "https://app.example.com/oauthsvc",
@@ -116,9 +116,9 @@ describe("an address the server cannot listen on", () => {
       prefix: uniquePrefix("listen-error"),
     });
     expectOneLine(
-      await runKubecrew("integrations", { ...env, INTEGRATIONS_HOST: absent }),
+      await runKubecrew("integrations", { ...env, KUBECREW_INTEGRATIONS_HOST: absent }),
       `kubecrew integrations: cannot listen on ${absent}:8787: no network interface of this machine has the ` +
-        `address ${absent} (INTEGRATIONS_HOST)`,
+        `address ${absent} (KUBECREW_INTEGRATIONS_HOST)`,
     );
   });
 

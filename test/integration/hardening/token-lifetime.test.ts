@@ -63,7 +63,7 @@ describe("POST /admin/tokens with a huge ttl_seconds", () => {
 
 describe("kubecrew token create --ttl above the bound", () => {
   it("prints one line and exits 1, creating nothing", async () => {
-    const env = { REDIS_URL: inject("redisUrl"), KUBECREW_REDIS_KEY_PREFIX: api.prefix };
+    const env = { KUBECREW_REDIS_URL: inject("redisUrl"), KUBECREW_REDIS_KEY_PREFIX: api.prefix };
     const before = (await api.store.listTokens()).length;
     const run = await kubecrew(
       ["token", "create", "--crew", "research", "--kind", "org", "--ttl", "100000000000d"],

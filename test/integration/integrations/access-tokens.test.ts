@@ -28,7 +28,7 @@ describe("access tokens from the internal API", () => {
     started = await startProviderAndService({ redisUrl, prefix });
     ({ provider, service: replicaA } = started);
     // Two replicas sharing one Redis, as in a Deployment with replicas: 2.
-    replicaB = await startIntegrations({ ...started.env, INTEGRATIONS_PORT: String(await freePort()) });
+    replicaB = await startIntegrations({ ...started.env, KUBECREW_INTEGRATIONS_PORT: String(await freePort()) });
   });
   afterAll(async () => {
     await replicaB?.stop();

@@ -232,7 +232,7 @@ describe("Google apps served as MCP at /v1/mcp", () => {
         method: "POST",
         headers: {
           "content-type": "application/json",
-          authorization: `Bearer ${key ?? started.env["OAUTH_INTERNAL_API_KEY"]}`,
+          authorization: `Bearer ${key ?? started.env["KUBECREW_OAUTH_INTERNAL_API_KEY"]}`,
         },
         body: JSON.stringify(body),
       });

@@ -67,16 +67,16 @@ export function integrationsEnv(options: {
   extra?: Record<string, string>;
 }) {
   return {
-    INTEGRATIONS_HOST: "127.0.0.1",
-    INTEGRATIONS_PORT: String(options.port),
-    OAUTH_PUBLIC_URL: options.publicUrl,
-    REDIS_URL: options.redisUrl,
-    OAUTH_REDIS_KEY_PREFIX: options.prefix,
-    OAUTH_COOKIE_SECRET: "cookie-secret-for-tests-0123456789abcdef",
-    OAUTH_DB_ENCRYPTION_KEY: encryptionKey,
-    OAUTH_INTERNAL_API_KEY: internalApiKey,
-    OAUTH_ALLOWED_RETURN_HOSTS: "app.example.com",
-    OAUTH_REFRESH_AHEAD_SECONDS: "60",
+    KUBECREW_INTEGRATIONS_HOST: "127.0.0.1",
+    KUBECREW_INTEGRATIONS_PORT: String(options.port),
+    KUBECREW_OAUTH_PUBLIC_URL: options.publicUrl,
+    KUBECREW_REDIS_URL: options.redisUrl,
+    KUBECREW_OAUTH_REDIS_KEY_PREFIX: options.prefix,
+    KUBECREW_OAUTH_COOKIE_SECRET: "cookie-secret-for-tests-0123456789abcdef",
+    KUBECREW_OAUTH_DB_ENCRYPTION_KEY: encryptionKey,
+    KUBECREW_OAUTH_INTERNAL_API_KEY: internalApiKey,
+    KUBECREW_OAUTH_ALLOWED_RETURN_HOSTS: "app.example.com",
+    KUBECREW_OAUTH_REFRESH_AHEAD_SECONDS: "60",
     // The test provider listens on loopback, which the service's outbound policy refuses unless opened.
     KUBECREW_OUTBOUND_ALLOW: "127.0.0.1",
     GOOGLE_CLIENT_ID: clients.google.client_id,

@@ -320,9 +320,9 @@ describe("sign-in through the integrations service", () => {
     expect(lines).toContain('"msg":"Sign-in refused: account outside the allowed organisation"');
     const secrets = [
       ...provider.issuedTokens(),
-      env["OAUTH_COOKIE_SECRET"]!,
-      env["OAUTH_INTERNAL_API_KEY"]!,
-      env["OAUTH_DB_ENCRYPTION_KEY"]!,
+      env["KUBECREW_OAUTH_COOKIE_SECRET"]!,
+      env["KUBECREW_OAUTH_INTERNAL_API_KEY"]!,
+      env["KUBECREW_OAUTH_DB_ENCRYPTION_KEY"]!,
       env["GOOGLE_CLIENT_SECRET"]!,
       env["HUBSPOT_CLIENT_SECRET"]!,
     ];

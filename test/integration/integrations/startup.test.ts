@@ -55,30 +55,34 @@ describe("startup", () => {
     ["too short", "ab".repeat(31)],
     ["not hexadecimal", "g".repeat(64)],
     ["empty", ""],
-  ])("stops with one clear line when OAUTH_DB_ENCRYPTION_KEY is %s", async (_, key) => {
-    const { code, stdout, stderr } = await launch({ ...(await env()), OAUTH_DB_ENCRYPTION_KEY: key }).done;
+  ])("stops with one clear line when KUBECREW_OAUTH_DB_ENCRYPTION_KEY is %s", async (_, key) => {
+    const { code, stdout, stderr } = await launch({ ...(await env()), KUBECREW_OAUTH_DB_ENCRYPTION_KEY: key }).done;
     expect(code).toBe(1);
     expect(stdout).toBe("");
     const lines = stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
-      /^kubecrew integrations: Invalid configuration: OAUTH_DB_ENCRYPTION_KEY: (must be exactly 64 hexadecimal characters|is required)/,
+      /^kubecrew integrations: Invalid configuration: KUBECREW_OAUTH_DB_ENCRYPTION_KEY: (must be exactly 64 hexadecimal characters|is required)/,
     );
   });
 
-  it("stops with one clear line when OAUTH_DB_ENCRYPTION_KEY is missing", async () => {
+  it("stops with one clear line when KUBECREW_OAUTH_DB_ENCRYPTION_KEY is missing", async () => {
     const withoutKey: Record<string, string> = await env();
-    delete withoutKey["OAUTH_DB_ENCRYPTION_KEY"];
+    delete withoutKey["KUBECREW_OAUTH_DB_ENCRYPTION_KEY"];
     const { code, stderr } = await launch(withoutKey).done;
     expect(code).toBe(1);
     expect(stderr.trim()).toBe(
-      "kubecrew integrations: Invalid configuration: OAUTH_DB_ENCRYPTION_KEY: is required (64 hexadecimal characters; generate one with `openssl rand -hex 32`)",
+      "kubecrew integrations: Invalid configuration: KUBECREW_OAUTH_DB_ENCRYPTION_KEY: is required (64 hexadecimal characters; generate one with `openssl rand -hex 32`)",
     );
   });
 
   it("starts with a good key, serves /health, stops on SIGTERM, and logs no secret", async () => {
     const port = await freePort();
-    const settings = { ...(await env()), INTEGRATIONS_PORT: String(port), INTEGRATIONS_HOST: "127.0.0.1" };
+    const settings = {
+      ...(await env()),
+      KUBECREW_INTEGRATIONS_PORT: String(port),
+      KUBECREW_INTEGRATIONS_HOST: "127.0.0.1",
+    };
     const { child, done } = launch(settings);
     let health: unknown;
     for (let i = 0; i < 100 && !health; i++) {
@@ -90,16 +94,16 @@ describe("startup", () => {
     }
     expect(health).toEqual({ status: "ok", store: "redis", redis: "reachable" });
     await fetch(`http://127.0.0.1:${port}/v1/internal/providers`, {
-      headers: { authorization: `Bearer ${settings.OAUTH_INTERNAL_API_KEY}` },
+      headers: { authorization: `Bearer ${settings.KUBECREW_OAUTH_INTERNAL_API_KEY}` },
     });
     child.kill("SIGTERM");
     const { code, stdout } = await done;
     expect(code).toBe(0);
     expect(stdout).toContain('"msg":"Integrations service listening"');
     for (const secret of [
-      settings.OAUTH_DB_ENCRYPTION_KEY,
-      settings.OAUTH_COOKIE_SECRET,
-      settings.OAUTH_INTERNAL_API_KEY,
+      settings.KUBECREW_OAUTH_DB_ENCRYPTION_KEY,
+      settings.KUBECREW_OAUTH_COOKIE_SECRET,
+      settings.KUBECREW_OAUTH_INTERNAL_API_KEY,
       settings.GOOGLE_CLIENT_SECRET,
       settings.MICROSOFT_CLIENT_SECRET,
     ]) {
@@ -108,7 +112,11 @@ describe("startup", () => {
   });
 
   it("reports Redis reachability on /health", async () => {
-    const service = await startIntegrations({ ...(await env()), REDIS_URL: privateRedis.url, INTEGRATIONS_PORT: "0" });
+    const service = await startIntegrations({
+      ...(await env()),
+      KUBECREW_REDIS_URL: privateRedis.url,
+      KUBECREW_INTEGRATIONS_PORT: "0",
+    });
     try {
       expect(await (await fetch(`${service.url}/health`)).json()).toEqual({
         status: "ok",

@@ -53,7 +53,7 @@ const tokensOf = (overrides: Partial<ProviderTokens> = {}): ProviderTokens => ({
 });
 
 /**
- * The one contract of the integrations service's store: the embedded default (`kubecrew dev` without REDIS_URL,
+ * The one contract of the integrations service's store: the embedded default (`kubecrew dev` without KUBECREW_REDIS_URL,
  * MemoryStore) must behave as the deployed one (RedisStore) does, connection tokens sealed the same way in both.
  */
 describe.each([

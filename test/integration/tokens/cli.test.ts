@@ -6,12 +6,12 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   api = await startTokensDev(inject("redisUrl"));
-  env = { REDIS_URL: inject("redisUrl"), KUBECREW_REDIS_KEY_PREFIX: api.prefix };
+  env = { KUBECREW_REDIS_URL: inject("redisUrl"), KUBECREW_REDIS_KEY_PREFIX: api.prefix };
 });
 afterAll(() => api?.stop());
 
 describe("kubecrew token", () => {
-  it("creates an org token that `kubecrew dev` with REDIS_URL accepts, lists it, and revokes it", async () => {
+  it("creates an org token that `kubecrew dev` with KUBECREW_REDIS_URL accepts, lists it, and revokes it", async () => {
     const created = await kubecrew(["token", "create", "--crew", "research", "--kind", "org", "--ttl", "30d"], env);
     expect(created.code).toBe(0);
     const token = /^token: +(kco_[A-Za-z0-9_-]{43})$/m.exec(created.stdout)![1]!;
@@ -60,13 +60,17 @@ describe("kubecrew token", () => {
     }
   });
 
-  it("names a missing REDIS_URL and an unreachable Redis, each in one line, exit 1", async () => {
+  it("names a missing KUBECREW_REDIS_URL and an unreachable Redis, each in one line, exit 1", async () => {
     const missing = await kubecrew(["token", "list"], {});
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/^kubecrew token: Invalid configuration: REDIS_URL: is required: the Redis/);
-    const unreachable = await kubecrew(["token", "list"], { REDIS_URL: "redis://127.0.0.1:1" });
+    expect(missing.stderr).toMatch(
+      /^kubecrew token: Invalid configuration: KUBECREW_REDIS_URL: is required: the Redis/,
+    );
+    const unreachable = await kubecrew(["token", "list"], { KUBECREW_REDIS_URL: "redis://127.0.0.1:1" });
     expect(unreachable.code).toBe(1);
-    expect(unreachable.stderr).toMatch(/^Cannot reach Redis \(REDIS_URL\): connect ECONNREFUSED 127\.0\.0\.1:1/);
+    expect(unreachable.stderr).toMatch(
+      /^Cannot reach Redis \(KUBECREW_REDIS_URL\): connect ECONNREFUSED 127\.0\.0\.1:1/,
+    );
   });
 });
 

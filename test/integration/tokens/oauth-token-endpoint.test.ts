@@ -349,7 +349,7 @@ describe("the token endpoint mounted at its own auth_url", () => {
   });
 });
 
-describe("kubecrew dev without REDIS_URL", () => {
+describe("kubecrew dev without KUBECREW_REDIS_URL", () => {
   it("keeps tokens and clients in memory, with the same token endpoint and admin API", async () => {
     const adminKey = "memory-admin-key-0123456789abcdef0123";
     const config = devConfigSchema.parse({

@@ -37,7 +37,7 @@ afterAll(async () => {
 describe("secrets at rest", () => {
   it("keeps no token, client secret or admin key in clear in Redis or in the logs", async () => {
     const secrets: string[] = [adminKey];
-    const env = { REDIS_URL: redisServer.url, KUBECREW_REDIS_KEY_PREFIX: api.prefix };
+    const env = { KUBECREW_REDIS_URL: redisServer.url, KUBECREW_REDIS_KEY_PREFIX: api.prefix };
 
     // Every way a credential comes to exist: the CLI, the admin API, the token endpoint.
     const cliOrg = await kubecrew(["token", "create", "--crew", "*", "--kind", "org", "--json"], env);

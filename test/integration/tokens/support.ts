@@ -25,7 +25,7 @@ export interface TokensDev {
   stop(): Promise<void>;
 }
 
-/** `kubecrew dev` with REDIS_URL: the example crews, tokens and clients in Redis, the token endpoint mounted. */
+/** `kubecrew dev` with KUBECREW_REDIS_URL: the example crews, tokens and clients in Redis, the token endpoint mounted. */
 export async function startTokensDev(
   redisUrl: string,
   env: Record<string, string> = {},
@@ -33,7 +33,7 @@ export async function startTokensDev(
 ): Promise<TokensDev> {
   const config = devConfigSchema.parse({
     PORT: "0",
-    REDIS_URL: redisUrl,
+    KUBECREW_REDIS_URL: redisUrl,
     KUBECREW_DEFAULT_CREW: "research",
     KUBECREW_REDIS_KEY_PREFIX: uniquePrefix("dev"),
     KUBECREW_OAUTH_RATE_LIMIT_PER_CLIENT: "10000",
