@@ -9,15 +9,19 @@ import { connectionsPaths } from "./connections/openapi-paths.ts";
 import { connectionsRoutes } from "./connections/routes.ts";
 import { errorHandler, notFoundHandler } from "./error-handler.ts";
 import type { ExecutionBackend } from "./execution-backend.ts";
+import type { FlowBackend } from "./flow-backend.ts";
 import { openApiDocument, type ExtraPaths } from "./openapi.ts";
 import { crewListRoutes } from "./routes/crew-list.ts";
 import { crewRoutes } from "./routes/crew-routes.ts";
+import { flowRoutes } from "./routes/flow-routes.ts";
 import { integrationsFallback } from "./routes/integrations-fallback.ts";
 import { statusRoute } from "./routes/status-route.ts";
 import { refuseWrongMethods } from "../platform/http/wrong-methods.ts";
 
 export interface ApiDeps {
   backend: ExecutionBackend;
+  /** Declarative CrewAI flows, at `/flows/{flow}/…` (`kubecrew dev`). */
+  flows?: FlowBackend;
   tokens: TokenStore;
   log: Logger;
   /** The crew served at the root paths (`/inputs`, `/kickoff`, …); every crew is also at `/crews/{crew}/…`. */
@@ -85,6 +89,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(integrationsFallback());
   app.use(connectionsRoutes({ tokens: deps.tokens, integrations: deps.integrations, ...sessions }));
 
+  if (deps.flows) app.use(flowRoutes({ flows: deps.flows, tokens: deps.tokens, ...sessions }));
   app.use(crewListRoutes({ backend: deps.backend, tokens: deps.tokens, ...sessions }));
   app.use(
     "/crews/:crew",

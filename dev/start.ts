@@ -1,3 +1,4 @@
+import { startTracing } from "../platform/telemetry/tracing.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
@@ -16,10 +17,12 @@ import { IntegrationsClient } from "../api/connections/integrations-client.ts";
 import { createConsole } from "../console/console.ts";
 import type { Crew, LlmConfig } from "../core/crew.ts";
 import type { ExecutionSpec } from "../core/execution.ts";
+import { DEFAULT_LOCAL_MODEL } from "../core/local-models.ts";
 import type { Logger } from "../core/logger.ts";
 import { runnerPolicyFromEnv } from "../core/outbound/config.ts";
 import { createOutboundClient, type Resolver } from "../platform/outbound/outbound-fetch.ts";
 import { loadCrews } from "./crew-catalog.ts";
+import { embeddedFlows } from "./embedded-flows.ts";
 import type { DevConfig } from "./config.ts";
 import { LocalAppCredentials } from "./app-credentials.ts";
 import { crewaiPythonEnv } from "./crewai-python.ts";
@@ -57,6 +60,7 @@ export interface RunningDev {
 export function devLlm(config: DevConfig): LlmConfig {
   const { provider, model, baseURL } = config.llm;
   if (!provider || provider === "mock") return { provider: "mock", model: model ?? "mock" };
+  if (provider === "local") return { provider, model: model ?? DEFAULT_LOCAL_MODEL };
   return {
     provider,
     model: model ?? (provider === "anthropic" ? "claude-sonnet-4-5" : "gpt-4o-mini"),
@@ -75,6 +79,8 @@ export async function startDev(
   options: { tokens?: TokenStore; env?: NodeJS.ProcessEnv; resolver?: Resolver } = {},
 ): Promise<RunningDev> {
   const llm = devLlm(config);
+  // Every component in this one process shares one tracer (OTEL_* variables; nothing at all when none is set).
+  const tracing = startTracing({ env: options.env ?? process.env, serviceName: "kubecrew" });
   // A CrewAI crew imported from the folder may come with notes: what kubecrew does differently (one line each).
   const imported = (note: string) => log.info(`CrewAI crew imported: ${note}`);
   const crews = (await loadCrews(config.crewsDir, imported)).map((c) =>
@@ -161,8 +167,7 @@ export async function startDev(
   };
   const { apps } = config;
   const appsSettings = apps ? () => apps : embedded ? () => embedded.apps() : undefined;
-  const executions = new LocalExecutions({
-    crews,
+  const executionOptions = {
     workRoot,
     runnerCommand: [process.execPath, CLI_MAIN],
     runnerEnv,
@@ -181,10 +186,13 @@ export async function startDev(
           }),
         }
       : {}),
-  });
+  };
+  const executions = new LocalExecutions({ crews, ...executionOptions });
+  const flows = await embeddedFlows(config.crewsDir, llm, executionOptions, log);
   const integrations = config.integrations ?? embedded?.client();
   const api = await startApi({
     backend: executions,
+    ...(flows ? { flows: flows.flows } : {}),
     ...(integrations ? { integrations: new IntegrationsClient(integrations, outbound.fetch) } : {}),
     console: webConsole,
     tokens: auth.tokens,
@@ -215,6 +223,7 @@ export async function startDev(
     ...(embedded && embeddedInfo ? { integrations: { ...embeddedInfo, store: embedded.store } } : {}),
     async stop() {
       await executions.close();
+      await flows?.close();
       await api.stop();
       await embedded?.close();
       await outbound.close();
@@ -222,6 +231,7 @@ export async function startDev(
       redis?.disconnect();
       if (integrationsRedis !== redis) integrationsRedis?.disconnect();
       rmSync(workRoot, { recursive: true, force: true });
+      await tracing.stop();
     },
   };
 }

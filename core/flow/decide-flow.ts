@@ -98,10 +98,13 @@ function multiEventOr(condition: FlowCondition): boolean {
 
 class FlowRun {
   readonly started: FlowActivation[] = [];
-  constructor(
-    private readonly definition: FlowDefinition,
-    readonly state: FlowRunState,
-  ) {}
+  private readonly definition: FlowDefinition;
+  readonly state: FlowRunState;
+
+  constructor(definition: FlowDefinition, state: FlowRunState) {
+    this.definition = definition;
+    this.state = state;
+  }
 
   start(method: string, chain?: number): void {
     const calls = (this.state.calls[method] ?? 0) + 1;

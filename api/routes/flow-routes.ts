@@ -1,0 +1,186 @@
+import { Router, type Request, type Response } from "express";
+import { z } from "zod";
+import { flowInputs, kickoffState } from "../../core/flow/state-inputs.ts";
+import { jsonObject, type Json } from "../../core/json.ts";
+import { bearerAuth, principalOf } from "../auth/bearer.ts";
+import { mayUseCrew } from "../auth/principal.ts";
+import type { SessionAuth } from "../auth/session-auth.ts";
+import type { TokenStore } from "../auth/token-store.ts";
+import { ApiError, executionNotFound, unauthorized } from "../errors.ts";
+import type { FlowBackend, FlowRunView, LoadedFlow } from "../flow-backend.ts";
+import { parseOr400 } from "../validation.ts";
+import { refuseWrongMethods } from "../../platform/http/wrong-methods.ts";
+
+const flowKickoff = z.object({ inputs: jsonObject.default({}), meta: jsonObject.optional() });
+const flowResume = z.object({
+  execution_id: z.string().min(1),
+  /** The method that waits (AMP's task_id); optional: a flow waits on one method at a time here. */
+  task_id: z.string().optional(),
+  human_feedback: z
+    .string()
+    .max(64 * 1024)
+    .default(""),
+  is_approve: z.boolean().optional(),
+});
+
+const flowNotFound = (name: string) => new ApiError(404, "Flow not found", `No flow named "${name}"`);
+
+/** AMP's three `/status` shapes for a flow run: `current_task` names the running method; progress counts methods. */
+export function flowStatusBody(run: FlowRunView, flow: LoadedFlow, now: number) {
+  const done = run.methods.filter((m) => m.phase === "Succeeded").length;
+  const executionTime = run.executionTime || Math.round(now - run.startedAt) / 1000;
+  if (run.phase === "Succeeded") {
+    const tasks = run.methods
+      .filter((m) => m.phase === "Succeeded")
+      .map((m) => ({ task_id: m.method, output: text(run.outputs[m.method]), agent: "", execution_time: seconds(m) }));
+    return {
+      status: "completed",
+      state: "SUCCESS",
+      result: { output: text(run.result), tasks, outputs: run.outputs, outcomes: run.outcomes },
+      execution_time: executionTime,
+    };
+  }
+  if (run.phase === "Failed" || run.phase === "Stopped") {
+    return { status: "error", state: "FAILED", error: run.error ?? "Flow failed", execution_time: executionTime };
+  }
+  const current = run.waiting?.method ?? run.methods.filter((m) => m.phase === "Running").at(-1)?.method;
+  return {
+    status: "running",
+    state: run.phase === "WaitingForInput" ? "PENDING_HUMAN_INPUT" : "RUNNING",
+    current_task: current ?? Object.keys(flow.definition.methods)[0]!,
+    progress: { completed_tasks: done, total_tasks: Math.max(done, Object.keys(flow.definition.methods).length) },
+    ...(run.waiting
+      ? {
+          human_feedback: {
+            method: run.waiting.method,
+            message: run.waiting.message,
+            emit: run.waiting.emit,
+            output: text(run.waiting.output),
+          },
+        }
+      : {}),
+  };
+}
+
+function text(value: Json | undefined): string {
+  if (typeof value === "string") return value;
+  if (value && typeof value === "object" && !Array.isArray(value) && typeof value.raw === "string") return value.raw;
+  return value === undefined ? "" : JSON.stringify(value);
+}
+
+function seconds(m: { startTime: string; completionTime?: string }): number {
+  return m.completionTime ? (Date.parse(m.completionTime) - Date.parse(m.startTime)) / 1000 : 0;
+}
+
+/**
+ * Declarative CrewAI flows served as AMP serves deployed flows: `GET /flows`, and per flow at `/flows/{flow}/`
+ * `GET /inputs` (the state schema's fields), `POST /kickoff` (inputs checked against the state schema: 422 with the
+ * missing and invalid fields), `GET /status/{id}` and its event stream, `POST /resume` (a human_feedback's answer),
+ * `POST /stop/{id}`.
+ */
+export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessions?: SessionAuth }): Router {
+  const router = Router();
+  const auth = bearerAuth(deps.tokens, deps.sessions);
+  const flowFor = (req: Request): LoadedFlow => {
+    const name = String(req.params.flow);
+    if (!mayUseCrew(principalOf(req), name)) throw unauthorized();
+    const flow = deps.flows.getFlow(name);
+    if (!flow) throw flowNotFound(name);
+    return flow;
+  };
+  const runFor = (req: Request, flow: LoadedFlow, id: string): FlowRunView => {
+    const run = deps.flows.getRun(flow.name, id);
+    if (!run) throw executionNotFound(id);
+    return run;
+  };
+
+  router.get("/flows", auth, (req, res) => {
+    const principal = principalOf(req);
+    const flows = deps.flows
+      .listFlows()
+      .filter((f) => mayUseCrew(principal, f.name))
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((f) => ({
+        name: f.name,
+        flow: f.definition.name,
+        description: f.definition.description ?? "",
+        inputs: flowInputs(f.definition),
+        methods: Object.keys(f.definition.methods),
+      }));
+    res.json({ flows });
+  });
+  router.get("/flows/:flow/inputs", auth, (req, res) => {
+    res.json({ inputs: flowInputs(flowFor(req).definition) });
+  });
+  router.post("/flows/:flow/kickoff", auth, (req, res) => {
+    const flow = flowFor(req);
+    const body = parseOr400(flowKickoff, req.body ?? {}, "kickoff body");
+    const judged = kickoffState(flow.definition, body.inputs as Record<string, Json>);
+    if (!judged.ok) {
+      const parts = [
+        ...(judged.missing.length ? [`Missing required inputs: ${judged.missing.join(", ")}`] : []),
+        ...(judged.invalid.length ? [`Invalid inputs: ${judged.invalid.join("; ")}`] : []),
+      ];
+      throw new ApiError(422, "Unprocessable Entity", parts.join(". "), {
+        missing_inputs: judged.missing,
+        invalid_inputs: judged.invalid,
+      });
+    }
+    res.json({ kickoff_id: deps.flows.kickoff(flow, judged.state) });
+  });
+  router.get("/flows/:flow/status/:id", auth, (req, res) => {
+    const flow = flowFor(req);
+    res.json(flowStatusBody(runFor(req, flow, String(req.params.id)), flow, Date.now()));
+  });
+  router.get("/flows/:flow/status/:id/events", auth, (req, res) => {
+    const flow = flowFor(req);
+    streamFlowEvents(deps.flows, runFor(req, flow, String(req.params.id)), req, res);
+  });
+  router.post("/flows/:flow/resume", auth, (req, res) => {
+    const flow = flowFor(req);
+    const body = parseOr400(flowResume, req.body ?? {}, "resume body");
+    const run = runFor(req, flow, body.execution_id);
+    if (run.phase !== "WaitingForInput" || !run.waiting || (body.task_id && body.task_id !== run.waiting.method)) {
+      throw new ApiError(409, "Conflict", "Execution is not in pending human input state");
+    }
+    const { outcome } = deps.flows.resume(run, body.human_feedback);
+    res.json({
+      status: "resumed",
+      message: `Method ${run.waiting?.method ?? ""} resumed`.trim(),
+      ...(outcome ? { outcome } : {}),
+    });
+  });
+  router.post("/flows/:flow/stop/:id", auth, async (req, res) => {
+    const flow = flowFor(req);
+    const run = runFor(req, flow, String(req.params.id));
+    if (["Succeeded", "Failed", "Stopped"].includes(run.phase)) {
+      throw new ApiError(409, "Conflict", "Execution has already finished");
+    }
+    await deps.flows.stop(run);
+    res.json({ status: "stopped" });
+  });
+  refuseWrongMethods(router);
+  return router;
+}
+
+/** Server-sent events of a run: each method's start and end, a wait for feedback, the end; resumable by id. */
+function streamFlowEvents(flows: FlowBackend, run: FlowRunView, req: Request, res: Response): void {
+  const after = Number(req.get("last-event-id") ?? req.query.lastEventId ?? 0) || 0;
+  res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive" });
+  let sent = after;
+  const flush = () => {
+    for (const e of run.events.slice(sent)) {
+      res.write(
+        `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify({ ...e.data, ...(e.method ? { method: e.method } : {}), event: e.type })}\n\n`,
+      );
+      sent = e.id;
+    }
+    if (run.events.at(-1)?.type === "flow_finished") {
+      unsubscribe();
+      res.end();
+    }
+  };
+  const unsubscribe = flows.onChange(run.id, flush);
+  req.on("close", unsubscribe);
+  flush();
+}

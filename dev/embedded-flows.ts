@@ -1,0 +1,26 @@
+import type { LlmConfig } from "../core/crew.ts";
+import type { Logger } from "../core/logger.ts";
+import { loadFlows } from "./flow-catalog.ts";
+import { FlowRuns } from "./flow-runs.ts";
+import { LocalExecutions, type LocalExecutionsOptions } from "./local-executions.ts";
+
+/** Items of one `each` running at once in `kubecrew dev`. */
+const EACH_CONCURRENCY = 4;
+
+/**
+ * The flows of the crews folder, run in this process: their crew and agent methods as executions of their own (apart
+ * from the crews the API serves, so they are neither listed nor kicked off as crews), run as any crew's tasks.
+ */
+export async function embeddedFlows(
+  dir: string,
+  llm: LlmConfig,
+  executionOptions: Omit<LocalExecutionsOptions, "crews">,
+  log: Logger,
+): Promise<{ flows: FlowRuns; close(): Promise<void> } | undefined> {
+  const { flows, crews } = await loadFlows(dir, llm);
+  if (!flows.length) return undefined;
+  const executions = new LocalExecutions({ ...executionOptions, crews });
+  log.info({ flows: flows.map((f) => f.name) }, "Flows served at /flows/{flow}/");
+  const runs = new FlowRuns({ flows, executions, crews, log, eachConcurrency: EACH_CONCURRENCY });
+  return { flows: runs, close: () => executions.close() };
+}

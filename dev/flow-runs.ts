@@ -1,0 +1,250 @@
+import { randomUUID } from "node:crypto";
+import type { Crew } from "../core/crew.ts";
+import {
+  decideFlow,
+  initialFlowState,
+  type FlowActivation,
+  type FlowDecision,
+  type FlowRunState,
+} from "../core/flow/decide-flow.ts";
+import { isRouter, type FlowDefinition } from "../core/flow/definition.ts";
+import { feedbackOutcome, outputText, routerOutcome } from "../core/flow/outcomes.ts";
+import type { Json } from "../core/json.ts";
+import type { Logger } from "../core/logger.ts";
+import { runMethodAction } from "./flow-actions.ts";
+import type { LocalExecutions } from "./local-executions.ts";
+import type { FlowBackend, FlowRunEvent, FlowRunView, LoadedFlow, MethodRun } from "../api/flow-backend.ts";
+
+interface Run extends FlowRunView {
+  definition: FlowDefinition;
+  graph: FlowRunState;
+  children: Set<string>;
+  abort: AbortController;
+  waitingActivation?: string;
+  listeners: Set<() => void>;
+}
+
+export interface FlowRunsOptions {
+  flows: LoadedFlow[];
+  /** The executions that run the flows' crew and agent methods (their crews held by it). */
+  executions: LocalExecutions;
+  crews: Crew[];
+  log: Logger;
+  eachConcurrency: number;
+  now?: () => Date;
+}
+
+/**
+ * The embedded default's flow runs: in memory, each method's action carried out here (CEL) or as a child execution
+ * (crews, agents), the graph decided by decideFlow().
+ */
+export class FlowRuns implements FlowBackend {
+  private readonly runs = new Map<string, Run>();
+  private readonly flows: Map<string, LoadedFlow>;
+  private readonly crews: Map<string, Crew>;
+  private readonly now: () => Date;
+
+  private readonly options: FlowRunsOptions;
+
+  constructor(options: FlowRunsOptions) {
+    this.options = options;
+    this.flows = new Map(options.flows.map((f) => [f.name, f]));
+    this.crews = new Map(options.crews.map((c) => [c.metadata.name, c]));
+    this.now = options.now ?? (() => new Date());
+  }
+
+  listFlows(): LoadedFlow[] {
+    return [...this.flows.values()];
+  }
+
+  getFlow(name: string): LoadedFlow | undefined {
+    return this.flows.get(name);
+  }
+
+  getRun(flow: string, id: string): FlowRunView | undefined {
+    const run = this.runs.get(id);
+    return run && run.flow === flow ? run : undefined;
+  }
+
+  /** Calls `listener` whenever the run changes, until the answer is called. */
+  onChange(id: string, listener: () => void): () => void {
+    const run = this.runs.get(id);
+    run?.listeners.add(listener);
+    return () => run?.listeners.delete(listener);
+  }
+
+  kickoff(flow: LoadedFlow, state: Record<string, Json>): string {
+    const id = randomUUID();
+    const run: Run = {
+      id,
+      flow: flow.name,
+      phase: "Running",
+      created: this.now().toISOString(),
+      state,
+      outputs: {},
+      methods: [],
+      outcomes: [],
+      executionTime: 0,
+      events: [],
+      definition: flow.definition,
+      graph: initialFlowState(),
+      children: new Set(),
+      abort: new AbortController(),
+      startedAt: this.now().getTime(),
+      listeners: new Set(),
+    };
+    this.runs.set(id, run);
+    this.options.log.info({ flow: flow.name, execution: id }, "Flow kicked off");
+    this.apply(run, decideFlow(run.definition, run.graph, { type: "kickoff" }));
+    return id;
+  }
+
+  /** A person's feedback on the method that waits: its outcome chosen from the feedback. */
+  resume(run: FlowRunView, feedback: string): { outcome?: string } {
+    const held = this.runs.get(run.id)!;
+    const activation = held.waitingActivation!;
+    const waiting = held.waiting!;
+    const method = held.definition.methods[waiting.method]!;
+    const outcome = feedbackOutcome(method, feedback);
+    delete held.waiting;
+    delete held.waitingActivation;
+    held.phase = "Running";
+    const output = { output: waiting.output, feedback, outcome: outcome ?? null, method_name: waiting.method };
+    this.complete(held, activation, output, outcome);
+    return outcome ? { outcome } : {};
+  }
+
+  async stop(run: FlowRunView): Promise<void> {
+    const held = this.runs.get(run.id)!;
+    this.finish(held, "Stopped", "Execution stopped");
+  }
+
+  private apply(run: Run, decision: FlowDecision): void {
+    run.graph = decision.state;
+    run.outcomes = decision.state.outcomes;
+    if (decision.end) {
+      if (decision.end.phase === "Failed") this.finish(run, "Failed", decision.end.error);
+      else this.finish(run, "Succeeded");
+      return;
+    }
+    for (const activation of decision.start) void this.runMethod(run, activation);
+    this.changed(run);
+  }
+
+  private async runMethod(run: Run, activation: FlowActivation): Promise<void> {
+    const record: MethodRun = {
+      id: activation.id,
+      method: activation.method,
+      phase: "Running",
+      startTime: this.now().toISOString(),
+    };
+    run.methods.push(record);
+    this.event(run, "method_started", activation.method, { activation: activation.id });
+    const method = run.definition.methods[activation.method]!;
+    let result;
+    try {
+      result = await runMethodAction(
+        {
+          flow: run.flow,
+          definition: run.definition,
+          executions: this.options.executions,
+          crews: this.crews,
+          now: new Date(run.startedAt),
+          onChild: (id) => run.children.add(id),
+          eachConcurrency: this.options.eachConcurrency,
+          signal: run.abort.signal,
+        },
+        activation.method,
+        { state: run.state, outputs: run.outputs },
+      );
+    } catch (error) {
+      if (isOver(run)) return;
+      const message = error instanceof Error ? error.message : String(error);
+      Object.assign(record, { phase: "Failed", error: message, completionTime: this.now().toISOString() });
+      this.event(run, "method_failed", activation.method, { activation: activation.id, error: message });
+      this.apply(
+        run,
+        decideFlow(run.definition, run.graph, { type: "failed", activation: activation.id, error: message }),
+      );
+      return;
+    }
+    if (isOver(run)) return;
+    const feedback = method.human_feedback;
+    if (feedback) {
+      record.phase = "WaitingForInput";
+      run.phase = "WaitingForInput";
+      run.waitingActivation = activation.id;
+      run.waiting = {
+        method: activation.method,
+        message: feedback.message,
+        emit: feedback.emit ?? [],
+        output: result.output,
+      };
+      this.event(run, "human_feedback_requested", activation.method, {
+        message: feedback.message,
+        emit: feedback.emit ?? [],
+        output: outputText(result.output),
+      });
+      this.changed(run);
+      return;
+    }
+    const outcome = isRouter(method) ? routerOutcome(method, result.output, result.onMock) : undefined;
+    this.complete(run, activation.id, result.output, outcome);
+  }
+
+  private complete(run: Run, activation: string, output: Json, outcome: string | undefined): void {
+    const record = run.methods.find((m) => m.id === activation)!;
+    Object.assign(record, {
+      phase: "Succeeded",
+      completionTime: this.now().toISOString(),
+      ...(outcome ? { outcome } : {}),
+    });
+    run.outputs = { ...run.outputs, [record.method]: output };
+    run.result = output;
+    this.event(run, "method_completed", record.method, {
+      activation,
+      output,
+      ...(outcome !== undefined ? { outcome } : {}),
+    });
+    this.apply(
+      run,
+      decideFlow(run.definition, run.graph, {
+        type: "completed",
+        activation,
+        ...(outcome !== undefined ? { outcome } : {}),
+      }),
+    );
+  }
+
+  private finish(run: Run, phase: "Succeeded" | "Failed" | "Stopped", error?: string): void {
+    if (isOver(run)) return;
+    run.phase = phase;
+    if (error) run.error = error;
+    run.executionTime = Math.round(this.now().getTime() - run.startedAt) / 1000;
+    run.abort.abort();
+    for (const child of run.children) void this.stopChild(child);
+    this.event(run, "flow_finished", undefined, { phase, ...(error ? { error } : {}) });
+    this.options.log.info({ flow: run.flow, execution: run.id, phase }, "Flow finished");
+    this.changed(run);
+  }
+
+  private async stopChild(id: string): Promise<void> {
+    for (const crew of this.crews.keys()) {
+      const view = await this.options.executions.getExecution(crew, id);
+      if (view && !view.status?.phase?.match(/Succeeded|Failed|Stopped/))
+        await this.options.executions.stopExecution(crew, id);
+    }
+  }
+
+  private event(run: Run, type: FlowRunEvent["type"], method: string | undefined, data: Record<string, Json>): void {
+    run.events.push({ id: run.events.length + 1, type, ...(method ? { method } : {}), data });
+  }
+
+  private changed(run: Run): void {
+    for (const listener of run.listeners) listener();
+  }
+}
+
+function isOver(run: Run): boolean {
+  return run.phase === "Succeeded" || run.phase === "Failed" || run.phase === "Stopped";
+}
