@@ -1,4 +1,3 @@
-import { startTracing } from "../platform/telemetry/tracing.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
@@ -17,7 +16,6 @@ import { IntegrationsClient } from "../api/connections/integrations-client.ts";
 import { createConsole } from "../console/console.ts";
 import type { Crew, LlmConfig } from "../core/crew.ts";
 import type { ExecutionSpec } from "../core/execution.ts";
-import { DEFAULT_LOCAL_MODEL } from "../core/local-models.ts";
 import type { Logger } from "../core/logger.ts";
 import { runnerPolicyFromEnv } from "../core/outbound/config.ts";
 import { createOutboundClient, type Resolver } from "../platform/outbound/outbound-fetch.ts";
@@ -60,7 +58,6 @@ export interface RunningDev {
 export function devLlm(config: DevConfig): LlmConfig {
   const { provider, model, baseURL } = config.llm;
   if (!provider || provider === "mock") return { provider: "mock", model: model ?? "mock" };
-  if (provider === "local") return { provider, model: model ?? DEFAULT_LOCAL_MODEL };
   return {
     provider,
     model: model ?? (provider === "anthropic" ? "claude-sonnet-4-5" : "gpt-4o-mini"),
@@ -79,8 +76,6 @@ export async function startDev(
   options: { tokens?: TokenStore; env?: NodeJS.ProcessEnv; resolver?: Resolver } = {},
 ): Promise<RunningDev> {
   const llm = devLlm(config);
-  // Every component in this one process shares one tracer (OTEL_* variables; nothing at all when none is set).
-  const tracing = startTracing({ env: options.env ?? process.env, serviceName: "kubecrew" });
   // A CrewAI crew imported from the folder may come with notes: what kubecrew does differently (one line each).
   const imported = (note: string) => log.info(`CrewAI crew imported: ${note}`);
   const crews = (await loadCrews(config.crewsDir, imported)).map((c) =>
@@ -231,7 +226,6 @@ export async function startDev(
       redis?.disconnect();
       if (integrationsRedis !== redis) integrationsRedis?.disconnect();
       rmSync(workRoot, { recursive: true, force: true });
-      await tracing.stop();
     },
   };
 }
