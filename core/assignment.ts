@@ -51,6 +51,7 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
       ...(revision > 0 ? { revision } : {}),
       ...(review ? { review } : {}),
       ...taskGuardrails(task),
+      ...(task.python ? { python: task.python } : {}),
     },
     agent: {
       ...agent,

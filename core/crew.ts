@@ -3,6 +3,7 @@ import { API_VERSION } from "./api-group.ts";
 import { appReferenceSchema } from "./apps.ts";
 import { jsonValue } from "./json.ts";
 import { managerOf, processProblems } from "./crew-process.ts";
+import { taskPythonFields, taskPythonProblems } from "./python-references.ts";
 import { taskGuardrailFields, taskGuardrailProblems } from "./task-guardrails.ts";
 import {
   agentToolProblems,
@@ -148,6 +149,7 @@ export const task = z.object({
       "CrewAI's human_input: after its answer the execution waits (no pod held) until a person approves it or asks for a revision (POST /resume)",
     ),
   ...taskGuardrailFields,
+  ...taskPythonFields,
 });
 export type Task = z.infer<typeof task>;
 
@@ -264,6 +266,7 @@ export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] 
     }
     seenTasks.add(t.name);
     problems.push(...taskGuardrailProblems(t.name, t));
+    problems.push(...taskPythonProblems(spec.runtime, t.name, t));
   }
   problems.push(...asyncTaskProblems(spec.tasks));
   problems.push(...processProblems(spec));

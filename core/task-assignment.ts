@@ -4,6 +4,7 @@ import { jsonObject } from "./json.ts";
 import { NO_TASK_TOOLS, taskTools } from "./task-tools.ts";
 import { MAX_STORED_STEPS, taskStep } from "./task-step.ts";
 import { taskGuardrailFields } from "./task-guardrails.ts";
+import { taskPythonFields } from "./python-references.ts";
 
 /**
  * Everything one runner needs to carry out one task, with every placeholder already interpolated.
@@ -28,6 +29,7 @@ export const taskAssignment = z.object({
       .describe("A revision: the answer a person sent back, and what they asked for"),
     // As the crew gives them (the crewai runtime hands them to CrewAI; runner/guardrails.ts turns them into checks).
     ...taskGuardrailFields,
+    ...taskPythonFields,
   }),
   agent: agent,
   context: z

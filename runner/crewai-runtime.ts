@@ -88,7 +88,12 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
     agent: assignment.agent.role,
     attempt: deps.attempt ?? 1,
   };
-  const ended = (fields: { output?: string; error?: string; tokenUsage?: TokenUsage }): TaskOutcome => ({
+  const ended = (fields: {
+    output?: string;
+    jsonDict?: TaskOutcome["jsonDict"];
+    error?: string;
+    tokenUsage?: TokenUsage;
+  }): TaskOutcome => ({
     ...base,
     ...fields,
     executionTime: seconds(),
@@ -177,12 +182,15 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
       log.warn({ model, error, refusals: proxy.refusals() }, "Task failed");
       return ended({ error, tokenUsage: outcome.tokenUsage });
     }
-    const bytes = Buffer.byteLength(outcome.output, "utf8");
+    // CrewAI's json_dict (output_json, or the output_pydantic model's JSON) counts against the limit with the output.
+    const jsonDict = outcome.jsonDict;
+    const bytes =
+      Buffer.byteLength(outcome.output, "utf8") + (jsonDict ? Buffer.byteLength(JSON.stringify(jsonDict), "utf8") : 0);
     if (bytes > MAX_TASK_OUTPUT_BYTES) {
       return ended({ error: `Task output is ${bytes} bytes, above the 1 MiB limit`, tokenUsage: outcome.tokenUsage });
     }
     log.info({ model, tokenUsage: outcome.tokenUsage, bytes, executionTime: seconds() }, "Task succeeded");
-    return ended({ output: outcome.output, tokenUsage: outcome.tokenUsage });
+    return ended({ output: outcome.output, ...(jsonDict ? { jsonDict } : {}), tokenUsage: outcome.tokenUsage });
   } finally {
     await proxy.close();
     await rm(home, { recursive: true, force: true });

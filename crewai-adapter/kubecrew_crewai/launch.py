@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import json
 from typing import Any
 
+from .references import PythonReferences
 from .review import Review
 
 
@@ -69,6 +70,9 @@ class Launch:
     secrets: list[str] = field(default_factory=list)
     #: A revision of a humanInput task: the answer a person sent back and their feedback (None: its first answer).
     review: Review | None = None
+    #: References into the user's code (the task's python field): tools, output_pydantic, guardrail.
+    python: PythonReferences | None = None
+    guardrail_max_retries: int | None = None
 
 
 def _get(obj: Any, path: str, kind: type | tuple[type, ...]) -> Any:
@@ -150,6 +154,21 @@ def parse_launch(text: str) -> Launch:
         mcp_servers=[_mcp_server(s) for s in _get(raw, "mcpServers", list)],
         secrets=[str(s) for s in _get(raw, "secrets", list) if s],
         review=_review(_get(assignment, "task", dict).get("review")),
+        python=_python(_get(assignment, "task", dict).get("python")),
+        guardrail_max_retries=_opt(_get(assignment, "task", dict), "guardrailMaxRetries", int),
+    )
+
+
+def _python(raw: Any) -> PythonReferences | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise LaunchError("the launch message's assignment.task.python is not an object")
+    tools = _opt(raw, "tools", list) or []
+    return PythonReferences(
+        tools=[str(t) for t in tools],
+        output_pydantic=_opt(raw, "outputPydantic", str),
+        guardrail=_opt(raw, "guardrail", str),
     )
 
 

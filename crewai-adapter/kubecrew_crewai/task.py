@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 from .launch import Launch
 from .llm import LlmConfigError, build_llm
 from .mcp_servers import McpServerUnusable, mcp_tools
+from . import references
 from .review import install
 
 if TYPE_CHECKING:
     from crewai import Agent, Crew, Task
+    from crewai.tasks.task_output import TaskOutput
     from crewai.tools import BaseTool
 
 #: The largest output kept whole (core/task-assignment.ts); a larger one fails the task instead of being cut.
@@ -50,6 +52,26 @@ def task_tools(launch: Launch) -> list[BaseTool]:
     return tools
 
 
+def python_fields(launch: Launch, agent: Agent) -> dict[str, Any]:
+    """The task's references into the user's code, imported: its tools join the agent's (the agent is this task's
+    alone), its model and guardrail become the Task's output_pydantic and guardrail."""
+    refs = launch.python
+    if refs is None:
+        return {}
+    try:
+        agent.tools = [*(agent.tools or []), *(references.tool(r) for r in refs.tools)]
+        fields: dict[str, Any] = {}
+        if refs.output_pydantic:
+            fields["output_pydantic"] = references.model(refs.output_pydantic)
+        if refs.guardrail:
+            fields["guardrail"] = references.function(refs.guardrail)
+            if launch.guardrail_max_retries is not None:
+                fields["guardrail_max_retries"] = launch.guardrail_max_retries
+    except references.ReferenceUnusable as error:
+        raise TaskFailed(str(error)) from error
+    return fields
+
+
 def build_crew(launch: Launch) -> tuple[Crew, Task]:
     from crewai import Agent, Crew, Process, Task
 
@@ -73,6 +95,7 @@ def build_crew(launch: Launch) -> tuple[Crew, Task]:
         agent.tools = [*(agent.tools or []), *mcp_tools(agent, launch.mcp_servers, launch.only)]
     except McpServerUnusable as error:
         raise TaskFailed(str(error)) from error
+    python = python_fields(launch, agent)
     task = Task(
         name=launch.task_name,
         description=launch.description,
@@ -81,6 +104,7 @@ def build_crew(launch: Launch) -> tuple[Crew, Task]:
         context=context_tasks(launch, agent),
         # A person's feedback reaches CrewAI through its human-input hook, answered by kubecrew (review.py).
         human_input=launch.review is not None,
+        **python,
     )
     crew = Crew(agents=[agent], tasks=[task], process=Process.sequential, verbose=False, tracing=False)
     return crew, task
@@ -95,13 +119,25 @@ def run_task(launch: Launch) -> dict[str, Any]:
     result = crew.kickoff()
     if not isinstance(result, CrewOutput):  # a streaming crew's output; this crew does not stream
         raise TaskFailed(f"CrewAI answered with a {type(result).__name__}, not a CrewOutput")
-    output = result.tasks_output[0].raw if result.tasks_output else result.raw
+    task_output = result.tasks_output[0] if result.tasks_output else None
+    output = task_output.raw if task_output else result.raw
     size = len(output.encode("utf-8"))
     if size > MAX_TASK_OUTPUT_BYTES:
         raise TaskFailed(f"Task output is {size} bytes, above the 1 MiB limit")
     if not output.strip():
         raise TaskFailed("The LLM returned an empty answer")
-    return {"output": output}
+    return {"output": output, **json_dict(task_output)}
+
+
+def json_dict(task_output: TaskOutput | None) -> dict[str, Any]:
+    """CrewAI's json_dict (output_json), or the output_pydantic model's JSON: the outcome's jsonDict."""
+    if task_output is None:
+        return {}
+    if task_output.json_dict:
+        return {"jsonDict": task_output.json_dict}
+    if task_output.pydantic is not None:
+        return {"jsonDict": task_output.pydantic.model_dump(mode="json")}
+    return {}
 
 
 def timed(launch: Launch) -> tuple[dict[str, Any], float]:
