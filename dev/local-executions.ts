@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Span } from "@opentelemetry/api";
 import { join } from "node:path";
 import type { Crew } from "../core/crew.ts";
 import { decide } from "../core/decide.ts";
@@ -16,6 +17,7 @@ import type {
   NewExecution,
 } from "../api/execution-backend.ts";
 import type { LocalAppCredentials } from "./app-credentials.ts";
+import { endExecutionSpan, startExecutionSpan, traceEnv } from "../platform/telemetry/execution-span.ts";
 import { TaskProcess } from "./task-process.ts";
 import { TaskSlots } from "./task-slots.ts";
 import { deliverWebhook } from "./webhook.ts";
@@ -38,6 +40,8 @@ interface LocalExecution {
   /** Step webhooks being sent: recorded as sent once they end, so the next step of the task follows in order. */
   stepsSending: Set<string>;
   timer?: NodeJS.Timeout;
+  /** The execution's span until it finishes (tracing on): its tasks' runners continue the trace under it. */
+  span?: Span;
   reconciling: boolean;
   again: boolean;
 }
@@ -119,6 +123,7 @@ export class LocalExecutions implements ExecutionBackend {
       earlierResults: new Map(),
       webhooksSent: new Set(),
       stepsSending: new Set(),
+      span: startExecutionSpan({ crew: execution.crew, execution: id }),
       reconciling: false,
       again: false,
     });
@@ -266,6 +271,10 @@ export class LocalExecutions implements ExecutionBackend {
     });
     for (const action of decision.actions) await this.carryOut(execution, action, now);
     const spec = execution.status?.crewSpec;
+    if (execution.span && isFinished(execution.status?.phase)) {
+      endExecutionSpan(execution.span, execution.status!.phase!, execution.status?.error);
+      execution.span = undefined;
+    }
     if (spec && isFinished(execution.status?.phase)) {
       await this.options.appCredentials?.retire({ id: execution.id, spec, startTime: execution.status?.startTime });
     }
@@ -321,7 +330,7 @@ export class LocalExecutions implements ExecutionBackend {
             revision ? `${action.index}-r${revision}` : String(action.index),
           ),
           runnerCommand: this.options.runnerCommand,
-          env: { ...this.options.runnerEnv, ...appsEnv, ...crewaiEnv },
+          env: { ...this.options.runnerEnv, ...appsEnv, ...crewaiEnv, ...traceEnv(execution.span) },
           log,
           slots: this.slots,
           onChange: () => this.reconcile(execution.id),

@@ -1,3 +1,4 @@
+import { startTracing } from "../platform/telemetry/tracing.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
@@ -76,6 +77,8 @@ export async function startDev(
   options: { tokens?: TokenStore; env?: NodeJS.ProcessEnv; resolver?: Resolver } = {},
 ): Promise<RunningDev> {
   const llm = devLlm(config);
+  // Every component in this one process shares one tracer (OTEL_* variables; nothing at all when none is set).
+  const tracing = startTracing({ env: options.env ?? process.env, serviceName: "kubecrew" });
   // A CrewAI crew imported from the folder may come with notes: what kubecrew does differently (one line each).
   const imported = (note: string) => log.info(`CrewAI crew imported: ${note}`);
   const crews = (await loadCrews(config.crewsDir, imported)).map((c) =>
@@ -226,6 +229,7 @@ export async function startDev(
       redis?.disconnect();
       if (integrationsRedis !== redis) integrationsRedis?.disconnect();
       rmSync(workRoot, { recursive: true, force: true });
+      await tracing.stop();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { Router, type Request, type Response } from "express";
+import { inSpan } from "../../platform/telemetry/span.ts";
 import { kickoffRequest, type KickoffRequest } from "../../core/api-bodies.ts";
 import { isFinished } from "../../core/execution.ts";
 import { executionUser } from "../../core/execution-user.ts";
@@ -103,26 +104,35 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
     };
     const scope = { crew: crew.metadata.name, kind: principal.kind, subject: principal.subject };
     const authorization = authorizationHeader(body.humanInputWebhook?.authentication);
-    const outcome = await backend.createExecution({
-      crew: crew.metadata.name,
-      spec: {
-        crewRef: { name: crew.metadata.name },
-        inputs: resolved.inputs,
-        ...(body.meta ? { meta: body.meta } : {}),
-        ...(Object.keys(webhooks).length ? { webhooks } : {}),
-        ...(body.humanInputWebhook ? { humanInputWebhook: { url: body.humanInputWebhook.url } } : {}),
-        requestedBy: {
-          kind: principal.kind,
-          subject: principal.subject,
-          ...(user.user !== undefined ? { user: user.user } : {}),
-        },
-        stop: false,
+    // The kickoff's span is the trace's root: the execution (its annotation, or kubecrew dev's span) continues it.
+    const outcome = await inSpan(
+      `kickoff ${crew.metadata.name}`,
+      { "kubecrew.crew": crew.metadata.name },
+      async (span) => {
+        const created = await backend.createExecution({
+          crew: crew.metadata.name,
+          spec: {
+            crewRef: { name: crew.metadata.name },
+            inputs: resolved.inputs,
+            ...(body.meta ? { meta: body.meta } : {}),
+            ...(Object.keys(webhooks).length ? { webhooks } : {}),
+            ...(body.humanInputWebhook ? { humanInputWebhook: { url: body.humanInputWebhook.url } } : {}),
+            requestedBy: {
+              kind: principal.kind,
+              subject: principal.subject,
+              ...(user.user !== undefined ? { user: user.user } : {}),
+            },
+            stop: false,
+          },
+          ...(idempotency.key
+            ? { idempotency: { keyHash: idempotencyKeyHash(scope, idempotency.key), requestHash: requestHash(body) } }
+            : {}),
+          ...(authorization ? { humanInputAuthorization: authorization } : {}),
+        });
+        span.setAttribute("kubecrew.execution", created.id);
+        return created;
       },
-      ...(idempotency.key
-        ? { idempotency: { keyHash: idempotencyKeyHash(scope, idempotency.key), requestHash: requestHash(body) } }
-        : {}),
-      ...(authorization ? { humanInputAuthorization: authorization } : {}),
-    });
+    );
     if (outcome.kind === "keyReused") throw idempotencyKeyReused();
     if (outcome.kind === "replayed") res.set("Idempotent-Replayed", "true");
     res.json({ kickoff_id: outcome.id });
