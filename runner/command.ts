@@ -11,7 +11,7 @@ import type { StepSummary } from "./step-recorder.ts";
 import { StepReporter } from "./step-reporter.ts";
 import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
 import { startTracing } from "../platform/telemetry/tracing.ts";
-import { TRACEPARENT_ENV, traceparentOf } from "../platform/telemetry/trace-context.ts";
+import { TRACEPARENT_ENV, traceIdOf, traceparentOf } from "../platform/telemetry/trace-context.ts";
 import { languageModelFor } from "./llm.ts";
 import { tracedLanguageModel } from "./llm-tracing.ts";
 import { inTaskSpan } from "./task-span.ts";
@@ -33,7 +33,10 @@ export async function runAssignedTask(
   io: TaskIO,
   options: { config: RunnerConfig; logger: Logger; signal?: AbortSignal },
 ): Promise<RunnerResult> {
-  const { config, logger } = options;
+  const { config } = options;
+  // Every log line of the task names its trace, so a line leads to the trace and back.
+  const traceId = traceIdOf(config.env[TRACEPARENT_ENV]);
+  const logger = traceId ? options.logger.child({ trace_id: traceId }) : options.logger;
   let outcome: TaskOutcome;
   const outbound = createOutboundClient(config.outbound);
   try {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { silentLogger } from "../../../core/logger.ts";
+import { createLogger } from "../../../core/logger.ts";
 import { startTracing } from "../../../platform/telemetry/tracing.ts";
 import { runAssignedTask } from "../../../runner/command.ts";
 import { runnerConfigFromEnv } from "../../../runner/config.ts";
@@ -70,8 +70,13 @@ async function runTraced(content: boolean) {
       KUBECREW_OUTBOUND_ALLOW_LOOPBACK: "true",
     });
     const io = new FileTaskIO({ assignment: join(dir, "assignment.json"), outcome: join(dir, "outcome.json") });
-    const result = await runAssignedTask(io, { config, logger: silentLogger() });
+    const lines: string[] = [];
+    const logger = createLogger({ level: "info" }, { write: (line: string) => void lines.push(line) });
+    const result = await runAssignedTask(io, { config, logger });
     expect(result.error).toBeUndefined();
+    // The task's log lines name the trace.
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ trace_id: PARENT_TRACE });
   } finally {
     await tracing.stop();
   }
