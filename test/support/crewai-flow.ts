@@ -16,6 +16,8 @@ export interface ReferenceRun {
   methods: string[];
   /** Each method's last output as CrewAI keeps it (`outputs.<method>`). */
   outputs: Record<string, unknown>;
+  /** Every method's output in the order the methods ended (a method run twice appears twice). */
+  completed: { method: string; output: unknown }[];
   /** What kickoff returned: the last method's output. */
   result: unknown;
   /** Why kickoff raised, as `<ExceptionType>: <message>`. */

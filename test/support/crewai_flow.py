@@ -4,7 +4,7 @@ of test/integration/flows/. Reads one JSON object on stdin and prints one JSON o
 
   {"validate": [<definition>, ...]}  -> {"validate": [{"ok": true} | {"ok": false, "error": "..."}]}
   {"run": [{"path": ..., "inputs": {...}, "feedback": ["...", ...]}, ...]}
-                                     -> {"run": [{"methods": [...], "outputs": {...}, "result": ..., "error": ...}]}
+                                     -> {"run": [{"methods": [...], "outputs": {...}, "completed": [...], ...}]}
 
 A run loads the file as `crewai run` does (crewai_cli.run_declarative_flow.load_declarative_flow) and kicks it off;
 the methods are the order CrewAI's event bus reports them starting; human_feedback reads its answers from `feedback`
@@ -77,6 +77,7 @@ def _run(case: dict[str, Any]) -> dict[str, Any]:
     return {
         "methods": methods,
         "outputs": outputs,
+        "completed": [{"method": e["method"], "output": _output(e)} for e in flow._method_outputs],
         "result": _jsonable(result),
         "error": error,
         "feedback_asked": len(asked),
