@@ -5,6 +5,7 @@ import { exitIfCannotListen } from "../platform/http/listen-error.ts";
 import { devConfigSchema } from "../dev/config.ts";
 import { CrewManifestError } from "../dev/crew-catalog.ts";
 import { startDev, type RunningDev } from "../dev/start.ts";
+import { pulledModelLlm } from "./pulled-model.ts";
 
 export function registerDevCommand(program: Command): void {
   program
@@ -13,7 +14,10 @@ export function registerDevCommand(program: Command): void {
       "Run everything in one process on this machine: the crew API, executions in memory, tasks as local processes",
     )
     .action(async () => {
-      const config = configOrExit("dev", () => parseConfig(devConfigSchema, process.env));
+      const configured = configOrExit("dev", () => parseConfig(devConfigSchema, process.env));
+      // `npm start` with no model configured runs the model `kubecrew model pull` left in the cache, if there is one.
+      const pulled = configured.llm.provider ? undefined : pulledModelLlm(process.env);
+      const config = pulled ? { ...configured, llm: pulled.llm } : configured;
       const log = createLogger({ level: config.logLevel, name: "dev" });
       const listening = { host: "HOST", port: "PORT" };
       const dev = await exitIfCannotListen("dev", listening, () => startDev(config, log)).catch((err: unknown) => {
@@ -39,9 +43,13 @@ export function registerDevCommand(program: Command): void {
             ]),
         dev.llm.provider === "mock"
           ? `  LLM:          mock provider — deterministic test answers, no model is called.\n` +
-            `                Set KUBECREW_LLM_PROVIDER (openai, anthropic, openai-compatible), KUBECREW_LLM_MODEL,\n` +
-            `                KUBECREW_LLM_BASE_URL and the provider's API key (OPENAI_API_KEY, …) for a real model.`
-          : `  LLM:          ${dev.llm.provider} ${dev.llm.model}${dev.llm.baseURL ? ` at ${dev.llm.baseURL}` : ""}`,
+            `                For a real model on this machine: npm run kubecrew -- model pull (SmolLM2-135M, 98 MB),\n` +
+            `                then npm start again. Or set KUBECREW_LLM_PROVIDER (openai, anthropic, openai-compatible,\n` +
+            `                local), KUBECREW_LLM_MODEL, KUBECREW_LLM_BASE_URL and the provider's API key (OPENAI_API_KEY, …).`
+          : pulled
+            ? `  LLM:          local ${dev.llm.model}, the model pulled to ${pulled.path},\n` +
+              `                run on this machine's CPU by llama.cpp (KUBECREW_LLM_PROVIDER=mock for the mock provider)`
+            : `  LLM:          ${dev.llm.provider} ${dev.llm.model}${dev.llm.baseURL ? ` at ${dev.llm.baseURL}` : ""}`,
         ``,
         `  curl -H "Authorization: Bearer ${dev.orgToken ?? "$TOKEN"}" ${base}/inputs`,
         ``,

@@ -37,6 +37,7 @@ const commands: Record<string, (program: Command) => Promise<void>> = {
   login: async (p) => (await import("./login-command.ts")).registerLoginCommand(p),
   logout: async (p) => (await import("./logout-command.ts")).registerLogoutCommand(p),
   import: async (p) => (await import("./import-command.ts")).registerImportCommand(p),
+  model: async (p) => (await import("./model-command.ts")).registerModelCommand(p),
 };
 
 const program = new Command("kubecrew")

@@ -57,15 +57,20 @@ export const secretKeyRef = z.object({
 });
 export type SecretKeyRef = z.infer<typeof secretKeyRef>;
 
-export const llmProviders = ["openai", "anthropic", "openai-compatible", "mock"] as const;
+export const llmProviders = ["openai", "anthropic", "openai-compatible", "local", "mock"] as const;
 export const llmProvider = z.enum(llmProviders);
 export type LlmProvider = z.infer<typeof llmProvider>;
 
 export const llmConfig = z.object({
   provider: llmProvider.describe(
-    "openai, anthropic, openai-compatible (any OpenAI-compatible base URL: Ollama, vLLM, LiteLLM) or mock (a deterministic test provider)",
+    "openai, anthropic, openai-compatible (any OpenAI-compatible base URL: Ollama, vLLM, LiteLLM), local (a GGUF model run in the runner process by llama.cpp) or mock (a deterministic test provider)",
   ),
-  model: z.string().min(1).describe("Model name as the provider knows it"),
+  model: z
+    .string()
+    .min(1)
+    .describe(
+      "Model name as the provider knows it; for local, a GGUF file's path (relative to the model folder), a name `kubecrew model pull` knows, or hf:<owner>/<repo>/<file>.gguf",
+    ),
   baseURL: z.string().url().optional().describe("API base URL; required for openai-compatible"),
   apiKeySecretRef: secretKeyRef.optional().describe("Secret holding the API key (Kubernetes mode)"),
   apiKeyEnv: z
@@ -75,6 +80,14 @@ export const llmConfig = z.object({
     .describe("Environment variable holding the API key (embedded mode); defaults to the provider's usual variable"),
   temperature: z.number().min(0).max(2).optional(),
   maxOutputTokens: z.number().int().positive().optional(),
+  contextSize: z
+    .number()
+    .int()
+    .min(256)
+    .max(131072)
+    .optional()
+    .describe("local: the context window in tokens (default 4096)"),
+  threads: z.number().int().min(1).max(256).optional().describe("local: CPU threads (default: every core)"),
 });
 export type LlmConfig = z.infer<typeof llmConfig>;
 

@@ -17,6 +17,7 @@ import { IntegrationsClient } from "../api/connections/integrations-client.ts";
 import { createConsole } from "../console/console.ts";
 import type { Crew, LlmConfig } from "../core/crew.ts";
 import type { ExecutionSpec } from "../core/execution.ts";
+import { DEFAULT_LOCAL_MODEL } from "../core/local-models.ts";
 import type { Logger } from "../core/logger.ts";
 import { runnerPolicyFromEnv } from "../core/outbound/config.ts";
 import { createOutboundClient, type Resolver } from "../platform/outbound/outbound-fetch.ts";
@@ -59,6 +60,7 @@ export interface RunningDev {
 export function devLlm(config: DevConfig): LlmConfig {
   const { provider, model, baseURL } = config.llm;
   if (!provider || provider === "mock") return { provider: "mock", model: model ?? "mock" };
+  if (provider === "local") return { provider, model: model ?? DEFAULT_LOCAL_MODEL };
   return {
     provider,
     model: model ?? (provider === "anthropic" ? "claude-sonnet-4-5" : "gpt-4o-mini"),

@@ -123,9 +123,9 @@ describe("generated CRDs", () => {
     });
     expect(at(spec, "tasks", "[]", "agent")).toMatchObject({ maxLength: 63 });
     expect(at(spec, "tasks", "[]", "context")).toMatchObject({ maxItems: 20, items: { maxLength: 63 } });
-    expect(at(spec, "llm", "provider").enum).toEqual(["openai", "anthropic", "openai-compatible", "mock"]);
     expect(at(spec, "tasks", "[]").required).toEqual(["name", "description", "expectedOutput"]);
     expect(at(spec, "process")).toMatchObject({ type: "string", enum: ["sequential", "hierarchical"] });
+    expect(at(spec, "llm", "provider").enum).toEqual(["openai", "anthropic", "openai-compatible", "local", "mock"]);
     expect(at(spec, "runner", "retries")).toMatchObject({ type: "integer", minimum: 0, maximum: 10 });
     expect(at(spec, "runner", "taskTimeoutSeconds")).toMatchObject({
       type: "integer",

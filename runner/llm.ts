@@ -1,8 +1,11 @@
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { existsSync } from "node:fs";
 import type { LlmConfig, LlmProvider } from "../core/crew.ts";
+import { localModelPath } from "../core/local-models.ts";
 import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
+import { createLocalLanguageModel } from "./local-model.ts";
 import { createMockLanguageModel, type LanguageModelV3 } from "./mock-model.ts";
 
 /** The process environment as the runner's config module hands it over (API keys are looked up by name). */
@@ -16,6 +19,7 @@ export const DEFAULT_API_KEY_ENV: Record<LlmProvider, string | undefined> = {
   openai: "OPENAI_API_KEY",
   anthropic: "ANTHROPIC_API_KEY",
   "openai-compatible": "LLM_API_KEY",
+  local: undefined,
   mock: undefined,
 };
 
@@ -34,7 +38,7 @@ export function apiKeyVariables(llm: LlmConfig): string[] {
 }
 
 export function apiKeyFor(llm: LlmConfig, env: Env): string | undefined {
-  if (llm.provider === "mock") return undefined;
+  if (llm.provider === "mock" || llm.provider === "local") return undefined;
   for (const name of apiKeyVariables(llm)) {
     const value = env[name]?.trim();
     if (value) return value;
@@ -73,9 +77,30 @@ export function languageModelFor(llm: LlmConfig, env: Env, fetch: Fetch): Langua
         includeUsage: true,
         fetch,
       }).chatModel(llm.model);
+    case "local":
+      return localLanguageModel(llm, env);
     case "mock":
       return createMockLanguageModel(llm.model);
   }
+}
+
+/** The local provider's context window when the agent's llm sets none. */
+export const DEFAULT_LOCAL_CONTEXT_SIZE = 4096;
+
+/** A GGUF model from the model folder (KUBECREW_MODEL_DIR) or a path: never downloaded here. */
+function localLanguageModel(llm: LlmConfig, env: Env): LanguageModelV3 {
+  const path = localModelPath(llm.model, env);
+  if (!existsSync(path)) {
+    throw new LlmConfigError(
+      `The local model ${llm.model} is not at ${path}: pull it with \`kubecrew model pull\`, or mount its volume there`,
+    );
+  }
+  return createLocalLanguageModel({
+    modelId: llm.model,
+    path,
+    contextSize: llm.contextSize ?? DEFAULT_LOCAL_CONTEXT_SIZE,
+    threads: llm.threads ?? 0,
+  });
 }
 
 /** How the model is named in outcomes and logs: `provider/model`. */

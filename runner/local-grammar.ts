@@ -1,0 +1,122 @@
+/**
+ * The JSON schemas the `local` provider constrains a model's output with (node-llama-cpp turns them into GBNF
+ * grammars, so the text it samples always parses). node-llama-cpp knows a subset of JSON Schema: these functions
+ * bring a tool's or an output's schema into it, and build the one schema of a turn that may call a tool.
+ */
+import type { GbnfJsonSchema } from "node-llama-cpp";
+
+type Schema = Record<string, unknown>;
+
+/** Bounds added where a schema sets none, so a small model's answer ends within its token budget. */
+export const DEFAULT_STRING_MAX_LENGTH = 400;
+export const DEFAULT_ARRAY_MAX_ITEMS = 8;
+
+const scalarTypes = ["string", "number", "integer", "boolean", "null"] as const;
+type ScalarType = (typeof scalarTypes)[number];
+
+const anyValue: GbnfJsonSchema = {
+  oneOf: [
+    { type: "string", maxLength: DEFAULT_STRING_MAX_LENGTH },
+    { type: ["number", "boolean", "null"] },
+    { type: "object", additionalProperties: false },
+  ],
+};
+
+function isSchema(value: unknown): value is Schema {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function describe<T extends object>(schema: T, source: Schema): T {
+  return typeof source.description === "string" ? { ...schema, description: source.description } : schema;
+}
+
+/**
+ * A JSON schema in node-llama-cpp's subset: the keywords it knows are kept (type, properties, required, items, enum,
+ * const, anyOf/oneOf, length and item bounds, string formats it knows), the others dropped: the answer is still
+ * validated against the original schema by the runner. Strings and arrays without a bound get one.
+ */
+export function grammarSchema(source: unknown): GbnfJsonSchema {
+  if (!isSchema(source)) return anyValue;
+  if ("const" in source) return describe({ const: source.const as string | number | boolean | null }, source);
+  if (Array.isArray(source.enum))
+    return describe({ enum: source.enum as (string | number | boolean | null)[] }, source);
+  const alternatives = (source.oneOf ?? source.anyOf) as unknown;
+  if (Array.isArray(alternatives) && alternatives.length > 0) {
+    return describe({ oneOf: alternatives.map(grammarSchema) }, source);
+  }
+  const types = (Array.isArray(source.type) ? source.type : [source.type]).filter((t) => typeof t === "string");
+  if (types.length === 0) return source.properties ? objectSchema(source) : anyValue;
+  if (types.length > 1) {
+    const parts = types.map((type) => grammarSchema({ ...source, type }));
+    return describe({ oneOf: parts }, source);
+  }
+  const type = types[0] as string;
+  if (type === "object") return objectSchema(source);
+  if (type === "array") {
+    const maxItems = typeof source.maxItems === "number" ? source.maxItems : DEFAULT_ARRAY_MAX_ITEMS;
+    const minItems = typeof source.minItems === "number" ? Math.min(source.minItems, maxItems) : undefined;
+    return describe(
+      { type: "array", items: grammarSchema(source.items ?? {}), maxItems, ...(minItems ? { minItems } : {}) },
+      source,
+    );
+  }
+  if (type === "string") {
+    if (source.format === "date-time" || source.format === "date" || source.format === "time") {
+      return describe({ type: "string", format: source.format }, source);
+    }
+    const maxLength = typeof source.maxLength === "number" ? source.maxLength : DEFAULT_STRING_MAX_LENGTH;
+    const minLength = typeof source.minLength === "number" ? Math.min(source.minLength, maxLength) : undefined;
+    return describe({ type: "string", maxLength, ...(minLength ? { minLength } : {}) }, source);
+  }
+  if ((scalarTypes as readonly string[]).includes(type)) return describe({ type: type as ScalarType }, source);
+  return anyValue;
+}
+
+function objectSchema(source: Schema): GbnfJsonSchema {
+  const properties = isSchema(source.properties) ? source.properties : {};
+  const required = Array.isArray(source.required) ? source.required.filter((r) => typeof r === "string") : [];
+  // Every property is written (as the grammar orders them): a small model left free to stop early writes none.
+  return describe(
+    {
+      type: "object",
+      properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, grammarSchema(v)])),
+      required: [...new Set([...required, ...Object.keys(properties)])],
+      additionalProperties: false,
+    },
+    source,
+  );
+}
+
+/** A tool the model may call this turn. */
+export interface OfferedTool {
+  name: string;
+  inputSchema: unknown;
+}
+
+/** The key of a turn's reply that calls a tool, and of the one that answers. */
+export const TOOL_KEY = "tool";
+export const ARGUMENTS_KEY = "arguments";
+export const ANSWER_KEY = "answer";
+
+/**
+ * The schema of a turn that may call a tool: `{"tool": <name>, "arguments": {...}}` for each offered tool, or
+ * `{"answer": ...}` (text, or the structured output's schema) unless a tool call is required.
+ */
+export function turnSchema(tools: OfferedTool[], answer: unknown | undefined, toolRequired: boolean): GbnfJsonSchema {
+  const calls: GbnfJsonSchema[] = tools.map((t) => ({
+    type: "object",
+    properties: { [TOOL_KEY]: { const: t.name }, [ARGUMENTS_KEY]: grammarSchema(t.inputSchema ?? {}) },
+    required: [TOOL_KEY, ARGUMENTS_KEY],
+    additionalProperties: false,
+  }));
+  const answerSchema: GbnfJsonSchema = {
+    type: "object",
+    properties: {
+      [ANSWER_KEY]: answer === undefined ? { type: "string", minLength: 1, maxLength: 2000 } : grammarSchema(answer),
+    },
+    required: [ANSWER_KEY],
+    additionalProperties: false,
+  };
+  const all = toolRequired && calls.length > 0 ? calls : [...calls, answerSchema];
+  return all.length === 1 ? all[0]! : { oneOf: all };
+}

@@ -1,0 +1,78 @@
+/**
+ * The llama.cpp engine and the GGUF models of the `local` provider, loaded once per process: every task turn (and
+ * every LLM guardrail check) of a runner process uses the same model and context. Calls take turns on its one
+ * context sequence.
+ */
+import { access } from "node:fs/promises";
+import { getLlama, LlamaChat, LlamaLogLevel, type Llama, type LlamaContext } from "node-llama-cpp";
+
+export interface LocalModelSettings {
+  /** The GGUF file. */
+  path: string;
+  contextSize: number;
+  /** CPU threads; 0: as many as the machine has. */
+  threads: number;
+}
+
+export interface LoadedModel {
+  llama: Llama;
+  context: LlamaContext;
+  chat: LlamaChat;
+  /** Runs `work` when the model's earlier calls have ended (one context sequence, one call at a time). */
+  exclusive<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/** The model file is missing or cannot be loaded: retrying cannot help. */
+export class LocalModelError extends Error {
+  override name = "LocalModelError";
+}
+
+let engine: Promise<Llama> | undefined;
+const loaded = new Map<string, Promise<LoadedModel>>();
+
+/** llama.cpp's prebuilt CPU binary (an npm package): never a build from source or a download at run time. */
+function llamaEngine(): Promise<Llama> {
+  engine ??= getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error, progressLogs: false });
+  return engine;
+}
+
+async function load(settings: LocalModelSettings): Promise<LoadedModel> {
+  try {
+    await access(settings.path);
+  } catch {
+    throw new LocalModelError(
+      `The local model file ${settings.path} does not exist: pull it with \`kubecrew model pull\` (or mount it there)`,
+    );
+  }
+  const llama = await llamaEngine();
+  const model = await llama.loadModel({ modelPath: settings.path });
+  const context = await model.createContext({
+    contextSize: settings.contextSize,
+    ...(settings.threads > 0 ? { threads: settings.threads } : {}),
+  });
+  const chat = new LlamaChat({ contextSequence: context.getSequence() });
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    llama,
+    context,
+    chat,
+    exclusive<T>(work: () => Promise<T>): Promise<T> {
+      const run = queue.then(work, work);
+      queue = run.catch(() => undefined);
+      return run;
+    },
+  };
+}
+
+/** The model these settings name, loaded on the first call and kept for the process's life. */
+export function loadedModel(settings: LocalModelSettings): Promise<LoadedModel> {
+  const key = JSON.stringify(settings);
+  let model = loaded.get(key);
+  if (!model) {
+    model = load(settings);
+    // A failed load is not kept: the file may be there on the next call.
+    model.catch(() => loaded.delete(key));
+    loaded.set(key, model);
+  }
+  return model;
+}
