@@ -15,6 +15,9 @@ export function unsupportedActionMessage(action: AtomicAction, at: string): stri
   if (action.call === "script" || action.call === "code") {
     return `${at}: call: ${action.call} runs Python, which only the crewai runtime runs; kubecrew dev runs flows on the kubecrew runtime`;
   }
+  if (action.call === "tool") {
+    return `${at}: call: tool (${action.ref}) is not run by kubecrew dev yet; give the tool to an agent (call: agent with tools)`;
+  }
   if (action.call === "crew" && action.from_declaration) {
     return `${at}: call: crew with from_declaration is not run by kubecrew dev yet; put the crew inline (with)`;
   }

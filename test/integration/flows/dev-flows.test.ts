@@ -136,6 +136,24 @@ describe("kubecrew dev runs declarative flows", () => {
     expect(done.result.output).toBe("discarded: rejected: too vague");
   }, 240_000);
 
+  it("stops a run mid-flow: the error says so and the join after it never starts", async () => {
+    const { body } = await call("/flows/article-review-flow/kickoff", {
+      method: "POST",
+      body: JSON.stringify({ inputs: { topic: "kelp" } }),
+    });
+    const id = body.kickoff_id as string;
+    const stopped = await call(`/flows/article-review-flow/stop/${id}`, { method: "POST" });
+    expect(stopped).toEqual({ status: 200, body: { status: "stopped" } });
+    const after = await status("article-review-flow", id);
+    expect(after.body).toMatchObject({ status: "error", error: "Execution stopped" });
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const events = await (
+      await fetch(`${dev.url}/flows/article-review-flow/status/${id}/events`, { headers: auth })
+    ).text();
+    expect(events).not.toMatch(/"method":"assemble"/);
+    expect((await call(`/flows/article-review-flow/stop/${id}`, { method: "POST" })).status).toBe(409);
+  }, 60_000);
+
   it("completes CrewAI's own example flow, its router answered with its first outcome by the mock provider", async () => {
     const { body } = await call("/flows/research-review-flow/kickoff", { method: "POST", body: JSON.stringify({}) });
     const done = await waitFor(async () => {
@@ -171,6 +189,13 @@ methods:
     const python = flow.replace("listen: sead", "listen: seed");
     await expect(startTestDev({ "py-flow.yaml": python })).rejects.toThrow(
       /methods\.seed\.do: call: script runs Python, which only the crewai runtime runs/,
+    );
+    const tool = python.replace(
+      '{ call: script, code: "return 1" }',
+      "{ call: tool, ref: my_project.tools:SearchTool }",
+    );
+    await expect(startTestDev({ "py-flow.yaml": tool })).rejects.toThrow(
+      /methods\.seed\.do: call: tool .* is not run by kubecrew dev yet/,
     );
   });
 });
