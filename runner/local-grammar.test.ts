@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_STRING_MAX_LENGTH, grammarSchema, turnSchema } from "./local-grammar.ts";
+import { chatHistory, replyContent } from "./local-model.ts";
+
+describe("the local provider's grammars", () => {
+  it("keeps the keywords node-llama-cpp knows, bounds strings and arrays, writes every property", () => {
+    expect(
+      grammarSchema({
+        type: "object",
+        properties: { city: { type: "string", pattern: "^A" }, tags: { type: "array", items: { type: "string" } } },
+        required: ["city"],
+        additionalProperties: true,
+      }),
+    ).toEqual({
+      type: "object",
+      properties: {
+        city: { type: "string", maxLength: DEFAULT_STRING_MAX_LENGTH },
+        tags: { type: "array", items: { type: "string", maxLength: DEFAULT_STRING_MAX_LENGTH }, maxItems: 8 },
+      },
+      required: ["city", "tags"],
+      additionalProperties: false,
+    });
+    expect(grammarSchema({ anyOf: [{ type: "integer" }, { enum: ["a"] }] })).toEqual({
+      oneOf: [{ type: "integer" }, { enum: ["a"] }],
+    });
+  });
+
+  it("offers each tool as {tool, arguments} and the answer beside them, unless a call is required", () => {
+    const tools = [{ name: "lookup", inputSchema: { type: "object", properties: { key: { type: "string" } } } }];
+    const free = turnSchema(tools, undefined, false) as { oneOf: { properties: Record<string, unknown> }[] };
+    expect(free.oneOf.map((s) => Object.keys(s.properties))).toEqual([["tool", "arguments"], ["answer"]]);
+    expect(free.oneOf[0]!.properties.tool).toEqual({ const: "lookup" });
+    expect(turnSchema(tools, undefined, true)).toMatchObject({ properties: { tool: { const: "lookup" } } });
+  });
+});
+
+describe("the local provider's replies", () => {
+  it("reads a tool call, a text answer and a structured answer; a reply cut short stays text", () => {
+    expect(replyContent('{"tool": "lookup", "arguments": {"key": "x"}}', true, false)).toMatchObject([
+      { type: "tool-call", toolName: "lookup", input: '{"key":"x"}' },
+    ]);
+    expect(replyContent('{"answer": "Paris"}', true, false)).toEqual([{ type: "text", text: "Paris" }]);
+    expect(replyContent('{"answer": {"city": "Paris"}}', true, true)).toEqual([
+      { type: "text", text: '{"city":"Paris"}' },
+    ]);
+    expect(replyContent('{"answer": "Par', true, false)).toEqual([{ type: "text", text: '{"answer": "Par' }]);
+    expect(replyContent("plain", false, false)).toEqual([{ type: "text", text: "plain" }]);
+  });
+
+  it("gives the model the conversation with its tool calls and results, the tools' instructions in the system text", () => {
+    const history = chatHistory(
+      [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: [{ type: "text", text: "Look x up." }] },
+        {
+          role: "assistant",
+          content: [{ type: "tool-call", toolCallId: "1", toolName: "lookup", input: { key: "x" } }],
+        },
+        {
+          role: "tool",
+          content: [
+            { type: "tool-result", toolCallId: "1", toolName: "lookup", output: { type: "text", value: "value of x" } },
+          ],
+        },
+      ] as never,
+      "TOOLS",
+    );
+    expect(history).toEqual([
+      { type: "system", text: "Be brief.\n\nTOOLS" },
+      { type: "user", text: "Look x up." },
+      { type: "model", response: ['{"tool":"lookup","arguments":{"key":"x"}}'] },
+      { type: "user", text: "Tool lookup returned: value of x" },
+      { type: "model", response: [] },
+    ]);
+  });
+});
