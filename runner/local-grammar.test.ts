@@ -27,7 +27,7 @@ describe("the local provider's grammars", () => {
 
   it("offers each tool as {tool, arguments} and the answer beside them, unless a call is required", () => {
     const tools = [{ name: "lookup", inputSchema: { type: "object", properties: { key: { type: "string" } } } }];
-    const free = turnSchema(tools, undefined, false) as { oneOf: { properties: Record<string, unknown> }[] };
+    const free = turnSchema(tools, undefined, false) as unknown as { oneOf: { properties: Record<string, unknown> }[] };
     expect(free.oneOf.map((s) => Object.keys(s.properties))).toEqual([["tool", "arguments"], ["answer"]]);
     expect(free.oneOf[0]!.properties.tool).toEqual({ const: "lookup" });
     expect(turnSchema(tools, undefined, true)).toMatchObject({ properties: { tool: { const: "lookup" } } });
