@@ -16,11 +16,10 @@ export async function embeddedFlows(
   llm: LlmConfig,
   executionOptions: Omit<LocalExecutionsOptions, "crews">,
   log: Logger,
-): Promise<{ flows: FlowRuns; close(): Promise<void> } | undefined> {
+): Promise<{ flows: FlowRuns; names: string[]; close(): Promise<void> } | undefined> {
   const { flows, crews } = await loadFlows(dir, llm);
   if (!flows.length) return undefined;
   const executions = new LocalExecutions({ ...executionOptions, crews });
-  log.info({ flows: flows.map((f) => f.name) }, "Flows served at /flows/{flow}/");
   const runs = new FlowRuns({ flows, executions, crews, log, eachConcurrency: EACH_CONCURRENCY });
-  return { flows: runs, close: () => executions.close() };
+  return { flows: runs, names: flows.map((f) => f.name), close: () => executions.close() };
 }

@@ -210,6 +210,8 @@ export async function startDev(
   });
   // Synchronously after listening: no request reaches /oauthsvc before the service is there.
   const embeddedInfo = embedded?.listening(api.url);
+  // Said once listening: a port that cannot be had is the one line said (test/integration/hardening/listen-errors).
+  if (flows) log.info({ flows: flows.names }, "Flows served at /flows/{flow}/");
   return {
     url: api.url,
     crews,
