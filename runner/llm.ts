@@ -2,6 +2,7 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import type { LlmConfig, LlmProvider } from "../core/crew.ts";
 import { localModelPath } from "../core/local-models.ts";
 import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
@@ -99,7 +100,8 @@ function localLanguageModel(llm: LlmConfig, env: Env): LanguageModelV3 {
     modelId: llm.model,
     path,
     contextSize: llm.contextSize ?? DEFAULT_LOCAL_CONTEXT_SIZE,
-    threads: llm.threads ?? 0,
+    // Every core, named: left to llama.cpp's own default, turns here ran many times slower (bench/README.md).
+    threads: llm.threads ?? availableParallelism(),
   });
 }
 
