@@ -151,6 +151,8 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
         XDG_CACHE_HOME: join(home, ".cache"),
         XDG_CONFIG_HOME: join(home, ".config"),
         PYTHONUNBUFFERED: "1",
+        // The adapter ends at once if this process died before it could ask the kernel to be told (__main__.py).
+        KUBECREW_RUNNER_PID: String(process.pid),
         HTTP_PROXY: proxy.url,
         HTTPS_PROXY: proxy.url,
         http_proxy: proxy.url,

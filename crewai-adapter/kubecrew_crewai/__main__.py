@@ -25,15 +25,20 @@ QUIET_ENV = {
 
 def end_with_parent() -> None:
     """Linux: the kernel sends SIGTERM to this process when the runner that started it dies, so no adapter outlives
-    its task (a runner killed with SIGKILL cannot forward anything)."""
+    its task (a runner killed with SIGKILL cannot forward anything). A runner that died before the request (while
+    Python started) is not told of: the parent is no longer the runner that said its pid, and this process ends."""
+    import signal
+
     try:
         import ctypes
-        import signal
 
         pr_set_pdeathsig = 1
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
     except (OSError, AttributeError):
-        pass
+        return
+    runner = os.environ.get("KUBECREW_RUNNER_PID", "")
+    if runner.isdigit() and os.getppid() != int(runner):
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def main() -> int:

@@ -8,6 +8,8 @@ import sys
 import time
 from typing import Any
 
+import pytest
+
 from .conftest import ChatServer, launch_message
 
 SECRET = "sk-test-very-secret-0123456789"
@@ -66,19 +68,22 @@ def test_an_unreadable_launch_message_exits_2() -> None:
     assert "the launch message has no assignment" in done.stderr
 
 
-def test_ends_when_the_runner_that_started_it_dies() -> None:
-    # A parent that starts the adapter (which then waits for its launch message) and is killed with SIGKILL.
+@pytest.mark.parametrize("lives_for", [1.0, 0.0])
+def test_ends_when_the_runner_that_started_it_dies(lives_for: float) -> None:
+    # A parent that starts the adapter (which then waits for its launch message) and is killed with SIGKILL: after the
+    # adapter started (1 s), or at once, before Python could ask the kernel to be told (0 s).
     parent = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import subprocess, sys, os, signal; "
+            "import subprocess, sys, os, signal, time; "
             "r, w = os.pipe(); "
             # The launch message's pipe stays open in another process: the adapter's stdin never ends by itself.
-            "subprocess.Popen(['sleep', '20'], pass_fds=[w]); "
-            "child = subprocess.Popen([sys.executable, '-m', 'kubecrew_crewai'], stdin=r); "
+            "subprocess.Popen(['sleep', '120'], pass_fds=[w]); "
+            "child = subprocess.Popen([sys.executable, '-m', 'kubecrew_crewai'], stdin=r, "
+            "env={**os.environ, 'KUBECREW_RUNNER_PID': str(os.getpid())}); "
             "print(child.pid, flush=True); "
-            "import time; time.sleep(1); os.kill(os.getpid(), signal.SIGKILL)",
+            f"time.sleep({lives_for}); os.kill(os.getpid(), signal.SIGKILL)",
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -86,10 +91,13 @@ def test_ends_when_the_runner_that_started_it_dies() -> None:
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
     parent.wait(timeout=30)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and Path(f"/proc/{child}").exists():
-        if Path(f"/proc/{child}/stat").read_text().split(") ")[1].startswith("Z"):
-            break  # ended, waiting to be reaped by init
+
+    def ended() -> bool:
+        stat = Path(f"/proc/{child}/stat")
+        return not stat.exists() or stat.read_text().split(") ")[1].startswith("Z")  # a zombie: init reaps it
+
+    # Well before the launch message's pipe closes (120 s), which would end it too.
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not ended():
         time.sleep(0.1)
-    alive = Path(f"/proc/{child}").exists() and not Path(f"/proc/{child}/stat").read_text().split(") ")[1].startswith("Z")
-    assert not alive
+    assert ended()
