@@ -12,10 +12,16 @@ COPY package.json package-lock.json ./
 # Production dependencies only: the pinned `node` devDependency, TypeScript, vitest and eslint stay out (the base
 # image provides Node 24). No dependency needs an install script. Behind a TLS-inspecting proxy, hand the proxy's CA
 # bundle to this step as a build secret (`--secret id=ca-bundle,src=/etc/ssl/certs/ca-certificates.crt`; what
-# hack/build-image.sh does): it is mounted for this step only and never lands in a layer of the image.
+# hack/build-image.sh does): it is mounted for this step only and never lands in a layer of the image. The `local`
+# model provider runs on the CPU in a pod: of node-llama-cpp's prebuilt binaries only this machine's CPU build stays
+# (the CUDA, Vulkan and other architectures' builds are about 650 MB), and TypeScript, its optional peer that npm keeps
+# because the project's devDependencies name it, goes.
 RUN --mount=type=secret,id=ca-bundle \
     if [ -s /run/secrets/ca-bundle ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-bundle; fi \
- && npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+ && npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force \
+ && keep="linux-$(node -p process.arch)" \
+ && for build in node_modules/@node-llama-cpp/*; do [ "${build##*/}" = "$keep" ] || rm -rf "$build"; done \
+ && rm -rf node_modules/typescript
 
 # The sources compiled to JavaScript: types erased, relative imports of .ts rewritten to .js. Emit only (CI type-checks
 # with tsconfig.json), so TypeScript alone is installed, at the version package.json pins. The other files the CLI

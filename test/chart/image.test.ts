@@ -66,6 +66,13 @@ function reachableFromCli(): { files: Set<string>; packages: Set<string> } {
   return { files, packages };
 }
 
+/** What the Dockerfile's dependencies stage deletes after `npm ci --omit=dev` (see its comment). */
+function removedAfterInstall(path: string): boolean {
+  const [, scope, name] = path.split(sep);
+  if (scope === "typescript") return true;
+  return scope === "@node-llama-cpp" && name !== `linux-${process.arch}`;
+}
+
 describe("Dockerfile", () => {
   it("builds on Node 24, installs production dependencies only and runs as a non-root user", () => {
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-[\w-]+$/m);
@@ -151,7 +158,8 @@ describe("the CLI in the image's layout", () => {
     const topLevel = listed
       .split("\n")
       .map((line) => relative(repo, line.trim()))
-      .filter((path) => path.startsWith(`node_modules${sep}`) && path.split(`node_modules${sep}`).length === 2);
+      .filter((path) => path.startsWith(`node_modules${sep}`) && path.split(`node_modules${sep}`).length === 2)
+      .filter((path) => !removedAfterInstall(path));
     for (const path of topLevel) {
       mkdirSync(dirname(join(app, path)), { recursive: true });
       symlinkSync(join(repo, path), join(app, path));
@@ -160,6 +168,16 @@ describe("the CLI in the image's layout", () => {
 
   afterAll(() => {
     if (app) rmSync(app, { recursive: true, force: true });
+  });
+
+  it("removes after npm ci what the Dockerfile says it removes: node-llama-cpp's GPU and other builds, TypeScript", () => {
+    expect(dockerfile).toMatch(/keep="linux-\$\(node -p process\.arch\)"/);
+    expect(dockerfile).toMatch(
+      /for build in node_modules\/@node-llama-cpp\/\*; do \[ "\$\{build##\*\/\}" = "\$keep" \] \|\| rm -rf "\$build"; done/,
+    );
+    expect(dockerfile).toMatch(/rm -rf node_modules\/typescript\n/);
+    expect(existsSync(join(app, "node_modules", "@node-llama-cpp", `linux-${process.arch}`))).toBe(true);
+    expect(readdirSync(join(app, "node_modules", "@node-llama-cpp"))).toEqual([`linux-${process.arch}`]);
   });
 
   it("holds the compiled modules and no TypeScript", () => {
