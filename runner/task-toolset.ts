@@ -1,4 +1,6 @@
 import { dynamicTool, jsonSchema, tool, type ToolSet } from "ai";
+import { callIdentity } from "./tool-identity.ts";
+import type { IdentifyCall } from "./tool-approvals.ts";
 import { traceToolCall, type ToolSource } from "./tool-tracing.ts";
 import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import type { Logger } from "../core/logger.ts";
@@ -24,6 +26,8 @@ export interface TaskToolset {
   /** The AI SDK tools, by the name the model calls them. */
   tools: ToolSet;
   names: string[];
+  /** What a call of one of these tools is for `toolPolicy.requireApproval` (see tool-identity.ts). */
+  identify: IdentifyCall;
   /** The name of the tool called last, for the error of a loop that ends without an answer. */
   lastTool(): string | undefined;
   /** Ends every MCP session; never throws. */
@@ -77,7 +81,9 @@ export async function openTaskToolset(assignment: TaskAssignment, deps: ToolsetD
   const offered = (name: string, exposed: string) => !only || only.includes(name) || only.includes(exposed);
   const tools: ToolSet = {};
   let last: string | undefined;
+  const sources = new Map<string, ToolSource>();
   const wrap = (name: string, source: ToolSource, run: (input: unknown, signal?: AbortSignal) => Promise<string>) => {
+    sources.set(name, source);
     const traced = traceToolCall(name, source, run);
     return async (input: unknown, options: { abortSignal?: AbortSignal }) => {
       last = name;
@@ -138,5 +144,9 @@ export async function openTaskToolset(assignment: TaskAssignment, deps: ToolsetD
       `The task is offered ${names.length} tools, more than ${MAX_TASK_TOOLS}: narrow them with tools allow-lists or the task's tools`,
     );
   }
-  return { tools, names, lastTool: () => last, close };
+  const identify: IdentifyCall = (name, input) => {
+    const source = sources.get(name);
+    return source && callIdentity(source, input);
+  };
+  return { tools, names, identify, lastTool: () => last, close };
 }
