@@ -10,14 +10,10 @@
  */
 import type { ChatHistoryItem } from "node-llama-cpp";
 import { TokenMeter } from "node-llama-cpp";
-import type { LanguageModelV3 } from "./mock-model.ts";
+import { generatedModel, type CallOptions, type GenerateResult, type LanguageModelV3 } from "./generated-model.ts";
 import { loadedModel, type LocalModelSettings } from "./local-llama.ts";
 import { ANSWER_KEY, ARGUMENTS_KEY, grammarSchema, TOOL_KEY, turnSchema, type OfferedTool } from "./local-grammar.ts";
 
-type CallOptions = Parameters<LanguageModelV3["doGenerate"]>[0];
-type GenerateResult = Awaited<ReturnType<LanguageModelV3["doGenerate"]>>;
-type StreamResult = Awaited<ReturnType<LanguageModelV3["doStream"]>>;
-type StreamPart = StreamResult["stream"] extends ReadableStream<infer P> ? P : never;
 type PromptMessage = CallOptions["prompt"][number];
 
 export const LOCAL_PROVIDER_ID = "local";
@@ -167,33 +163,7 @@ export function createLocalLanguageModel(options: LocalModelOptions): LanguageMo
     });
   };
 
-  return {
-    specificationVersion: "v3",
-    provider: LOCAL_PROVIDER_ID,
-    modelId,
-    supportedUrls: {},
-    doGenerate: generate,
-    async doStream(call) {
-      const result = await generate(call);
-      const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-      const parts: StreamPart[] = [
-        { type: "stream-start", warnings: [] },
-        { type: "text-start", id: "0" },
-        { type: "text-delta", id: "0", delta: text },
-        { type: "text-end", id: "0" },
-        ...result.content.filter((c) => c.type === "tool-call"),
-        { type: "finish", usage: result.usage, finishReason: result.finishReason },
-      ];
-      return {
-        stream: new ReadableStream<StreamPart>({
-          start(controller) {
-            for (const part of parts) controller.enqueue(part);
-            controller.close();
-          },
-        }),
-      };
-    },
-  };
+  return generatedModel(LOCAL_PROVIDER_ID, modelId, generate);
 }
 
 let calls = 0;

@@ -30,18 +30,14 @@
  * and guardrails run offline too.
  */
 import { createHash } from "node:crypto";
-import type { LanguageModel } from "ai";
 import { abortableSleep } from "./abortable-sleep.ts";
 import { DELEGATE_WORK_TOOL } from "./delegation-tools.ts";
+import { generatedModel, type CallOptions, type GenerateResult, type LanguageModelV3 } from "./generated-model.ts";
 import { TASK_LABEL } from "./prompt.ts";
 import { argumentsFromSchema, valueFromSchema, type JsonSchema } from "./schema-arguments.ts";
 
-/** The provider specification version ai@6 calls natively. */
-export type LanguageModelV3 = Extract<LanguageModel, { specificationVersion: "v3" }>;
-type CallOptions = Parameters<LanguageModelV3["doGenerate"]>[0];
-type GenerateResult = Awaited<ReturnType<LanguageModelV3["doGenerate"]>>;
-type StreamResult = Awaited<ReturnType<LanguageModelV3["doStream"]>>;
-type StreamPart = StreamResult["stream"] extends ReadableStream<infer P> ? P : never;
+/** The provider specification version ai@6 calls natively (generated-model.ts). */
+export type { LanguageModelV3 };
 
 export const MOCK_PROVIDER_ID = "mock";
 export const MOCK_FAILURE_MESSAGE = "mock llm: failure requested";
@@ -226,31 +222,5 @@ export function createMockLanguageModel(modelId: string): LanguageModelV3 {
     };
   };
 
-  return {
-    specificationVersion: "v3",
-    provider: MOCK_PROVIDER_ID,
-    modelId,
-    supportedUrls: {},
-    doGenerate: generate,
-    async doStream(options) {
-      const result = await generate(options);
-      const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-      const parts: StreamPart[] = [
-        { type: "stream-start", warnings: [] },
-        { type: "text-start", id: "0" },
-        { type: "text-delta", id: "0", delta: text },
-        { type: "text-end", id: "0" },
-        ...result.content.filter((c) => c.type === "tool-call"),
-        { type: "finish", usage: result.usage, finishReason: result.finishReason },
-      ];
-      return {
-        stream: new ReadableStream<StreamPart>({
-          start(controller) {
-            for (const part of parts) controller.enqueue(part);
-            controller.close();
-          },
-        }),
-      };
-    },
-  };
+  return generatedModel(MOCK_PROVIDER_ID, modelId, generate);
 }
