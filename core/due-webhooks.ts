@@ -148,6 +148,7 @@ function taskWebhookPayload(input: DecideInput, spec: CrewSpec, index: number, r
     expected_output: assignment.task.expectedOutput,
     agent: assignment.agent.role,
     output: result?.output ?? "",
+    ...(result?.jsonDict !== undefined ? { json_dict: result.jsonDict } : {}),
     execution_time: round(result?.executionTime ?? 0),
     meta: input.execution.spec.meta ?? null,
   };

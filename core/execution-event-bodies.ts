@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jsonObject } from "./json.ts";
 import { STEP_KINDS } from "./task-step.ts";
 
 /**
@@ -44,6 +45,9 @@ export const taskCompletedEvent = z.object({
   task_id: z.string(),
   agent: z.string(),
   output: z.string(),
+  json_dict: jsonObject
+    .optional()
+    .describe("The output's object, for a task with outputJson (CrewAI's TaskOutput.json_dict)"),
   execution_time: z.number(),
   steps: z.number().int().optional(),
   tools_used: z.array(z.string()).optional(),

@@ -133,6 +133,7 @@ export function executionEventLog(
           task_id: task.name,
           agent: result?.agent ?? task.agent ?? "",
           output: result?.output ?? "",
+          ...(result?.jsonDict !== undefined ? { json_dict: result.jsonDict } : {}),
           execution_time: result?.executionTime ?? task.executionTime ?? 0,
           ...(result?.stepCount !== undefined ? { steps: result.stepCount, tools_used: result.toolsUsed ?? [] } : {}),
         },

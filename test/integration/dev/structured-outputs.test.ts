@@ -68,7 +68,7 @@ interface Final {
   result?: { output: string; tasks: { task_id: string; output: string; json_dict?: unknown }[] };
 }
 
-async function run(crewName: string): Promise<Final> {
+async function run(crewName: string): Promise<Final & { id: string }> {
   const res = await fetch(`${dev.url}/crews/${crewName}/kickoff`, {
     method: "POST",
     headers: { authorization: `Bearer ${tokens.org}`, "content-type": "application/json" },
@@ -80,7 +80,7 @@ async function run(crewName: string): Promise<Final> {
     const s = (await (
       await fetch(`${dev.url}/crews/${crewName}/status/${id}`, { headers: { authorization: `Bearer ${tokens.org}` } })
     ).json()) as Final;
-    return s.status === "running" ? undefined : s;
+    return s.status === "running" ? undefined : { ...s, id };
   }, 40_000);
 }
 
@@ -108,6 +108,18 @@ describe("kubecrew dev with outputJson and a guardrail", () => {
     expect(article).toMatchObject({ task_id: "article", output: "Tides follow the moon, as the facts say." });
     expect(article!.json_dict).toBeUndefined();
     expect(final.result!.output).toBe("Tides follow the moon, as the facts say.");
+    // The event stream's task_completed carries the object too.
+    const stream = await fetch(`${dev.url}/crews/report/status/${final.id}/events`, {
+      headers: { authorization: `Bearer ${tokens.org}` },
+    });
+    const completed = (await stream.text())
+      .split("\n\n")
+      .filter((frame) => frame.includes("event: task_completed"))
+      .map((frame) => JSON.parse(frame.split("\ndata: ")[1]!) as { task_id: string; json_dict?: unknown });
+    expect(completed.map((e) => [e.task_id, e.json_dict])).toEqual([
+      ["facts", facts],
+      ["article", undefined],
+    ]);
 
     const requests = llm.requests.slice(from);
     expect(requests).toHaveLength(6);
