@@ -16,7 +16,10 @@ export const APP_CREDENTIAL_AUDIENCE = "kubecrew-integrations";
 export const appsSigningKeyEnv = {
   KUBECREW_APPS_SIGNING_KEY: z
     .string({ error: "is required (at least 32 characters; generate one with `openssl rand -hex 32`)" })
-    .min(32, "must be at least 32 characters (generate one with `openssl rand -hex 32`)"),
+    .min(32, "must be at least 32 characters (generate one with `openssl rand -hex 32`)")
+    .describe(
+      "Signs the execution-scoped app credentials; the same key in the integrations service and in what starts executions (at least 32 characters).",
+    ),
 };
 
 /** Reads KUBECREW_APPS_SIGNING_KEY; a missing or short key throws ConfigError naming the variable. */

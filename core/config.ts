@@ -18,7 +18,10 @@ export class ConfigError extends Error {
 }
 
 /** The log levels of every component (LOG_LEVEL, and the runner's level the controller hands its pods). */
-export const logLevel = z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info");
+export const logLevel = z
+  .enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"])
+  .default("info")
+  .describe("The log level: trace, debug, info, warn, error, fatal or silent.");
 export type LogLevel = z.infer<typeof logLevel>;
 
 /** Parses the environment once into a typed config; a bad value throws ConfigError naming the variable. */

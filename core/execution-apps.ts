@@ -8,14 +8,23 @@ import { ConfigError } from "./config.ts";
  * integrations service's internal API for revoking a finished execution's credential.
  */
 export const appsEnv = {
-  /** The integrations service's MCP endpoint, handed to the task processes of agents with apps. */
-  KUBECREW_APPS_URL: z.string().url().optional(),
-  /** Signs the execution-scoped app credentials (shared with the integrations service only). */
+  KUBECREW_APPS_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      "The integrations service's MCP endpoint (`…/v1/mcp`), where task processes of agents with apps call them.",
+    ),
   KUBECREW_APPS_SIGNING_KEY: appsSigningKeyEnv.KUBECREW_APPS_SIGNING_KEY.optional(),
-  /** The integrations service's base URL for its internal API; by default KUBECREW_APPS_URL without `/v1/mcp`. */
-  KUBECREW_INTEGRATIONS_URL: z.string().url().optional(),
-  /** The integrations service's internal API key (never handed to task processes). */
-  KUBECREW_OAUTH_INTERNAL_API_KEY: z.string().min(1).optional(),
+  KUBECREW_INTEGRATIONS_URL: z.string().url().optional().meta({
+    description: "The integrations service's base URL, for its internal API (connections, revoking credentials).",
+    defaultText: "KUBECREW_APPS_URL without `/v1/mcp`",
+  }),
+  KUBECREW_OAUTH_INTERNAL_API_KEY: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The integrations service's internal API key (never handed to task processes)."),
 };
 
 type AppsEnv = z.infer<z.ZodObject<typeof appsEnv>>;

@@ -10,8 +10,14 @@ const addressOrRange = (entry: string) => (entry.includes("/") ? ipaddr.isValidC
  */
 export function outboundEnvSchema(defaults: OutboundPolicy) {
   return {
-    KUBECREW_OUTBOUND_ALLOW_LOOPBACK: z.stringbool().default(defaults.allowLoopback),
-    KUBECREW_OUTBOUND_ALLOW_PRIVATE: z.stringbool().default(defaults.allowPrivate),
+    KUBECREW_OUTBOUND_ALLOW_LOOPBACK: z
+      .stringbool()
+      .default(defaults.allowLoopback)
+      .describe("Outbound calls (webhooks, LLM providers, MCP servers, provider APIs) may reach loopback addresses."),
+    KUBECREW_OUTBOUND_ALLOW_PRIVATE: z
+      .stringbool()
+      .default(defaults.allowPrivate)
+      .describe("Outbound calls may reach private, link-local and other non-public addresses."),
     KUBECREW_OUTBOUND_ALLOW: z
       .string()
       .default(defaults.allow.join(","))
@@ -24,6 +30,9 @@ export function outboundEnvSchema(defaults: OutboundPolicy) {
       .refine(
         (entries) => entries.every(addressOrRange),
         "must be a comma-separated list of IP addresses or CIDR ranges",
+      )
+      .describe(
+        "Comma-separated IP addresses or CIDR ranges outbound calls may reach although the policy refuses them.",
       ),
   };
 }
