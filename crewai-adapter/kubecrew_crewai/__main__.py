@@ -2,7 +2,8 @@
 
 stdin: one JSON launch message (launch.py), from the runner. stdout: JSON lines, `{"step": …}` as each LLM call and
 tool call ends and `{"outcome": …}` last (protocol.py). stderr: the log. Exit status 0 when the task succeeded, 1 when
-it failed (the outcome says why), 2 when there is no outcome (a launch message it cannot read).
+it failed (the outcome says why), 2 when there is no outcome (a launch message it cannot read). A launch message with a
+`project` runs the user's whole CrewAI project instead (project.py): one outcome line per task, steps tagged with theirs.
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ def main() -> int:
     handler.addFilter(RedactingFilter(redactor))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     emitter = Emitter(protocol, redactor)
+
+    if launch.project is not None:
+        from .project import run_project
+
+        return run_project(launch, launch.project, emitter)
 
     from .steps import StepListener
     from .task import timed

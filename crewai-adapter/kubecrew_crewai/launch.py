@@ -46,6 +46,24 @@ class ContextOutput:
 
 
 @dataclass(frozen=True)
+class ProjectTask:
+    name: str
+    index: int
+
+
+@dataclass(frozen=True)
+class Project:
+    """A whole CrewAI project run as one process for the execution (project.py)."""
+
+    #: `module:Class`, a @CrewBase class in the runner image.
+    crew: str
+    #: The Crew's tasks in order: the project's crew must have exactly these.
+    tasks: list[ProjectTask]
+    #: The execution's inputs, as CrewAI's kickoff takes them.
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Launch:
     execution_id: str
     task_name: str
@@ -73,6 +91,8 @@ class Launch:
     #: References into the user's code (the task's python field): tools, output_pydantic, guardrail.
     python: PythonReferences | None = None
     guardrail_max_retries: int | None = None
+    #: The crew's own project, run whole (spec.runner.crew); None: this one task.
+    project: Project | None = None
 
 
 def _get(obj: Any, path: str, kind: type | tuple[type, ...]) -> Any:
@@ -156,6 +176,22 @@ def parse_launch(text: str) -> Launch:
         review=_review(_get(assignment, "task", dict).get("review")),
         python=_python(_get(assignment, "task", dict).get("python")),
         guardrail_max_retries=_opt(_get(assignment, "task", dict), "guardrailMaxRetries", int),
+        project=_project(raw.get("project"), assignment),
+    )
+
+
+def _project(raw: Any, assignment: dict[str, Any]) -> Project | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise LaunchError("the launch message's project is not an object")
+    inputs = assignment.get("inputs") or {}
+    if not isinstance(inputs, dict):
+        raise LaunchError("the launch message's assignment.inputs is not an object")
+    return Project(
+        crew=_get(raw, "crew", str),
+        tasks=[ProjectTask(name=_get(t, "name", str), index=_get(t, "index", int)) for t in _get(raw, "tasks", list)],
+        inputs=inputs,
     )
 
 

@@ -37,11 +37,15 @@ class Emitter:
         self._lock = threading.Lock()
         self._index = 0
 
-    def step(self, step: dict[str, Any]) -> None:
+    def step(self, step: dict[str, Any], task_index: int | None = None) -> None:
+        """A step; in a whole project's run (project.py) with the index of the task it belongs to."""
         with self._lock:
             numbered = {"index": self._index, **step}
             self._index += 1
-            self._write({"step": self._redactor.value(numbered)})
+            line: dict[str, Any] = {"step": self._redactor.value(numbered)}
+            if task_index is not None:
+                line["taskIndex"] = task_index
+            self._write(line)
 
     def outcome(self, outcome: dict[str, Any]) -> None:
         with self._lock:
