@@ -10,6 +10,7 @@ import { connectionsRoutes } from "./connections/routes.ts";
 import { errorHandler, notFoundHandler } from "./error-handler.ts";
 import type { ExecutionBackend } from "./execution-backend.ts";
 import type { FlowBackend } from "./flow-backend.ts";
+import { flowPaths } from "./flow-openapi-paths.ts";
 import { openApiDocument, type ExtraPaths } from "./openapi.ts";
 import { crewListRoutes } from "./routes/crew-list.ts";
 import { crewRoutes } from "./routes/crew-routes.ts";
@@ -67,7 +68,9 @@ export function createApp(deps: ApiDeps): Express {
     }),
   );
 
-  const document = JSON.stringify(openApiDocument({ ...connectionsPaths, ...deps.extraPaths }));
+  const document = JSON.stringify(
+    openApiDocument({ ...connectionsPaths, ...(deps.flows ? flowPaths : {}), ...deps.extraPaths }),
+  );
   const service = Router();
   service.get("/openapi.json", (_req, res) => {
     res.type("application/json").send(document);

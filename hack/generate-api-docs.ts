@@ -1,6 +1,6 @@
 /**
  * Writes the reference part of docs/api.md from the OpenAPI document the crew API serves (api/openapi.ts with every
- * optional part mounted: connections, the token endpoint, the admin API), so the reference cannot drift from the
+ * optional part mounted: connections, flows, the token endpoint, the admin API), so the reference cannot drift from the
  * routes. The text above the marker is written by hand; everything below it is generated.
  * `node hack/generate-api-docs.ts` writes it; hack/generate-api-docs.test.ts fails when docs/api.md is stale.
  */
@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { format, resolveConfig } from "prettier";
 import { adminPaths } from "../api/admin/openapi-paths.ts";
 import { connectionsPaths } from "../api/connections/openapi-paths.ts";
+import { flowPaths } from "../api/flow-openapi-paths.ts";
 import { tokenEndpointPaths } from "../api/oauth/openapi-paths.ts";
 import { openApiDocument } from "../api/openapi.ts";
 import { apiReference, type OpenApiDocument } from "./api-reference.ts";
@@ -20,7 +21,7 @@ export const MARKER =
 
 /** The whole document, as an API with an admin key and the integrations service configured serves it. */
 export function fullApiDocument(): OpenApiDocument {
-  const document = openApiDocument({ ...connectionsPaths, ...tokenEndpointPaths(), ...adminPaths() });
+  const document = openApiDocument({ ...connectionsPaths, ...flowPaths, ...tokenEndpointPaths(), ...adminPaths() });
   // A JSON round trip: the reference reads the document as a client would, not zod-openapi's objects.
   return JSON.parse(JSON.stringify(document)) as OpenApiDocument;
 }

@@ -1,32 +1,20 @@
 import { Router, type Request, type Response } from "express";
-import { z } from "zod";
 import { flowInputs, kickoffState } from "../../core/flow/state-inputs.ts";
-import { jsonObject, type Json } from "../../core/json.ts";
+import type { Json } from "../../core/json.ts";
 import { bearerAuth, principalOf } from "../auth/bearer.ts";
 import { mayUseCrew } from "../auth/principal.ts";
 import type { SessionAuth } from "../auth/session-auth.ts";
 import type { TokenStore } from "../auth/token-store.ts";
 import { ApiError, executionNotFound, unauthorized } from "../errors.ts";
 import type { FlowBackend, FlowRunView, LoadedFlow } from "../flow-backend.ts";
+import { flowKickoffRequest, flowResumeRequest, type FlowStatusResponse } from "../flow-bodies.ts";
 import { parseOr400 } from "../validation.ts";
 import { refuseWrongMethods } from "../../platform/http/wrong-methods.ts";
-
-const flowKickoff = z.object({ inputs: jsonObject.default({}), meta: jsonObject.optional() });
-const flowResume = z.object({
-  execution_id: z.string().min(1),
-  /** The method that waits (AMP's task_id); optional: a flow waits on one method at a time here. */
-  task_id: z.string().optional(),
-  human_feedback: z
-    .string()
-    .max(64 * 1024)
-    .default(""),
-  is_approve: z.boolean().optional(),
-});
 
 const flowNotFound = (name: string) => new ApiError(404, "Flow not found", `No flow named "${name}"`);
 
 /** AMP's three `/status` shapes for a flow run: `current_task` names the running method; progress counts methods. */
-export function flowStatusBody(run: FlowRunView, flow: LoadedFlow, now: number) {
+export function flowStatusBody(run: FlowRunView, flow: LoadedFlow, now: number): FlowStatusResponse {
   const done = run.methods.filter((m) => m.phase === "Succeeded").length;
   const executionTime = run.executionTime || Math.round(now - run.startedAt) / 1000;
   if (run.phase === "Succeeded") {
@@ -114,7 +102,7 @@ export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessi
   });
   router.post("/flows/:flow/kickoff", auth, (req, res) => {
     const flow = flowFor(req);
-    const body = parseOr400(flowKickoff, req.body ?? {}, "kickoff body");
+    const body = parseOr400(flowKickoffRequest, req.body ?? {}, "kickoff body");
     const judged = kickoffState(flow.definition, body.inputs as Record<string, Json>);
     if (!judged.ok) {
       const parts = [
@@ -138,7 +126,7 @@ export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessi
   });
   router.post("/flows/:flow/resume", auth, (req, res) => {
     const flow = flowFor(req);
-    const body = parseOr400(flowResume, req.body ?? {}, "resume body");
+    const body = parseOr400(flowResumeRequest, req.body ?? {}, "resume body");
     const run = runFor(req, flow, body.execution_id);
     if (run.phase !== "WaitingForInput" || !run.waiting || (body.task_id && body.task_id !== run.waiting.method)) {
       throw new ApiError(409, "Conflict", "Execution is not in pending human input state");
