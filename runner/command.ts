@@ -4,7 +4,7 @@ import { createLogger, type Logger } from "../core/logger.ts";
 import type { TaskOutcome } from "../core/task-assignment.ts";
 import { runnerConfigFromEnv, type RunnerConfig } from "./config.ts";
 import { FileTaskIO, type TaskIO } from "./io.ts";
-import { KubernetesTaskIO, kubernetesIOConfigFromEnv } from "./kubernetes-io.ts";
+import { KubernetesTaskIO } from "./kubernetes-io.ts";
 import { runCrewaiTask } from "./crewai-runtime.ts";
 import { runTask } from "./run-task.ts";
 import type { StepSummary } from "./step-recorder.ts";
@@ -112,9 +112,6 @@ export function registerRunnerCommand(program: Command): void {
         return;
       }
       const config = configOrExit("runner", () => runnerConfigFromEnv(process.env));
-      const kubernetesConfig = options.kubernetes
-        ? configOrExit("runner", () => kubernetesIOConfigFromEnv(process.env))
-        : undefined;
       const tracing = configOrExit("runner", () => startTracing({ env: process.env, serviceName: "kubecrew-runner" }));
       const logger = createLogger({ level: config.logLevel, name: "runner" });
       // The AI SDK prints warnings with console.*; runTask logs them as JSON instead, and stderr stays one line.
@@ -125,7 +122,7 @@ export function registerRunnerCommand(program: Command): void {
       process.once("SIGINT", onSignal);
       try {
         const io: TaskIO = options.kubernetes
-          ? new KubernetesTaskIO({ assignmentPath: options.assignment, config: kubernetesConfig! })
+          ? new KubernetesTaskIO({ assignmentPath: options.assignment, config: config.kubernetes })
           : new FileTaskIO({
               assignment: options.assignment,
               outcome: options.outcome!,

@@ -38,4 +38,16 @@ describe("runnerConfigFromEnv", () => {
     expect(() => runnerConfigFromEnv({ KUBECREW_LLM_TIMEOUT_SECONDS: "0" })).toThrow(/KUBECREW_LLM_TIMEOUT_SECONDS/);
     expect(() => runnerConfigFromEnv({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
   });
+
+  it("reads the test node's container root once: the Kubernetes IO's paths and the app credential's file are under it", () => {
+    const config = runnerConfigFromEnv({
+      KUBECREW_CONTAINER_ROOT: "/tmp/node/pod-1",
+      KUBECREW_APPS_URL: "http://127.0.0.1:8787/v1/mcp",
+      KUBECREW_APPS_CREDENTIAL_FILE: "/var/run/kubecrew/apps/credential",
+      POD_NAME: "run-1-0-abcde",
+    });
+    expect(config.kubernetes).toEqual({ containerRoot: "/tmp/node/pod-1", podName: "run-1-0-abcde" });
+    expect(config.apps?.credentialFile).toBe("/tmp/node/pod-1/var/run/kubecrew/apps/credential");
+    expect(runnerConfigFromEnv({}).kubernetes).toEqual({ containerRoot: "" });
+  });
 });

@@ -1,7 +1,5 @@
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { z } from "zod";
-import { parseConfig } from "../core/config.ts";
 import type { TaskAssignment, TaskOutcome } from "../core/task-assignment.ts";
 import { taskOutcome } from "../core/task-assignment.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
@@ -9,32 +7,12 @@ import { isAlreadyExists, KubeApiError, KubeClient } from "../kube/runtime/clien
 import { Kubeconfig, type KubeAccess } from "../kube/runtime/kubeconfig.ts";
 import { CREW_EXECUTIONS, CREW_TASK_RESULTS, resourcePath } from "../kube/resources.ts";
 import { CONTEXT_FILES, taskLabels, taskResultName } from "../kube/task-names.ts";
+import type { RunnerConfig } from "./config.ts";
 import { AssignmentError, readAssignmentFile, type TaskIO } from "./io.ts";
 import type { StepSummary } from "./step-recorder.ts";
 
-/** What the runner reads from its pod's environment in Kubernetes mode. */
-const kubernetesRunnerEnv = z.object({
-  /** Set by the local test node: container paths (volume mounts) live under this directory. */
-  KUBECREW_CONTAINER_ROOT: z.string().default(""),
-  /** The pod's name (downward API): names the result of a failed attempt. */
-  POD_NAME: z.string().optional(),
-  KUBECONFIG: z.string().optional(),
-});
-
-export interface KubernetesIOConfig {
-  containerRoot: string;
-  podName?: string;
-  kubeconfigPath?: string;
-}
-
-export function kubernetesIOConfigFromEnv(env: Record<string, string | undefined>): KubernetesIOConfig {
-  const c = parseConfig(kubernetesRunnerEnv, env);
-  return {
-    containerRoot: c.KUBECREW_CONTAINER_ROOT,
-    ...(c.POD_NAME ? { podName: c.POD_NAME } : {}),
-    ...(c.KUBECONFIG ? { kubeconfigPath: c.KUBECONFIG } : {}),
-  };
-}
+/** Where a runner in a Job pod finds the apiserver and its container's paths: part of the runner's config. */
+export type KubernetesIOConfig = RunnerConfig["kubernetes"];
 
 /** The CrewTaskResult a runner creates for its outcome, owned by the execution (deleted with it). */
 export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcome, podName?: string) {
