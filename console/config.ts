@@ -13,25 +13,44 @@ const list = z
 
 /** The web console's settings, from the environment; merged into `kubecrew api`'s and `kubecrew dev`'s schemas. */
 export const consoleEnv = z.object({
-  /** Signs the console's session cookies; every API replica needs the same one (32 characters or more). */
-  KUBECREW_CONSOLE_SESSION_SECRET: z.string().min(32, "at least 32 characters").optional(),
-  /** How long a console session lasts. */
+  KUBECREW_CONSOLE_SESSION_SECRET: z
+    .string()
+    .min(32, "at least 32 characters")
+    .optional()
+    .describe("Signs the console's session cookies; every API replica needs the same one (32 characters or more)."),
   KUBECREW_CONSOLE_SESSION_TTL_SECONDS: z.coerce
     .number()
     .int()
     .positive()
-    .default(8 * 3600),
-  /** OpenID Connect sign-in: the provider's issuer URL (Google, Entra ID, Keycloak, Dex, …) and this client. */
-  KUBECREW_CONSOLE_OIDC_ISSUER: z.url().optional(),
-  KUBECREW_CONSOLE_OIDC_CLIENT_ID: z.string().min(1).optional(),
-  KUBECREW_CONSOLE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
-  /** The ID token claim listing the user's groups. */
-  KUBECREW_CONSOLE_OIDC_GROUPS_CLAIM: z.string().min(1).default("groups"),
-  /** Comma-separated: members of these groups, and these email addresses, are org admins. */
-  KUBECREW_CONSOLE_ADMIN_GROUPS: list,
-  KUBECREW_CONSOLE_ADMIN_EMAILS: list,
-  /** The console's public origin (e.g. https://crews.example.com), for the OIDC redirect URI; the request's otherwise. */
-  KUBECREW_CONSOLE_PUBLIC_URL: z.url().optional(),
+    .default(8 * 3600)
+    .describe("How long a console session lasts."),
+  KUBECREW_CONSOLE_OIDC_ISSUER: z
+    .url()
+    .optional()
+    .describe("OpenID Connect sign-in: the provider's issuer URL (Google, Entra ID, Keycloak, Dex, …)."),
+  KUBECREW_CONSOLE_OIDC_CLIENT_ID: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The console's client ID at the OpenID Connect provider (with KUBECREW_CONSOLE_OIDC_ISSUER)."),
+  KUBECREW_CONSOLE_OIDC_CLIENT_SECRET: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The console's client secret at the OpenID Connect provider (with KUBECREW_CONSOLE_OIDC_ISSUER)."),
+  KUBECREW_CONSOLE_OIDC_GROUPS_CLAIM: z
+    .string()
+    .min(1)
+    .default("groups")
+    .describe("The ID token claim listing the user's groups."),
+  KUBECREW_CONSOLE_ADMIN_GROUPS: list.describe("Comma-separated groups whose members are org admins in the console."),
+  KUBECREW_CONSOLE_ADMIN_EMAILS: list.describe("Comma-separated email addresses of org admins in the console."),
+  KUBECREW_CONSOLE_PUBLIC_URL: z
+    .url()
+    .optional()
+    .describe(
+      "The console's public origin (e.g. https://crews.example.com), for the OIDC redirect URI; the request's otherwise.",
+    ),
 });
 
 export interface OidcSettings {

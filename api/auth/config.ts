@@ -10,37 +10,54 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
  * config schemas of the commands that serve the API (`kubecrew api`, `kubecrew dev`).
  */
 export const authEnv = z.object({
-  /** Lifetime of access tokens from the token endpoint (`expires_in`). */
-  KUBECREW_TOKEN_TTL_SECONDS: positiveInt(3600),
-  /**
-   * Token requests per window for one client_id from one source address, a failed authentication counting as
-   * KUBECREW_OAUTH_FAILED_AUTH_COST (so 12 wrong secrets by default): guesses from one address stop there while the
-   * client elsewhere keeps its tokens. Also the tokens one client is issued per window from all addresses.
-   */
-  KUBECREW_OAUTH_RATE_LIMIT_PER_CLIENT: positiveInt(60),
-  /** Token requests per window from one source address (an IPv6 /64 counts as one address). */
-  KUBECREW_OAUTH_RATE_LIMIT_PER_IP: positiveInt(300),
-  KUBECREW_OAUTH_RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
-  /** How many requests one failed client authentication counts as: brute-force protection (RFC 6749 §2.3.1). */
-  KUBECREW_OAUTH_FAILED_AUTH_COST: positiveInt(5),
-  /** The realm in `WWW-Authenticate: Basic realm="…"`. */
+  KUBECREW_TOKEN_TTL_SECONDS: positiveInt(3600).describe(
+    "The lifetime of access tokens from the token endpoint (`expires_in`).",
+  ),
+  KUBECREW_OAUTH_RATE_LIMIT_PER_CLIENT: positiveInt(60).describe(
+    "Token requests per window for one client_id from one source address, a failed authentication counting as KUBECREW_OAUTH_FAILED_AUTH_COST; also the tokens one client is issued per window from all addresses.",
+  ),
+  KUBECREW_OAUTH_RATE_LIMIT_PER_IP: positiveInt(300).describe(
+    "Token requests per window from one source address (an IPv6 /64 counts as one address).",
+  ),
+  KUBECREW_OAUTH_RATE_LIMIT_WINDOW_SECONDS: positiveInt(60).describe("The token endpoint's rate-limit window."),
+  KUBECREW_OAUTH_FAILED_AUTH_COST: positiveInt(5).describe(
+    "How many requests one failed client authentication counts as (brute-force protection).",
+  ),
   KUBECREW_OAUTH_REALM: z
     .string()
     .regex(/^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/, "printable ASCII without quotes or backslashes")
-    .default("kubecrew"),
-  /** Wrong admin keys (X-Admin-Key, the console's sign-in) one source address may send per window; then 429. */
-  KUBECREW_ADMIN_KEY_FAILURES_PER_IP: positiveInt(10),
-  KUBECREW_ADMIN_KEY_FAILURE_WINDOW_SECONDS: positiveInt(600),
-  /** Enables the admin API (`/admin/tokens`, `/admin/clients`) for callers sending it in `X-Admin-Key`. */
-  KUBECREW_ADMIN_KEY: z.string().min(32, "at least 32 characters").optional(),
-  KUBECREW_REDIS_KEY_PREFIX: z.string().default("kubecrew:"),
-  /** A Redis command slower than this fails, so requests answer 503 instead of hanging while Redis is unwell. */
-  KUBECREW_REDIS_COMMAND_TIMEOUT_MS: positiveInt(REDIS_COMMAND_TIMEOUT_MS),
-  /**
-   * How long a replica answers a token it verified from memory (revocations reach it at once through Redis pub/sub;
-   * see VerifiedTokens); 0 asks Redis on every request.
-   */
-  KUBECREW_TOKEN_CACHE_MS: z.coerce.number().int().min(0).default(2000),
+    .default("kubecrew")
+    .describe('The realm in `WWW-Authenticate: Basic realm="…"`.'),
+  KUBECREW_ADMIN_KEY_FAILURES_PER_IP: positiveInt(10).describe(
+    "Wrong admin keys (X-Admin-Key, the console's sign-in) one source address may send per window; then 429.",
+  ),
+  KUBECREW_ADMIN_KEY_FAILURE_WINDOW_SECONDS: positiveInt(600).describe(
+    "The window of KUBECREW_ADMIN_KEY_FAILURES_PER_IP.",
+  ),
+  KUBECREW_ADMIN_KEY: z
+    .string()
+    .min(32, "at least 32 characters")
+    .optional()
+    .describe(
+      "Enables the admin API (`/admin/tokens`, `/admin/clients`) for callers sending it in `X-Admin-Key` (at least 32 characters).",
+    ),
+  KUBECREW_REDIS_KEY_PREFIX: z
+    .string()
+    .default("kubecrew:")
+    .describe(
+      "The prefix of the API's Redis keys (tokens, clients, rate limits), so several deployments can share one Redis.",
+    ),
+  KUBECREW_REDIS_COMMAND_TIMEOUT_MS: positiveInt(REDIS_COMMAND_TIMEOUT_MS).describe(
+    "A Redis command slower than this fails, so requests answer 503 instead of hanging while Redis is unwell.",
+  ),
+  KUBECREW_TOKEN_CACHE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(2000)
+    .describe(
+      "How long a replica answers a token it verified from memory (revocations reach it at once through Redis pub/sub); 0 asks Redis on every request.",
+    ),
 });
 
 export interface AuthConfig {
