@@ -40,10 +40,8 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { crewSpec as crewSpecSchema } from "../core/crew.ts";
-import { silentLogger } from "../core/logger.ts";
 import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
-import { Informer } from "../kube/runtime/informer.ts";
-import { CREW_EXECUTIONS, CREWS, JOBS, LABEL_EXECUTION, resourcePath } from "../kube/resources.ts";
+import { CREW_EXECUTIONS, CREWS, resourcePath } from "../kube/resources.ts";
 import {
   applyCrew,
   createNamespace,
@@ -59,8 +57,9 @@ import { latencyLines, type TaskTimes } from "./controller-scale-latency.ts";
 import { epochMs, LatencyObserver } from "./controller-scale-observer.ts";
 import { controlPlanePid, cpuSeconds, Probe, rssMb } from "./controller-scale-probe.ts";
 import { RunnerStandIn } from "./controller-scale-runner.ts";
+import { ScaleWatch } from "./controller-scale-watch.ts";
 import { controllerWrites, runShardRows, shards, startReplicas } from "./controller-scale-shards.ts";
-import { benchCluster, deleteNamespace, keyMetadata, percentile } from "./controller-support.ts";
+import { benchCluster, deleteNamespace, percentile } from "./controller-support.ts";
 
 const counts = (process.env.BENCH_SCALE_COUNTS ?? "1000,10000").split(",").map(Number);
 const taskCounts = (process.env.BENCH_SCALE_TASKS ?? "1,3").split(",").map(Number);
@@ -85,10 +84,6 @@ const runnerImage = "kubecrew:bench";
 const podHeap = "--max-old-space-size=256";
 // The controller runs compiled to JavaScript, as in the image (bench/as-image.ts).
 const compiledCli = compileAsImage()(join(import.meta.dirname, "..", "cli", "main.ts"));
-
-interface ExecutionView extends KubeObject {
-  status?: { phase?: string; tasks?: { phase?: string }[] };
-}
 
 if (await runShardRows(import.meta.filename)) process.exit(0);
 const audit = statusWriteAudit();
@@ -121,64 +116,12 @@ try {
 
   // What the bench sees: each execution's finish and each task's success in its status; each Job's completion.
   const uids = new Map<string, string>();
-  const finished = new Map<string, number>();
-  const failedExecutions: string[] = [];
-  const taskSeen = new Map<string, number>();
-  const executions = new Informer<ExecutionView>({
-    client,
-    path: resourcePath(CREW_EXECUTIONS, namespace),
-    log: silentLogger(),
-    transform: (raw) => {
-      const e = raw as ExecutionView;
-      return {
-        metadata: keyMetadata(e),
-        status: { phase: e.status?.phase, tasks: (e.status?.tasks ?? []).map((t) => ({ phase: t.phase })) },
-      };
-    },
-  });
-  executions.on((event, e) => {
-    if (event === "delete") return;
-    const at = epochMs();
-    const name = e.metadata!.name!;
-    e.status?.tasks?.forEach((t, i) => {
-      if (t.phase === "Succeeded" && !taskSeen.has(`${name}/${i}`)) taskSeen.set(`${name}/${i}`, at);
-    });
-    const phase = e.status?.phase;
-    if ((phase === "Succeeded" || phase === "Failed") && !finished.has(name)) {
-      finished.set(name, at);
-      if (phase === "Failed") failedExecutions.push(name);
-    }
-  });
-  const jobsDone = new Set<string>();
-  type JobView = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
-  const jobs = new Informer<JobView>({
-    client,
-    path: resourcePath(JOBS),
-    labelSelector: LABEL_EXECUTION,
-    log: silentLogger(),
-    transform: (raw) => {
-      const j = raw as JobView;
-      return {
-        metadata: keyMetadata(j),
-        status: {
-          conditions: (j.status?.conditions ?? []).filter((c) => c.type === "Complete" || c.type === "Failed"),
-        },
-      };
-    },
-  });
-  let failedJobs = 0;
-  jobs.on((event, j) => {
-    const key = `${j.metadata!.namespace}/${j.metadata!.name}`;
-    if (event === "delete" || jobsDone.has(key)) return;
-    const ended = j.status?.conditions?.find((c) => c.status === "True");
-    if (!ended) return;
-    jobsDone.add(key);
-    if (ended.type === "Failed") failedJobs++;
-  });
+  const watch = new ScaleWatch(client, namespace);
+  const { finished, failedExecutions, taskSeen, jobsDone } = watch;
   const runner = new RunnerStandIn({ client, namespace, uidOf: (e) => uids.get(e) });
   const observer = new LatencyObserver(cluster.kubeconfig, namespace, audit !== undefined);
-  await Promise.all([executions.start(), jobs.start(), runner.start(), observer.start()]);
-  informers.push(executions, jobs, runner, observer);
+  await Promise.all([watch.start(), runner.start(), observer.start()]);
+  informers.push(watch, runner, observer);
 
   const image = imageEnv();
   replicas = await startReplicas(cluster.kubeconfig, namespace, compiledCli, {
@@ -383,8 +326,8 @@ try {
         for (const line of probe.controllerLines(snap0, snap1, count)) console.log(`    ${line}`);
         console.log(`    the bench's own event loop delay p99 ${benchLoopP99.toFixed(0)} ms`);
       }
-      if (failedExecutions.length > 0 || failedJobs > 0)
-        console.log(`  FAILED            ${failedExecutions.length} executions, ${failedJobs} Jobs (so far)`);
+      if (failedExecutions.length > 0 || watch.failedJobs > 0)
+        console.log(`  FAILED            ${failedExecutions.length} executions, ${watch.failedJobs} Jobs (so far)`);
     }
   }
   const rss = rssOf();
