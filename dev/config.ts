@@ -23,6 +23,8 @@ export const devEnv = z.object({
   KUBECREW_LLM_PROVIDER: llmProvider.optional(),
   KUBECREW_LLM_MODEL: z.string().optional(),
   KUBECREW_LLM_BASE_URL: z.string().url().optional(),
+  /** On the mock provider, seconds a flow's human_feedback waits before the mock answers its first outcome; 0: never. */
+  KUBECREW_MOCK_FEEDBACK_SECONDS: z.coerce.number().int().min(0).default(30),
   /** Task processes run at once; more wait (running, progress 0). Default: one per CPU. */
   KUBECREW_DEV_MAX_TASKS: z.coerce.number().int().min(1).default(availableParallelism()),
   KUBECREW_BODY_LIMIT_BYTES: z.coerce
@@ -51,6 +53,8 @@ export interface DevConfig {
   userToken?: string;
   /** The model of crews that name none. */
   llm: { provider?: LlmProvider; model?: string; baseURL?: string };
+  /** On the mock provider, how long a flow's human_feedback waits for a person before the mock answers (0: always). */
+  mockFeedbackSeconds: number;
   bodyLimitBytes: number;
   logLevel: LogLevel;
   /** Tokens, clients and rate limits in Redis when set; in memory otherwise. */
@@ -79,6 +83,7 @@ export const devConfigSchema = devEnv.loose().transform((e): DevConfig => ({
   host: e.HOST,
   port: e.PORT,
   crewsDir: e.KUBECREW_CREWS_DIR,
+  mockFeedbackSeconds: e.KUBECREW_MOCK_FEEDBACK_SECONDS,
   maxTasks: e.KUBECREW_DEV_MAX_TASKS,
   ...(e.KUBECREW_DEFAULT_CREW ? { defaultCrew: e.KUBECREW_DEFAULT_CREW } : {}),
   ...(e.KUBECREW_DEV_ORG_TOKEN ? { orgToken: e.KUBECREW_DEV_ORG_TOKEN } : {}),

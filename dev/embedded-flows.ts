@@ -16,10 +16,20 @@ export async function embeddedFlows(
   llm: LlmConfig,
   executionOptions: Omit<LocalExecutionsOptions, "crews">,
   log: Logger,
+  /** On the mock provider, a human_feedback nobody answers in this time takes its first outcome (0: never). */
+  mockFeedbackAfterMs = 0,
 ): Promise<{ flows: FlowRuns; names: string[]; close(): Promise<void> } | undefined> {
   const { flows, crews } = await loadFlows(dir, llm);
   if (!flows.length) return undefined;
   const executions = new LocalExecutions({ ...executionOptions, crews });
-  const runs = new FlowRuns({ flows, executions, crews, log, eachConcurrency: EACH_CONCURRENCY });
+  const runs = new FlowRuns({
+    flows,
+    executions,
+    crews,
+    log,
+    eachConcurrency: EACH_CONCURRENCY,
+    onMock: llm.provider === "mock",
+    mockFeedbackAfterMs,
+  });
   return { flows: runs, names: flows.map((f) => f.name), close: () => executions.close() };
 }

@@ -7,7 +7,7 @@ import {
   type FlowDecision,
   type FlowRunState,
 } from "../core/flow/decide-flow.ts";
-import { isRouter, type FlowDefinition } from "../core/flow/definition.ts";
+import { isRouter, type FlowDefinition, type FlowMethod } from "../core/flow/definition.ts";
 import { feedbackOutcome, outputText, routerOutcome } from "../core/flow/outcomes.ts";
 import type { Json } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
@@ -31,6 +31,13 @@ export interface FlowRunsOptions {
   crews: Crew[];
   log: Logger;
   eachConcurrency: number;
+  /**
+   * On the mock provider a human_feedback that nobody answers within this many milliseconds is answered by the mock
+   * with its first outcome (0: it waits for POST /resume however long), so a flow runs to its end with no model.
+   */
+  mockFeedbackAfterMs?: number;
+  /** Whether `kubecrew dev`'s model is the mock provider (a human_feedback that names no llm uses it). */
+  onMock?: boolean;
   now?: () => Date;
 }
 
@@ -102,16 +109,35 @@ export class FlowRuns implements FlowBackend {
   /** A person's feedback on the method that waits: its outcome chosen from the feedback. */
   resume(run: FlowRunView, feedback: string): { outcome?: string } {
     const held = this.runs.get(run.id)!;
+    const outcome = feedbackOutcome(held.definition.methods[held.waiting!.method]!, feedback);
+    this.answer(held, feedback, outcome);
+    return outcome ? { outcome } : {};
+  }
+
+  private answer(held: Run, feedback: string, outcome: string | undefined): void {
     const activation = held.waitingActivation!;
     const waiting = held.waiting!;
-    const method = held.definition.methods[waiting.method]!;
-    const outcome = feedbackOutcome(method, feedback);
     delete held.waiting;
     delete held.waitingActivation;
     held.phase = "Running";
     const output = { output: waiting.output, feedback, outcome: outcome ?? null, method_name: waiting.method };
     this.complete(held, activation, output, outcome);
-    return outcome ? { outcome } : {};
+  }
+
+  /** The mock's answer to a wait nobody answered in time: the first outcome, as a model asked to choose would. */
+  private mockFeedbackLater(run: Run, activation: string, method: FlowMethod): void {
+    const after = this.options.mockFeedbackAfterMs ?? 0;
+    if (!after || !feedbackOnMock(method, this.options.onMock ?? false)) return;
+    const timer = setTimeout(() => {
+      if (run.waitingActivation !== activation || isOver(run)) return;
+      const outcome = method.human_feedback?.emit?.[0];
+      this.options.log.info(
+        { flow: run.flow, execution: run.id, method: run.waiting?.method, outcome },
+        "Mock feedback",
+      );
+      this.answer(run, "", outcome);
+    }, after);
+    timer.unref();
   }
 
   async stop(run: FlowRunView): Promise<void> {
@@ -186,6 +212,7 @@ export class FlowRuns implements FlowBackend {
         output: outputText(result.output),
       });
       this.changed(run);
+      this.mockFeedbackLater(run, activation.id, method);
       return;
     }
     const outcome = isRouter(method) ? routerOutcome(method, result.output, result.onMock) : undefined;
@@ -243,6 +270,13 @@ export class FlowRuns implements FlowBackend {
   private changed(run: Run): void {
     for (const listener of run.listeners) listener();
   }
+}
+
+/** A human_feedback's model: its own `llm`, else `kubecrew dev`'s. */
+function feedbackOnMock(method: FlowMethod, devOnMock: boolean): boolean {
+  const llm = method.human_feedback?.llm;
+  if (llm === undefined || llm === null) return devOnMock;
+  return typeof llm === "string" && /^mock(\/|$)/.test(llm);
 }
 
 function isOver(run: Run): boolean {

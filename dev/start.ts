@@ -188,7 +188,7 @@ export async function startDev(
       : {}),
   };
   const executions = new LocalExecutions({ crews, ...executionOptions });
-  const flows = await embeddedFlows(config.crewsDir, llm, executionOptions, log);
+  const flows = await embeddedFlows(config.crewsDir, llm, executionOptions, log, config.mockFeedbackSeconds * 1000);
   const integrations = config.integrations ?? embedded?.client();
   const api = await startApi({
     backend: executions,

@@ -34,10 +34,14 @@ describe("kubecrew dev runs declarative flows", () => {
   const status = (flow: string, id: string) => call(`/flows/${flow}/status/${id}`);
 
   beforeAll(async () => {
-    dev = await startTestDev({
-      "review-flow.yaml": readFileSync(join(repoRoot, "examples/review-flow.yaml"), "utf8"),
-      "crewai-example-flow.yaml": crewaiExampleFlow(),
-    });
+    dev = await startTestDev(
+      {
+        "review-flow.yaml": readFileSync(join(repoRoot, "examples/review-flow.yaml"), "utf8"),
+        "crewai-example-flow.yaml": crewaiExampleFlow(),
+        // A person answers every human_feedback here (test/integration/flows/mock-feedback.test.ts: the mock's answer).
+      },
+      { env: { KUBECREW_MOCK_FEEDBACK_SECONDS: "0" } },
+    );
   }, 60_000);
   afterAll(() => dev?.stop());
 

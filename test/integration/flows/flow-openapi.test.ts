@@ -39,7 +39,7 @@ let operations: Operation[];
 let check: ReturnType<typeof answerChecker>;
 
 beforeAll(async () => {
-  dev = await startTestDev({ "sign-off-flow.yaml": flow });
+  dev = await startTestDev({ "sign-off-flow.yaml": flow }, { env: { KUBECREW_MOCK_FEEDBACK_SECONDS: "0" } });
   doc = (await (await fetch(`${dev.url}/openapi.json`)).json()) as OpenApiDocument;
   operations = operationsOf(doc);
   check = answerChecker(doc);
