@@ -6,6 +6,7 @@ import { importCrewAI } from "../core/crewai-import/import-crew.ts";
 import { Findings } from "../core/crewai-import/findings.ts";
 import { llmFromCrewAI } from "../core/crewai-import/llm.ts";
 import { readCrewAIPath } from "../dev/crewai-projects.ts";
+import { findCrewAIFlow, importCrewAIFlow } from "../dev/crewai-flows.ts";
 import { reportFailures } from "./api-command.ts";
 import { CommandFailure } from "./command-failure.ts";
 
@@ -24,11 +25,15 @@ export function registerImportCommand(program: Command): void {
     .command("crewai")
     .description(
       "Print the Crew manifest of a CrewAI crew: a project folder (config/agents.yaml + config/tasks.yaml, or " +
-        "crew.jsonc + agents/), a crew.jsonc, or an inline definition file (YAML or JSON)",
+        "crew.jsonc + agents/), a crew.jsonc, or an inline definition file (YAML or JSON); or the Flow manifest of " +
+        "a declarative flow (a crewai.flow/v1 file, or the project crewai create flow --declarative makes)",
     )
     .argument("<path>", "the project folder or the file")
     .option("-o, --output <file>", "write the manifest to this file instead of printing it")
-    .option("--name <name>", "the Crew's name (default: the crew's name, else its folder's or file's)")
+    .option(
+      "--name <name>",
+      "the Crew's or Flow's name (default: the crew's or flow's name, else its folder's or file's)",
+    )
     .option("--namespace <namespace>", "the Crew's namespace")
     .option("--llm <provider/model>", "spec.llm, the model of agents that name none (e.g. openai/gpt-4o-mini)")
     .option("--runtime <runtime>", `what runs the tasks: ${crewRuntimes.join(" or ")} (default: kubecrew)`)
@@ -51,6 +56,8 @@ export function registerImportCommand(program: Command): void {
 
 /** The manifest as YAML; the notes go to `onNote`; every problem at once in one CommandFailure, one line each. */
 async function importedManifest(path: string, options: ImportOptions, onNote: (note: string) => void): Promise<string> {
+  const flow = await findCrewAIFlow(path);
+  if (flow) return importedFlow(flow.file, flow.document, options, onNote);
   const findings = new Findings();
   const runtime = runtimeOption(options.runtime);
   const llm = options.llm !== undefined ? llmOption(options.llm) : undefined;
@@ -80,6 +87,21 @@ async function importedManifest(path: string, options: ImportOptions, onNote: (n
     // The crewai runtime runs CrewAI itself, but a Crew has no fields yet for what only CrewAI's Python runs.
     result.problems.push("--runtime crewai: a Crew cannot carry the fields above to the crewai runtime yet");
   }
+  if (!result.ok) throw new CommandFailure(result.problems.join("\nkubecrew import: "));
+  return stringify(result.manifest, { lineWidth: 0 });
+}
+
+/** A declarative flow's manifest: the document as the spec; the crews its methods run go inline with it. */
+function importedFlow(file: string, document: unknown, options: ImportOptions, onNote: (note: string) => void): string {
+  const given = [options.llm !== undefined && "--llm", options.runtime !== undefined && "--runtime"].filter(Boolean);
+  if (given.length) {
+    throw new CommandFailure(`${given.join(", ")}: for crews only; a flow's agents and crews name their own llm`);
+  }
+  const result = importCrewAIFlow(file, document, {
+    ...(options.name !== undefined ? { name: options.name } : {}),
+    ...(options.namespace ? { namespace: options.namespace } : {}),
+  });
+  result.notes.forEach(onNote);
   if (!result.ok) throw new CommandFailure(result.problems.join("\nkubecrew import: "));
   return stringify(result.manifest, { lineWidth: 0 });
 }

@@ -96,6 +96,11 @@ export function crewaiExampleFlow(): string {
 
 /** The flow the real CLI writes: `crewai create flow NAME --declarative --skip-provider` in a new folder. */
 export function crewaiCreatedFlow(name: string): string {
+  return readFileSync(join(crewaiCreatedFlowProject(name), "src", name, "flow.yaml"), "utf8");
+}
+
+/** The folder of the project `crewai create flow NAME --declarative --skip-provider` makes (a fresh one each call). */
+export function crewaiCreatedFlowProject(name: string): string {
   const cwd = mkdtempSync(join(tmpdir(), "crewai-create-"));
   const crewai = join(dirname(crewaiPython()), "crewai");
   execFileSync(crewai, ["create", "flow", name, "--declarative", "--skip-provider"], {
@@ -104,5 +109,5 @@ export function crewaiCreatedFlow(name: string): string {
     stdio: "pipe",
     timeout: 120_000,
   });
-  return readFileSync(join(cwd, name, "src", name, "flow.yaml"), "utf8");
+  return join(cwd, name);
 }
