@@ -22,17 +22,24 @@ const unsetWhenEmpty = (value: unknown) => (value === "" ? undefined : value);
 /** What the commands that call the crew API (run, status, list, logs, stop, login, logout) read from the environment. */
 export const clientConfigSchema = z
   .object({
-    KUBECREW_URL: z.preprocess(
-      unsetWhenEmpty,
-      z
-        .string()
-        .refine((text) => parseApiUrl(text) !== undefined, API_URL_PROBLEM)
-        .transform((text) => parseApiUrl(text)!)
-        .optional(),
-    ),
-    KUBECREW_TOKEN: z.preprocess(unsetWhenEmpty, z.string().optional()),
-    XDG_CONFIG_HOME: z.string().optional(),
-    HOME: z.string().optional(),
+    KUBECREW_URL: z
+      .preprocess(
+        unsetWhenEmpty,
+        z
+          .string()
+          .refine((text) => parseApiUrl(text) !== undefined, API_URL_PROBLEM)
+          .transform((text) => parseApiUrl(text)!)
+          .optional(),
+      )
+      .meta({ description: "The crew API the commands call.", defaultText: "the URL `kubecrew login` saved" }),
+    KUBECREW_TOKEN: z
+      .preprocess(unsetWhenEmpty, z.string().optional())
+      .meta({ description: "The bearer token the commands send.", defaultText: "the token `kubecrew login` saved" }),
+    XDG_CONFIG_HOME: z
+      .string()
+      .optional()
+      .describe("The configuration folder `kubecrew login` saves to (kubecrew/config.json), when absolute."),
+    HOME: z.string().optional().describe("The home folder whose .config holds `kubecrew login`'s file otherwise."),
   })
   .transform((e) => ({
     url: e.KUBECREW_URL,

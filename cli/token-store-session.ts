@@ -10,8 +10,12 @@ export const adminCliConfigSchema = z
   .object({
     KUBECREW_REDIS_URL: z
       .string({ error: "is required: the Redis that holds the API's tokens (redis://host:6379)" })
-      .regex(/^rediss?:\/\//, "a redis:// or rediss:// URL"),
-    KUBECREW_REDIS_KEY_PREFIX: z.string().default("kubecrew:"),
+      .regex(/^rediss?:\/\//, "a redis:// or rediss:// URL")
+      .describe("The Redis holding the API's tokens and clients (`kubecrew token`, `kubecrew client`)."),
+    KUBECREW_REDIS_KEY_PREFIX: z
+      .string()
+      .default("kubecrew:")
+      .describe("The prefix of the API's Redis keys, as the API has it."),
   })
   .transform((e) => ({ redisUrl: e.KUBECREW_REDIS_URL, redisKeyPrefix: e.KUBECREW_REDIS_KEY_PREFIX }));
 

@@ -3,6 +3,7 @@
  * model cache folder `kubecrew model pull` fills, and which a crew's `model` names by a catalogue name, a path, or
  * a Hugging Face reference (`hf:<owner>/<repo>/<file>.gguf`).
  */
+import { z } from "zod";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
@@ -50,6 +51,19 @@ export const LOCAL_MODEL_CATALOG: readonly CatalogModel[] = [
 export const MODEL_DIR_ENV = "KUBECREW_MODEL_DIR";
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+/** What modelCacheDir reads: for docs/configuration.md. */
+export const modelDirVariables = z.object({
+  [MODEL_DIR_ENV]: z.string().optional().meta({
+    description: "The folder of local models (`kubecrew model pull`, the `local` provider).",
+    defaultText: "$XDG_CACHE_HOME/kubecrew/models, else ~/.cache/kubecrew/models",
+  }),
+  XDG_CACHE_HOME: z
+    .string()
+    .optional()
+    .describe("The cache folder the model folder is under when KUBECREW_MODEL_DIR is not set."),
+  HOME: z.string().optional().describe("The home folder whose .cache holds the model folder when neither is set."),
+});
 
 /** The model cache folder: KUBECREW_MODEL_DIR, else $XDG_CACHE_HOME/kubecrew/models, else ~/.cache/kubecrew/models. */
 export function modelCacheDir(env: Env): string {

@@ -1,85 +1,78 @@
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { authConfigFrom, authEnv, type AuthConfig } from "../api/auth/config.ts";
-import { consoleEnv, consoleSettingsFrom, type ConsoleSettings } from "../console/config.ts";
-import { logLevel, type LogLevel } from "../core/config.ts";
-import { llmProvider, type LlmProvider } from "../core/crew.ts";
+import { authConfigFrom, authEnv } from "../api/auth/config.ts";
+import { consoleEnv, consoleSettingsFrom } from "../console/config.ts";
+import { logLevel } from "../core/config.ts";
+import { llmProvider } from "../core/crew.ts";
 import { appsEnv, appsSettingsFrom, integrationsUrlFrom, type AppsSettings } from "../core/execution-apps.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
-import { localPolicy, type OutboundPolicy } from "../core/outbound/policy.ts";
+import { localPolicy } from "../core/outbound/policy.ts";
 import { embeddedIntegrationsFrom, type EmbeddedIntegrationsSettings } from "./embedded-integrations-config.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 
-/** `kubecrew dev`: the environment it reads. */
+/** `kubecrew dev`: the environment it reads, each variable described here (the one source of docs/configuration.md). */
 export const devEnv = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  HOST: z.string().default("127.0.0.1"),
-  KUBECREW_CREWS_DIR: z.string().default(`${repoRoot}examples`),
-  KUBECREW_DEFAULT_CREW: z.string().optional(),
-  KUBECREW_DEV_ORG_TOKEN: z.string().min(16).optional(),
-  KUBECREW_DEV_USER_TOKEN: z.string().min(16).optional(),
-  KUBECREW_LLM_PROVIDER: llmProvider.optional(),
-  KUBECREW_LLM_MODEL: z.string().optional(),
-  KUBECREW_LLM_BASE_URL: z.string().url().optional(),
-  /** On the mock provider, seconds a flow's human_feedback waits before the mock answers its first outcome; 0: never. */
-  KUBECREW_MOCK_FEEDBACK_SECONDS: z.coerce.number().int().min(0).default(30),
-  /** Task processes run at once; more wait (running, progress 0). Default: one per CPU. */
-  KUBECREW_DEV_MAX_TASKS: z.coerce.number().int().min(1).default(availableParallelism()),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080).describe("The port the server listens on."),
+  HOST: z.string().default("127.0.0.1").describe("The address the server listens on."),
+  KUBECREW_CREWS_DIR: z
+    .string()
+    .default(`${repoRoot}examples`)
+    .meta({ description: "The folder of crew (and Flow) manifests served.", defaultText: "the examples/ folder" }),
+  KUBECREW_DEFAULT_CREW: z
+    .string()
+    .optional()
+    .describe("The crew served at the root paths (`/kickoff`, `/inputs`, …) besides `/crews/<crew>/…`."),
+  KUBECREW_DEV_ORG_TOKEN: z
+    .string()
+    .min(16)
+    .optional()
+    .meta({ description: "The org token printed and accepted (16 characters or more).", defaultText: "random" }),
+  KUBECREW_DEV_USER_TOKEN: z
+    .string()
+    .min(16)
+    .optional()
+    .meta({ description: "The user token printed and accepted (16 characters or more).", defaultText: "random" }),
+  KUBECREW_LLM_PROVIDER: llmProvider
+    .optional()
+    .describe("The LLM provider of crews that name none (openai, anthropic, openai-compatible, local, mock)."),
+  KUBECREW_LLM_MODEL: z.string().optional().describe("The model of crews that name none."),
+  KUBECREW_LLM_BASE_URL: z.string().url().optional().describe("The provider's base URL for crews that name none."),
+  KUBECREW_MOCK_FEEDBACK_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(30)
+    .describe(
+      "On the mock provider, seconds a Flow's human_feedback waits for a person before the mock answers its first outcome; 0: never.",
+    ),
+  KUBECREW_DEV_MAX_TASKS: z.coerce.number().int().min(1).default(availableParallelism()).meta({
+    description: "Task processes run at once, across executions; more wait (running, progress 0).",
+    defaultText: "one per CPU",
+  }),
   KUBECREW_BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
     .positive()
-    .default(1024 * 1024),
+    .default(1024 * 1024)
+    .describe("The largest request body accepted; a larger one is refused with 413."),
   LOG_LEVEL: logLevel,
-  /** Tokens, clients and rate limits in Redis when set; in memory otherwise. */
-  KUBECREW_REDIS_URL: z.string().optional(),
+  KUBECREW_REDIS_URL: z
+    .string()
+    .optional()
+    .describe("Tokens, clients and rate limits in this Redis when set; in memory otherwise."),
   ...authEnv.shape,
   ...consoleEnv.shape,
   ...outboundEnvSchema(localPolicy),
   ...appsEnv,
 });
 
-export interface DevConfig {
-  host: string;
-  port: number;
-  crewsDir: string;
-  defaultCrew?: string;
-  /** Task processes run at once, across executions; the others wait. */
-  maxTasks: number;
-  /** The tokens to print and accept (memory token store); random when not set. */
-  orgToken?: string;
-  userToken?: string;
-  /** The model of crews that name none. */
-  llm: { provider?: LlmProvider; model?: string; baseURL?: string };
-  /** On the mock provider, how long a flow's human_feedback waits for a person before the mock answers (0: always). */
-  mockFeedbackSeconds: number;
-  bodyLimitBytes: number;
-  logLevel: LogLevel;
-  /** Tokens, clients and rate limits in Redis when set; in memory otherwise. */
-  redisUrl?: string;
-  auth: AuthConfig;
-  /** The web console at /console/. */
-  console: ConsoleSettings;
-  /** Where webhooks may point (loopback allowed). */
-  outbound: OutboundPolicy;
-  /** Connected apps: credentials minted in process for crews that declare apps (KUBECREW_APPS_URL set). */
-  apps?: AppsSettings;
-  /** The integrations service (connections, revocation): its base URL and internal API key, when both are set. */
-  integrations?: { url: string; internalApiKey: string };
-  /**
-   * The integrations service run in this process at /oauthsvc, when none is named elsewhere (KUBECREW_APPS_URL,
-   * KUBECREW_INTEGRATIONS_URL): its variables as `kubecrew integrations` reads them, the secrets not given generated.
-   */
-  embeddedIntegrations?: EmbeddedIntegrationsSettings;
-}
-
 /**
- * The environment to DevConfig, parsed once at start-up (parseConfig). Loose: the embedded integrations service reads
+ * The environment to kubecrew dev's configuration, parsed once at start-up (parseConfig). Loose: the embedded integrations service reads
  * variables of its own (the providers' <PROVIDER>_CLIENT_ID and the like).
  */
-export const devConfigSchema = devEnv.loose().transform((e): DevConfig => ({
+export const devConfigSchema = devEnv.loose().transform((e) => ({
   host: e.HOST,
   port: e.PORT,
   crewsDir: e.KUBECREW_CREWS_DIR,
@@ -102,9 +95,19 @@ export const devConfigSchema = devEnv.loose().transform((e): DevConfig => ({
   ...appsConfigFrom(e),
 }));
 
-function appsConfigFrom(
-  e: z.infer<ReturnType<typeof devEnv.loose>>,
-): Pick<DevConfig, "apps" | "integrations" | "embeddedIntegrations"> {
+/** What kubecrew dev runs with: the schema's type. */
+export type DevConfig = z.infer<typeof devConfigSchema>;
+
+/**
+ * Connected apps: credentials minted in process for crews that declare apps (KUBECREW_APPS_URL set); the integrations
+ * service (connections, revocation) when its URL and internal API key are set; else the one run in this process at
+ * /oauthsvc, its variables as `kubecrew integrations` reads them, the secrets not given generated.
+ */
+function appsConfigFrom(e: z.infer<ReturnType<typeof devEnv.loose>>): {
+  apps?: AppsSettings;
+  integrations?: { url: string; internalApiKey: string };
+  embeddedIntegrations?: EmbeddedIntegrationsSettings;
+} {
   const apps = appsSettingsFrom(e);
   const url = integrationsUrlFrom(e);
   if (!url)

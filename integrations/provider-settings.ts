@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { ConfigError } from "../core/config.ts";
 import { providerRegistry, type ProviderDefinition, type TokenEndpointAuthMethod } from "./providers.ts";
 
@@ -31,6 +32,38 @@ export interface ProviderSettings {
 }
 
 type Env = Record<string, string | undefined>;
+
+const named = (description: string) => z.string().optional().describe(description);
+
+/**
+ * The variables each registry provider is configured by, named after it (`GOOGLE_…`, `MICROSOFT_…`; a product's own
+ * pair first: `GOOGLE_GMAIL_CLIENT_ID`): for docs/configuration.md.
+ */
+export const providerVariables = z.object({
+  "<PROVIDER>_CLIENT_ID": named(
+    `The OAuth client ID of a provider (${providerRegistry.map((p) => p.id).join(", ")}); its products are offered only with client credentials.`,
+  ),
+  "<PROVIDER>_CLIENT_SECRET": named("The OAuth client secret that goes with <PROVIDER>_CLIENT_ID."),
+  "<PROVIDER>_<PRODUCT>_CLIENT_ID": named(
+    "A product's own client ID (`GOOGLE_GMAIL_CLIENT_ID`), before the provider's.",
+  ),
+  "<PROVIDER>_<PRODUCT>_CLIENT_SECRET": named("The client secret that goes with <PROVIDER>_<PRODUCT>_CLIENT_ID."),
+  "<PROVIDER>_ISSUER_URL": named(
+    "An OpenID Connect provider's issuer, instead of its public one (https, or http on loopback).",
+  ),
+  "<PROVIDER>_LOGIN_URL": named(
+    "Moves every endpoint of a provider to another origin (Salesforce sandboxes, My Domain logins).",
+  ),
+  "<PROVIDER>_AUTHORIZATION_URL": named("A provider's authorization endpoint, instead of its public one."),
+  "<PROVIDER>_TOKEN_URL": named("A provider's token endpoint, instead of its public one."),
+  "<PROVIDER>_REVOCATION_URL": named("A provider's token revocation endpoint, instead of its public one."),
+  MICROSOFT_TENANT_ID: named(
+    "Only accounts of this Entra ID directory (tenant) may connect; the ID token's `tid` must equal it.",
+  ),
+  GOOGLE_HOSTED_DOMAIN: named(
+    "Only accounts of this Google Workspace domain may connect (sent as `hd`, checked in the ID token).",
+  ),
+});
 
 const tenantIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const hostedDomainPattern = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;

@@ -75,6 +75,17 @@ export const runnerEnv = z.object({
   ...outboundEnvSchema(runnerPolicy),
 });
 
+/**
+ * What the runner sets for the CrewAI adapter it starts (crewai-runtime.ts) and the adapter reads
+ * (crewai-adapter/): for docs/configuration.md; not a setting.
+ */
+export const adapterVariables = z.object({
+  KUBECREW_RUNNER_PID: z
+    .string()
+    .optional()
+    .describe("The runner's process id, set by the runner: the adapter ends when that process has died."),
+});
+
 /** The runner's configuration: the environment shaped for its parts. */
 const runnerConfigSchema = runnerEnv.transform((c) => {
   const apps: AppsSettings | undefined = c.KUBECREW_APPS_URL

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
@@ -23,6 +24,29 @@ export const DEFAULT_API_KEY_ENV: Record<LlmProvider, string | undefined> = {
   local: undefined,
   mock: undefined,
 };
+
+/** The API key variables the runner looks in: for docs/configuration.md. */
+export const llmKeyVariables = z.object({
+  [KUBECREW_LLM_API_KEY]: z
+    .string()
+    .optional()
+    .describe(
+      "The LLM API key of a task pod, set by the controller from the Secret the crew's llm names; looked in first.",
+    ),
+  ...Object.fromEntries(
+    Object.entries(DEFAULT_API_KEY_ENV)
+      .filter((entry): entry is [string, string] => entry[1] !== undefined)
+      .map(([provider, name]) => [
+        name,
+        z
+          .string()
+          .optional()
+          .describe(
+            `The API key of the ${provider} provider, when neither KUBECREW_LLM_API_KEY nor the agent's apiKeyEnv is set.`,
+          ),
+      ]),
+  ),
+});
 
 /** A configuration problem (missing key or base URL): retrying cannot help. */
 export class LlmConfigError extends Error {

@@ -1,5 +1,14 @@
+import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_STRING_MAX_LENGTH, grammarSchema, turnSchema } from "./local-grammar.ts";
+import { z } from "zod";
+import { httpRequestInput } from "./http-request-tool.ts";
+import {
+  DEFAULT_STRING_MAX_LENGTH,
+  grammarSchema,
+  MAX_GRAMMAR_ARRAY_ITEMS,
+  MAX_GRAMMAR_STRING_LENGTH,
+  turnSchema,
+} from "./local-grammar.ts";
 import { chatHistory, replyContent } from "./local-model.ts";
 
 describe("the local provider's grammars", () => {
@@ -32,6 +41,32 @@ describe("the local provider's grammars", () => {
     expect(free.oneOf[0]!.properties.tool).toEqual({ const: "lookup" });
     expect(turnSchema(tools, undefined, true)).toMatchObject({ properties: { tool: { const: "lookup" } } });
   });
+});
+
+describe("the local provider's grammars in llama.cpp", () => {
+  // What a task's turn hands llama.cpp: it refused every turn that offered a tool ("Failed to parse grammar") while
+  // the answer beside the tools was bounded at 2000 characters.
+  it("compiles a turn offering http_request and an MCP tool, a structured answer, and schemas with large bounds", async () => {
+    const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.fatal, progressLogs: false });
+    const tools = [
+      { name: "fixture_lookup", inputSchema: z.toJSONSchema(z.object({ key: z.string(), verbose: z.boolean() })) },
+      { name: "http_request", inputSchema: z.toJSONSchema(httpRequestInput) },
+    ];
+    const big = { type: "object", properties: { text: { type: "string", maxLength: 100_000 } }, required: ["text"] };
+    const list = { type: "array", items: { type: "integer" }, maxItems: 5000 };
+    const schemas = [
+      turnSchema(tools, undefined, false),
+      turnSchema(tools, big, false),
+      turnSchema(tools.slice(1), undefined, true),
+      grammarSchema(big),
+      grammarSchema(list),
+    ];
+    for (const schema of schemas) {
+      await expect(llama.createGrammarForJsonSchema(schema as Readonly<{ type: "object" }>)).resolves.toBeDefined();
+    }
+    expect(grammarSchema(list)).toMatchObject({ maxItems: MAX_GRAMMAR_ARRAY_ITEMS });
+    expect(grammarSchema(big)).toMatchObject({ properties: { text: { maxLength: MAX_GRAMMAR_STRING_LENGTH } } });
+  }, 60_000);
 });
 
 describe("the local provider's replies", () => {

@@ -10,6 +10,15 @@ type Schema = Record<string, unknown>;
 /** Bounds added where a schema sets none, so a small model's answer ends within its token budget. */
 export const DEFAULT_STRING_MAX_LENGTH = 400;
 export const DEFAULT_ARRAY_MAX_ITEMS = 8;
+/**
+ * The largest maxLength and maxItems a grammar keeps: llama.cpp refuses a grammar that repeats a rule 2000 times or
+ * more, counting each repeated symbol ("Failed to parse grammar"), so larger bounds are lowered to these.
+ */
+export const MAX_GRAMMAR_STRING_LENGTH = 1999;
+export const MAX_GRAMMAR_ARRAY_ITEMS = 1000;
+
+const bound = (value: unknown, fallback: number, most: number) =>
+  Math.min(typeof value === "number" ? value : fallback, most);
 
 const scalarTypes = ["string", "number", "integer", "boolean", "null"] as const;
 type ScalarType = (typeof scalarTypes)[number];
@@ -53,7 +62,7 @@ export function grammarSchema(source: unknown): GbnfJsonSchema {
   const type = types[0] as string;
   if (type === "object") return objectSchema(source);
   if (type === "array") {
-    const maxItems = typeof source.maxItems === "number" ? source.maxItems : DEFAULT_ARRAY_MAX_ITEMS;
+    const maxItems = bound(source.maxItems, DEFAULT_ARRAY_MAX_ITEMS, MAX_GRAMMAR_ARRAY_ITEMS);
     const minItems = typeof source.minItems === "number" ? Math.min(source.minItems, maxItems) : undefined;
     return describe(
       { type: "array", items: grammarSchema(source.items ?? {}), maxItems, ...(minItems ? { minItems } : {}) },
@@ -64,7 +73,7 @@ export function grammarSchema(source: unknown): GbnfJsonSchema {
     if (source.format === "date-time" || source.format === "date" || source.format === "time") {
       return describe({ type: "string", format: source.format }, source);
     }
-    const maxLength = typeof source.maxLength === "number" ? source.maxLength : DEFAULT_STRING_MAX_LENGTH;
+    const maxLength = bound(source.maxLength, DEFAULT_STRING_MAX_LENGTH, MAX_GRAMMAR_STRING_LENGTH);
     const minLength = typeof source.minLength === "number" ? Math.min(source.minLength, maxLength) : undefined;
     return describe({ type: "string", maxLength, ...(minLength ? { minLength } : {}) }, source);
   }
@@ -112,7 +121,10 @@ export function turnSchema(tools: OfferedTool[], answer: unknown | undefined, to
   const answerSchema: GbnfJsonSchema = {
     type: "object",
     properties: {
-      [ANSWER_KEY]: answer === undefined ? { type: "string", minLength: 1, maxLength: 2000 } : grammarSchema(answer),
+      [ANSWER_KEY]:
+        answer === undefined
+          ? { type: "string", minLength: 1, maxLength: MAX_GRAMMAR_STRING_LENGTH }
+          : grammarSchema(answer),
     },
     required: [ANSWER_KEY],
     additionalProperties: false,

@@ -1,6 +1,17 @@
+import { z } from "zod";
 import { secretEnvName } from "../core/tools.ts";
 import type { AssignedMcpServer } from "../core/task-tools.ts";
 import type { Env } from "./llm.ts";
+
+/** The variables an MCP server's headers are read from: for docs/configuration.md. */
+export const mcpHeaderVariables = z.object({
+  "KUBECREW_SECRET_<SECRET>_<KEY>": z
+    .string()
+    .optional()
+    .describe(
+      "An MCP server header's value from a Secret (`valueFrom.secretKeyRef`), upper case, other characters `_`: set on the task pod by the controller; under kubecrew dev, by you.",
+    ),
+});
 
 /** A header whose Secret did not reach the runner: names the variable, never a value. */
 export class McpHeaderError extends Error {

@@ -30,17 +30,39 @@ export interface AppsSettings {
 
 type Env = Record<string, string | undefined>;
 
+const roots: [keyof ProviderApiRoots, string][] = [
+  ["google", "GOOGLE_API_BASE_URL"],
+  ["microsoft", "MICROSOFT_GRAPH_BASE_URL"],
+  ["hubspot", "HUBSPOT_API_BASE_URL"],
+  ["notion", "NOTION_API_BASE_URL"],
+  ["salesforce", "SALESFORCE_INSTANCE_URL"],
+];
+
+/** What loadAppsSettings reads: for docs/configuration.md. */
+export const appsSettingsVariables = z.object({
+  ...appsSigningKeyEnv,
+  APPS_CONNECT_RETURN_URL: z.string().optional().meta({
+    description: 'Where a "connect at <url>" link returns the browser; on an allowed return host.',
+    defaultText: "this service's own page",
+  }),
+  ...Object.fromEntries(
+    roots.map(([provider, variable]) => [
+      variable,
+      z
+        .string()
+        .optional()
+        .meta({
+          description: `The ${provider} API root the app actions call (https, or http on loopback).`,
+          defaultText: "the provider's public API",
+        }),
+    ]),
+  ),
+});
+
 export function loadAppsSettings(env: Env): AppsSettings {
   const signingKey = env["KUBECREW_APPS_SIGNING_KEY"]?.trim()
     ? parseConfig(z.object(appsSigningKeyEnv), env).KUBECREW_APPS_SIGNING_KEY
     : undefined;
-  const roots: [keyof ProviderApiRoots, string][] = [
-    ["google", "GOOGLE_API_BASE_URL"],
-    ["microsoft", "MICROSOFT_GRAPH_BASE_URL"],
-    ["hubspot", "HUBSPOT_API_BASE_URL"],
-    ["notion", "NOTION_API_BASE_URL"],
-    ["salesforce", "SALESFORCE_INSTANCE_URL"],
-  ];
   const apiRoots: ProviderApiRoots = {};
   for (const [provider, variable] of roots) {
     const url = endpointUrl(env, variable);

@@ -3,6 +3,7 @@ import type https from "node:https";
 import { isIPv6 } from "node:net";
 import { delimiter, dirname, isAbsolute, join } from "node:path";
 import { load } from "js-yaml";
+import { z } from "zod";
 import {
   newClusters,
   newContexts,
@@ -39,6 +40,22 @@ export interface KubeAccess {
  * gcp) is handed to client-node's whole KubeConfig, loaded then: nothing is lost, only that case pays for it.
  * kube/runtime/kubeconfig.test.ts checks every kind of user against client-node's KubeConfig.
  */
+/** What Kubeconfig.fromDefault reads from the environment, the conventional names: for docs/configuration.md. */
+export const kubeconfigVariables = z.object({
+  KUBECONFIG: z
+    .string()
+    .optional()
+    .describe(
+      "The kubeconfig files (separated as PATH is) to reach the cluster with; else ~/.kube/config, else in-cluster.",
+    ),
+  HOME: z.string().optional().describe("The home folder whose .kube/config is used when KUBECONFIG is not set."),
+  KUBERNETES_SERVICE_HOST: z
+    .string()
+    .optional()
+    .describe("The apiserver's address in a pod (set by Kubernetes): in-cluster access with the service account."),
+  KUBERNETES_SERVICE_PORT: z.string().optional().describe("The apiserver's port in a pod (set by Kubernetes)."),
+});
+
 export class Kubeconfig implements KubeAccess {
   private clusters: Cluster[] = [];
   private users: User[] = [];

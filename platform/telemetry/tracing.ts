@@ -5,12 +5,49 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import { z } from "zod";
 import { ConfigError } from "../../core/config.ts";
+import { TRACEPARENT_ENV } from "./trace-context.ts";
 
 /** The tracer every kubecrew component takes its spans from. */
 export const TRACER_NAME = "kubecrew";
 
 export type TelemetryEnv = Readonly<Record<string, string | undefined>>;
+
+/** The OpenTelemetry variables read (the specification's names): what each means, for docs/configuration.md. */
+export const tracingVariables = z.object({
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+    .string()
+    .optional()
+    .describe(
+      "Where spans are sent, as given (OTLP over HTTP with protobuf); no spans are exported without an endpoint.",
+    ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .string()
+    .optional()
+    .describe("The OTLP base URL: spans go to its `/v1/traces` when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is not set."),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z
+    .string()
+    .optional()
+    .describe("`http/protobuf`, the only protocol kubecrew exports with; another value stops the component."),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z
+    .string()
+    .optional()
+    .describe("As OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, for every signal."),
+  OTEL_SDK_DISABLED: z.string().optional().describe("`true` turns tracing off whatever the endpoint."),
+  OTEL_RESOURCE_ATTRIBUTES: z
+    .string()
+    .optional()
+    .describe("`key=value,…` (values percent-encoded) added to the resource of every span."),
+  OTEL_SERVICE_NAME: z.string().optional().meta({
+    description: "The service name on the spans.",
+    defaultText: "`kubecrew` (dev), `kubecrew-runner` (runner)",
+  }),
+  [TRACEPARENT_ENV]: z
+    .string()
+    .optional()
+    .describe("The W3C trace context a task's spans continue (set by the controller and kubecrew dev for the runner)."),
+});
 
 export interface Tracing {
   /** False when no OTLP endpoint is set: no exporter, no provider, spans are the API's no-op spans. */

@@ -1,0 +1,122 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { z } from "zod";
+import { describe, expect, it } from "vitest";
+import { componentVariables, configReference, describeVariable } from "./config-reference.ts";
+import { COMPONENTS, CONFIG_DOC, expectedConfigDoc, MARKER } from "./generate-config-docs.ts";
+
+const root = join(import.meta.dirname, "..");
+
+/** The product's folders: every variable read in them must be documented (tooling and tests may read their own). */
+const PRODUCT = ["api", "cli", "console", "controller", "core", "dev", "integrations", "kube", "platform", "runner"];
+
+function productSources(): string[] {
+  return PRODUCT.flatMap((dir) =>
+    readdirSync(join(root, dir), { recursive: true, encoding: "utf8" })
+      .filter((file) => file.endsWith(".ts") && !file.endsWith(".test.ts"))
+      .map((file) => join(root, dir, file)),
+  );
+}
+
+/** How product code names an environment variable it reads (or sets for a process of its own). */
+const READS = [
+  /\benv\??\.([A-Z][A-Z0-9_]+)\b/g, // process.env.X, env.X, env?.X
+  /\benv\[\s*"([A-Z][A-Z0-9_]+)"\s*\]/g, // env["X"]
+  /\b(KUBECREW_[A-Z0-9_]*[A-Z0-9])\b/g, // any name of kubecrew's own, in a schema, a constant or a string
+  /_ENV = "([A-Z][A-Z0-9_]+)"/g, // const X_ENV = "NAME"
+  /^\s+([A-Z][A-Z0-9_]{2,}): z\b/gm, // a key of a zod schema over the environment
+];
+
+/** Comments may give examples (`mcp-token/token → KUBECREW_SECRET_MCP_TOKEN_TOKEN`): only code counts. */
+const withoutComments = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|\s)\/\/[^\n]*/g, "$1");
+
+function variablesRead(text: string): Set<string> {
+  const code = withoutComments(text);
+  return new Set(READS.flatMap((pattern) => [...code.matchAll(pattern)].map((match) => match[1]!)));
+}
+
+describe("docs/configuration.md", () => {
+  it("is what `npm run generate:config-docs` writes from the components' schemas", async () => {
+    const onDisk = readFileSync(CONFIG_DOC, "utf8");
+    expect(onDisk, "docs/configuration.md is out of date: run npm run generate:config-docs").toBe(
+      await expectedConfigDoc(onDisk),
+    );
+  });
+
+  it("documents every environment variable the product reads", () => {
+    const documented = new Set(COMPONENTS.flatMap((component) => [...componentVariables(component).keys()]));
+    const undocumented: string[] = [];
+    for (const file of productSources()) {
+      for (const name of variablesRead(readFileSync(file, "utf8"))) {
+        if (!documented.has(name)) undocumented.push(`${name} (${relative(root, file)})`);
+      }
+    }
+    expect(
+      undocumented,
+      "describe these in the component's config schema (or its variables table) and add it to hack/generate-config-docs.ts",
+    ).toEqual([]);
+  });
+
+  it("refuses to write when the marker between the hand-written and the generated part is gone", async () => {
+    await expect(expectedConfigDoc("# Configuration\n\nNo marker here.\n")).rejects.toThrow(MARKER);
+  });
+});
+
+describe("variablesRead", () => {
+  it("finds reads through process.env, an env object, a schema key and a named constant, not in comments", () => {
+    const text = [
+      "const a = process.env.KUBECONFIG;",
+      'const b = env["OTEL_SERVICE_NAME"] ?? env?.HOME;',
+      "export const schema = z.object({",
+      "  PORT: z.coerce.number(),",
+      "});",
+      'export const MODEL_DIR_ENV = "SOME_DIR";',
+      "// e.g. KUBECREW_IN_A_COMMENT",
+      "/** KUBECREW_IN_A_DOC_COMMENT */",
+      'const url = "http://example.test"; // KUBECREW_AFTER_CODE',
+    ].join("\n");
+    expect([...variablesRead(text)].sort()).toEqual(["HOME", "KUBECONFIG", "OTEL_SERVICE_NAME", "PORT", "SOME_DIR"]);
+  });
+});
+
+describe("configReference", () => {
+  const schema = z.object({
+    B_WITH_DEFAULT: z.coerce.number().default(8).describe("A number."),
+    A_REQUIRED: z.string().describe("Needed | always."),
+    C_COMPUTED: z.string().optional().meta({ description: "Computed.", defaultText: "one per CPU" }),
+    D_OPTIONAL: z.string().optional().describe("May be unset."),
+  });
+
+  it("gives each variable its default, computed default or `required`, in name order, escaping pipes", () => {
+    const text = configReference([{ component: "x", title: "The x", schemas: [schema] }]);
+    expect(text.split("\n")).toEqual([
+      "## The x",
+      "",
+      "| variable | default | meaning |",
+      "| --- | --- | --- |",
+      "| `A_REQUIRED` | required | Needed \\| always. |",
+      "| `B_WITH_DEFAULT` | `8` | A number. |",
+      "| `C_COMPUTED` | one per CPU | Computed. |",
+      "| `D_OPTIONAL` |  | May be unset. |",
+      "",
+    ]);
+  });
+
+  it("refuses a variable without a description", () => {
+    const bare = z.object({ UNDESCRIBED: z.string() });
+    expect(() => configReference([{ component: "x", title: "x", schemas: [bare] }])).toThrow(/UNDESCRIBED/);
+  });
+
+  it("reads the default and description through a transform and an optional wrapper", () => {
+    const list = z
+      .string()
+      .default("a,b")
+      .transform((s) => s.split(","))
+      .describe("A list.");
+    expect(describeVariable(list)).toEqual({ description: "A list.", default: "`a,b`" });
+    expect(describeVariable(z.string().min(32).describe("A key.").optional())).toEqual({
+      description: "A key.",
+      default: "",
+    });
+  });
+});
