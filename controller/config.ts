@@ -5,6 +5,7 @@ import { appsEnv, appsSettingsFrom } from "../core/execution-apps.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { clusterPolicy } from "../core/outbound/policy.ts";
 import { EVENT_BURST, EVENTS_PER_SECOND } from "../kube/runtime/events.ts";
+import { modelVolumeSource } from "./model-volume.ts";
 
 const seconds = (fallback: number) => z.coerce.number().min(0).default(fallback);
 
@@ -55,6 +56,13 @@ export const controllerEnv = z.object({
     .default("kubecrew-runner")
     .describe("The service account of task pods (it may create CrewTaskResults)."),
   KUBECREW_RUNNER_LOG_LEVEL: logLevel.describe("The log level handed to task pods (their LOG_LEVEL)."),
+  KUBECREW_RUNNER_MODEL_VOLUME: modelVolumeSource
+    .optional()
+    .describe(
+      "The volume of the local provider's models, as a JSON volume source without its name (e.g. " +
+        '`{"persistentVolumeClaim":{"claimName":"models","readOnly":true}}`): mounted read-only at /models in the pods ' +
+        "of tasks that run a local model.",
+    ),
   KUBECREW_FINISHED_TTL_SECONDS: z.coerce
     .number()
     .int()
@@ -173,6 +181,7 @@ export const controllerConfigSchema = controllerEnv.transform((c) => {
     crewaiRunnerImage: c.KUBECREW_CREWAI_RUNNER_IMAGE,
     ...(c.KUBECREW_RUNNER_IMAGE_PULL_POLICY ? { runnerImagePullPolicy: c.KUBECREW_RUNNER_IMAGE_PULL_POLICY } : {}),
     runnerServiceAccount: c.KUBECREW_RUNNER_SERVICE_ACCOUNT,
+    ...(c.KUBECREW_RUNNER_MODEL_VOLUME ? { runnerModelVolume: c.KUBECREW_RUNNER_MODEL_VOLUME } : {}),
     runnerLogLevel: c.KUBECREW_RUNNER_LOG_LEVEL,
     finishedTtlSeconds: c.KUBECREW_FINISHED_TTL_SECONDS,
     health: { host: c.KUBECREW_HEALTH_HOST, port: c.KUBECREW_HEALTH_PORT },

@@ -167,6 +167,7 @@ export async function startController(config: ControllerConfig, deps: Controller
       ...(config.runnerImagePullPolicy ? { imagePullPolicy: config.runnerImagePullPolicy } : {}),
       runnerCommand: ["kubecrew", "runner", "--kubernetes", "--assignment"],
       extraEnv: [{ name: "LOG_LEVEL", value: config.runnerLogLevel }],
+      ...(config.runnerModelVolume ? { modelVolume: config.runnerModelVolume } : {}),
     },
     finishedTtlSeconds: config.finishedTtlSeconds,
     now,

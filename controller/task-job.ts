@@ -4,6 +4,7 @@ import { secretEnvName } from "../core/tools.ts";
 import { APPS_CREDENTIAL_DIR, APPS_CREDENTIAL_PATH } from "../kube/apps-secret.ts";
 import type { KubeObject, OwnerReference } from "../kube/runtime/client.ts";
 import { CONFIG_MAPS, CREW_EXECUTIONS, JOBS } from "../kube/resources.ts";
+import { modelVolumeParts, type ModelVolumeSource } from "./model-volume.ts";
 import {
   ASSIGNMENT_DIR,
   ASSIGNMENT_FILE,
@@ -30,6 +31,8 @@ export interface TaskJobSettings {
   runnerCommand: string[];
   /** Extra environment for the runner (e.g. log level). */
   extraEnv?: { name: string; value: string }[];
+  /** The volume of the local provider's models, mounted in the pods of tasks that run one (./model-volume.ts). */
+  modelVolume?: ModelVolumeSource;
 }
 
 export interface ExecutionRef {
@@ -179,6 +182,7 @@ export function taskJob(
   const keyRef = assignment.agent.llm?.apiKeySecretRef;
   // The credential reaches the runner as a read-only file of the mounted Secret: the pod's account cannot read Secrets.
   const withApps = apps && assignment.agent.apps.length > 0 ? apps : undefined;
+  const models = modelVolumeParts(assignment, settings.modelVolume);
   const env = [
     ...(keyRef ? [{ name: LLM_API_KEY_ENV, valueFrom: { secretKeyRef: { name: keyRef.name, key: keyRef.key } } }] : []),
     ...mcpHeaderSecretEnv(assignment),
@@ -189,6 +193,7 @@ export function taskJob(
         ]
       : []),
     { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+    ...models.env,
     ...(settings.extraEnv ?? []),
   ];
   return {
@@ -246,6 +251,7 @@ export function taskJob(
                 { name: "tmp", mountPath: "/tmp" },
                 ...contextMounts.map((m) => ({ name: m.volume, mountPath: m.mountPath, readOnly: true })),
                 ...(withApps ? [{ name: "apps-credential", mountPath: APPS_CREDENTIAL_DIR, readOnly: true }] : []),
+                ...models.mounts,
               ],
             },
           ],
@@ -256,6 +262,7 @@ export function taskJob(
             ...(withApps
               ? [{ name: "apps-credential", secret: { secretName: withApps.secretName, defaultMode: 0o440 } }]
               : []),
+            ...models.volumes,
           ],
         },
       },
