@@ -212,3 +212,19 @@ securityContext:
 {{- fail "ingress.integrations.path must start with /" }}
 {{- end }}
 {{- end }}
+
+{{/* The claim controller.runner.models.pull makes and fills. */}}
+{{- define "kubecrew.modelsClaim" -}}{{ include "kubecrew.componentName" (dict "root" . "component" "models") }}{{- end }}
+
+{{/*
+The volume of the local provider's models as the controller reads it (KUBECREW_RUNNER_MODEL_VOLUME, JSON):
+controller.runner.models.volume, else the claim models.pull fills (read-only); empty: none.
+*/}}
+{{- define "kubecrew.modelVolume" -}}
+{{- $models := .Values.controller.runner.models }}
+{{- if $models.volume }}
+{{- toJson $models.volume }}
+{{- else if $models.pull.enabled }}
+{{- toJson (dict "persistentVolumeClaim" (dict "claimName" (include "kubecrew.modelsClaim" .) "readOnly" true)) }}
+{{- end }}
+{{- end }}
