@@ -51,14 +51,17 @@ export interface FlowRunView {
   events: FlowRunEvent[];
 }
 
-/** Where the API's flow routes find flows and their runs (`kubecrew dev`: in memory). */
+/**
+ * Where the API's flow routes find flows and their runs: `kubecrew dev` in memory (dev/flow-runs.ts), the cluster as
+ * Flow and FlowExecution objects (api/kubernetes-flows.ts), whose writes and reads through answer later.
+ */
 export interface FlowBackend {
   listFlows(): LoadedFlow[];
   getFlow(name: string): LoadedFlow | undefined;
-  kickoff(flow: LoadedFlow, state: Record<string, Json>): string;
-  getRun(flow: string, id: string): FlowRunView | undefined;
+  kickoff(flow: LoadedFlow, state: Record<string, Json>): string | Promise<string>;
+  getRun(flow: string, id: string): FlowRunView | undefined | Promise<FlowRunView | undefined>;
   /** The waiting method's feedback; answers the outcome chosen. */
-  resume(run: FlowRunView, feedback: string): { outcome?: string };
+  resume(run: FlowRunView, feedback: string): { outcome?: string } | Promise<{ outcome?: string }>;
   stop(run: FlowRunView): Promise<void>;
   onChange(id: string, listener: () => void): () => void;
 }

@@ -7,6 +7,7 @@ import { IntegrationsClient } from "./connections/integrations-client.ts";
 import { connectRedis, redisAnswers } from "../platform/redis-client.ts";
 import type { ApiConfig } from "./config.ts";
 import { createKubernetesBackend } from "./kubernetes-backend.ts";
+import { createKubernetesFlows } from "./kubernetes-flows.ts";
 import { Kubeconfig, type KubeAccess } from "../kube/runtime/kubeconfig.ts";
 import { startApi, type RunningServer } from "./server.ts";
 
@@ -20,6 +21,12 @@ export async function startClusterApi(
   kubeConfig: KubeAccess = Kubeconfig.fromDefault(),
 ): Promise<RunningServer> {
   const backend = await createKubernetesBackend({ kubeConfig, namespace: config.namespace, log });
+  const flows = await createKubernetesFlows({
+    kubeConfig,
+    namespace: config.namespace,
+    log,
+    results: backend.caches.results,
+  });
   const redis = connectRedis(config.redisUrl, {
     log,
     commandTimeoutMs: config.auth.redisCommandTimeoutMs,
@@ -42,6 +49,7 @@ export async function startClusterApi(
   const auth = createRedisAuth({ redis, config: config.auth, log, sessions: webConsole.sessions, adminKeyGuesses });
   const server = await startApi({
     backend,
+    flows,
     ...(config.integrations ? { integrations: new IntegrationsClient(config.integrations, outbound.fetch) } : {}),
     console: webConsole,
     tokens: auth.tokens,
@@ -61,6 +69,7 @@ export async function startClusterApi(
     async stop() {
       await server.stop();
       await backend.stop();
+      await flows.close();
       auth.close();
       redis.disconnect();
       await outbound.close();

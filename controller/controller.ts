@@ -19,6 +19,7 @@ import type { ControllerConfig } from "./config.ts";
 import { CrewReconciler } from "./crew-reconciler.ts";
 import { CrewSigningSecrets } from "./crew-signing-secret.ts";
 import { ExecutionReconciler } from "./execution-reconciler.ts";
+import { flowController } from "./flow-controller.ts";
 import { HumanInputCredentials } from "./human-input-credentials.ts";
 import { ControllerMetrics } from "./metrics.ts";
 import { StartLimit } from "./start-limit.ts";
@@ -187,12 +188,21 @@ export async function startController(config: ControllerConfig, deps: Controller
     now,
   });
   queueOnChange(caches, ownership ? ownership.filtered() : queues);
+  const flowSide = flowController({
+    client,
+    caches,
+    events,
+    log,
+    namespace: config.namespace,
+    watchTimeoutSeconds: config.watchTimeoutSeconds,
+    now,
+  });
 
   const workers: Promise<void>[] = [];
   const startLoops = async () => {
     if (running) return;
     running = true;
-    await Promise.all(informersOf(caches).map(([, i]) => i.start()));
+    await Promise.all([...informersOf(caches), ...flowSide.informers].map(([, i]) => i.start()));
     log.info(
       { executions: caches.executions.list().length, namespace: config.namespace || "(all)" },
       "Caches synced; starting workers",
@@ -221,6 +231,7 @@ export async function startController(config: ControllerConfig, deps: Controller
         ...(ownsCrew ? { owns: ownsCrew } : {}),
       }),
     );
+    workers.push(...flowSide.startWorkers(ownsExecution));
     for (const w of readyWaiters.splice(0)) w();
   };
 
@@ -288,13 +299,14 @@ export async function startController(config: ControllerConfig, deps: Controller
         log.info("Controller stopping");
         queues.executions.shutDown();
         queues.crews.shutDown();
+        flowSide.shutDown();
         const drained = Promise.all(workers);
         const timeout = new Promise((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref());
         await Promise.race([drained, timeout]);
         webhooks.stop();
         await outbound.close();
         await events.flush();
-        await Promise.all(informersOf(caches).map(([, i]) => i.stop()));
+        await Promise.all([...informersOf(caches), ...flowSide.informers].map(([, i]) => i.stop()));
         await elector?.stop();
         await shardElector?.stop();
         await health.stop();

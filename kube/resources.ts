@@ -40,3 +40,10 @@ export const LEASE_GROUP_LABEL = "kubecrew.io/controller-leases";
 export const LABEL_IDEMPOTENCY_KEY = "kubecrew.io/idempotency-key";
 export const ANNOTATION_IDEMPOTENCY_KEY = "kubecrew.io/idempotency-key-sha256";
 export const ANNOTATION_IDEMPOTENCY_REQUEST = "kubecrew.io/idempotency-request-sha256";
+
+export const FLOWS = resourceType(API_GROUP, CRD_VERSION, "flows", "Flow");
+export const FLOW_EXECUTIONS = resourceType(API_GROUP, CRD_VERSION, "flowexecutions", "FlowExecution");
+/** On a flow method's child CrewExecution: the FlowExecution it runs for. */
+export const LABEL_FLOW_EXECUTION = "kubecrew.io/flow-execution";
+/** On the Crews a Flow's agent and crew methods run: the Flow. */
+export const LABEL_FLOW = "kubecrew.io/flow";

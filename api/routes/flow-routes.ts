@@ -76,8 +76,8 @@ export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessi
     if (!flow) throw flowNotFound(name);
     return flow;
   };
-  const runFor = (req: Request, flow: LoadedFlow, id: string): FlowRunView => {
-    const run = deps.flows.getRun(flow.name, id);
+  const runFor = async (req: Request, flow: LoadedFlow, id: string): Promise<FlowRunView> => {
+    const run = await deps.flows.getRun(flow.name, id);
     if (!run) throw executionNotFound(id);
     return run;
   };
@@ -100,7 +100,7 @@ export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessi
   router.get("/flows/:flow/inputs", auth, (req, res) => {
     res.json({ inputs: flowInputs(flowFor(req).definition) });
   });
-  router.post("/flows/:flow/kickoff", auth, (req, res) => {
+  router.post("/flows/:flow/kickoff", auth, async (req, res) => {
     const flow = flowFor(req);
     const body = parseOr400(flowKickoffRequest, req.body ?? {}, "kickoff body");
     const judged = kickoffState(flow.definition, body.inputs as Record<string, Json>);
@@ -114,24 +114,24 @@ export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessi
         invalid_inputs: judged.invalid,
       });
     }
-    res.json({ kickoff_id: deps.flows.kickoff(flow, judged.state) });
+    res.json({ kickoff_id: await deps.flows.kickoff(flow, judged.state) });
   });
-  router.get("/flows/:flow/status/:id", auth, (req, res) => {
+  router.get("/flows/:flow/status/:id", auth, async (req, res) => {
     const flow = flowFor(req);
-    res.json(flowStatusBody(runFor(req, flow, String(req.params.id)), flow, Date.now()));
+    res.json(flowStatusBody(await runFor(req, flow, String(req.params.id)), flow, Date.now()));
   });
-  router.get("/flows/:flow/status/:id/events", auth, (req, res) => {
+  router.get("/flows/:flow/status/:id/events", auth, async (req, res) => {
     const flow = flowFor(req);
-    streamFlowEvents(deps.flows, runFor(req, flow, String(req.params.id)), req, res);
+    streamFlowEvents(deps.flows, flow, await runFor(req, flow, String(req.params.id)), req, res);
   });
-  router.post("/flows/:flow/resume", auth, (req, res) => {
+  router.post("/flows/:flow/resume", auth, async (req, res) => {
     const flow = flowFor(req);
     const body = parseOr400(flowResumeRequest, req.body ?? {}, "resume body");
-    const run = runFor(req, flow, body.execution_id);
+    const run = await runFor(req, flow, body.execution_id);
     if (run.phase !== "WaitingForInput" || !run.waiting || (body.task_id && body.task_id !== run.waiting.method)) {
       throw new ApiError(409, "Conflict", "Execution is not in pending human input state");
     }
-    const { outcome } = deps.flows.resume(run, body.human_feedback);
+    const { outcome } = await deps.flows.resume(run, body.human_feedback);
     res.json({
       status: "resumed",
       message: `Method ${run.waiting?.method ?? ""} resumed`.trim(),
@@ -140,7 +140,7 @@ export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessi
   });
   router.post("/flows/:flow/stop/:id", auth, async (req, res) => {
     const flow = flowFor(req);
-    const run = runFor(req, flow, String(req.params.id));
+    const run = await runFor(req, flow, String(req.params.id));
     if (["Succeeded", "Failed", "Stopped"].includes(run.phase)) {
       throw new ApiError(409, "Conflict", "Execution has already finished");
     }
@@ -151,12 +151,17 @@ export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessi
   return router;
 }
 
-/** Server-sent events of a run: each method's start and end, a wait for feedback, the end; resumable by id. */
-function streamFlowEvents(flows: FlowBackend, run: FlowRunView, req: Request, res: Response): void {
+/**
+ * Server-sent events of a run: each method's start and end, a wait for feedback, the end; resumable by id. On each
+ * change the run is read again (in memory the same object; in the cluster a new view of the FlowExecution).
+ */
+function streamFlowEvents(flows: FlowBackend, flow: LoadedFlow, first: FlowRunView, req: Request, res: Response): void {
   const after = Number(req.get("last-event-id") ?? req.query.lastEventId ?? 0) || 0;
   res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive" });
   let sent = after;
-  const flush = () => {
+  let ended = false;
+  const write = (run: FlowRunView) => {
+    if (ended) return;
     for (const e of run.events.slice(sent)) {
       res.write(
         `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify({ ...e.data, ...(e.method ? { method: e.method } : {}), event: e.type })}\n\n`,
@@ -164,11 +169,32 @@ function streamFlowEvents(flows: FlowBackend, run: FlowRunView, req: Request, re
       sent = e.id;
     }
     if (run.events.at(-1)?.type === "flow_finished") {
+      ended = true;
       unsubscribe();
       res.end();
     }
   };
-  const unsubscribe = flows.onChange(run.id, flush);
-  req.on("close", unsubscribe);
-  flush();
+  let reading: Promise<void> | undefined;
+  let again = false;
+  const refresh = () => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = (async () => {
+      do {
+        again = false;
+        const run = await flows.getRun(flow.name, first.id);
+        if (run) write(run);
+      } while (again && !ended);
+    })()
+      .catch(() => undefined)
+      .finally(() => (reading = undefined));
+  };
+  const unsubscribe = flows.onChange(first.id, refresh);
+  req.on("close", () => {
+    ended = true;
+    unsubscribe();
+  });
+  write(first);
 }

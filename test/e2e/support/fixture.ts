@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { MemoryTokenStore } from "../../../api/auth/memory-token-store.ts";
 import { createKubernetesBackend, type KubernetesBackend } from "../../../api/kubernetes-backend.ts";
+import { createKubernetesFlows } from "../../../api/kubernetes-flows.ts";
 import { startApi } from "../../../api/server.ts";
 import { silentLogger } from "../../../core/logger.ts";
 import { installedSystem, mintOrgToken } from "./installed.ts";
@@ -270,10 +271,12 @@ export async function startClusterApi(
   kc.loadFromFile(kubeconfig);
   const log = silentLogger();
   const backend = await createKubernetesBackend({ kubeConfig: kc, namespace, log });
+  const flows = await createKubernetesFlows({ kubeConfig: kc, namespace, log, results: backend.caches.results });
   const tokens = new MemoryTokenStore();
   tokens.add(ORG_TOKEN, { kind: "org", crews: "*", subject: "e2e-org" });
   const server = await startApi({
     backend,
+    flows,
     tokens,
     log,
     port: 0,
@@ -290,6 +293,7 @@ export async function startClusterApi(
     stop: async () => {
       await server.stop();
       await backend.stop();
+      await flows.close();
     },
     call: caller(server.url, ORG_TOKEN),
   };

@@ -1,0 +1,87 @@
+import type { Logger } from "../core/logger.ts";
+import { LABEL_FLOW_EXECUTION } from "../kube/resources.ts";
+import type { KubeClient } from "../kube/runtime/client.ts";
+import type { EventRecorder } from "../kube/runtime/events.ts";
+import { cacheKey, objectKey } from "../kube/runtime/informer.ts";
+import { isUndecodable } from "../kube/runtime/undecodable.ts";
+import { WorkQueue } from "../kube/runtime/work-queue.ts";
+import { runWorker } from "../kube/runtime/worker.ts";
+import { byExecution, type Caches } from "./caches.ts";
+import { createFlowCaches, type FlowCaches } from "./flow-caches.ts";
+import { FlowReconciler } from "./flow-reconciler.ts";
+import { FlowRunReconciler } from "./flow-run-reconciler.ts";
+import { changed } from "./triggers.ts";
+
+/** Items of one `each` running at once. */
+const EACH_CONCURRENCY = 4;
+
+/**
+ * The flow side of the controller, wired apart from the crews': its caches (Flows, FlowExecutions), two queues, and
+ * which change queues which key — a Flow's own change; a run's own change, its results' (label kubecrew.io/execution)
+ * and its child executions' (label kubecrew.io/flow-execution); a Flow that appears, for the runs waiting for it.
+ */
+export function flowController(o: {
+  client: KubeClient;
+  caches: Caches;
+  events: Pick<EventRecorder, "record">;
+  log: Logger;
+  namespace: string;
+  watchTimeoutSeconds: number;
+  now: () => Date;
+}) {
+  const flowCaches: FlowCaches = createFlowCaches(o);
+  const queues = { flows: new WorkQueue(), runs: new WorkQueue() };
+  const flows = new FlowReconciler({
+    client: o.client,
+    flows: flowCaches.flows,
+    crews: o.caches.crews,
+    events: o.events,
+    now: o.now,
+  });
+  const runs = new FlowRunReconciler({
+    client: o.client,
+    flows: flowCaches.flows,
+    runs: flowCaches.runs,
+    executions: o.caches.executions,
+    results: o.caches.results,
+    eachConcurrency: EACH_CONCURRENCY,
+    now: o.now,
+    log: o.log,
+  });
+  const queueRun = (key: string) => {
+    const [namespace, name] = key.split("/") as [string, string];
+    if (flowCaches.runs.get(namespace, name)) queues.runs.add(key);
+  };
+  flowCaches.flows.on((event, flow, previous) => {
+    if (!changed(event, flow, previous)) return;
+    if (event !== "delete") queues.flows.add(objectKey(flow));
+    for (const run of flowCaches.runs.list(flow.metadata?.namespace)) {
+      if (!isUndecodable(run) && run.spec.flowRef.name === flow.metadata?.name && !run.status?.definition) {
+        queues.runs.add(objectKey(run));
+      }
+    }
+  });
+  flowCaches.runs.on((event, run, previous) => {
+    if (event !== "delete" && changed(event, run, previous)) queues.runs.add(objectKey(run));
+  });
+  o.caches.results.on((event, result, previous) => {
+    if (changed(event, result, previous)) byExecution(result).forEach(queueRun);
+  });
+  o.caches.executions.on((event, execution, previous) => {
+    const run = execution.metadata?.labels?.[LABEL_FLOW_EXECUTION];
+    if (run && changed(event, execution, previous)) queueRun(cacheKey(execution.metadata!.namespace!, run));
+  });
+  return {
+    informers: Object.entries(flowCaches) as [string, FlowCaches[keyof FlowCaches]][],
+    /** One worker per queue (a flow's methods are few; a run's look is quick), until the queues shut down. */
+    startWorkers: (owns?: (key: string) => boolean): Promise<void>[] => [
+      runWorker({ queue: queues.flows, reconciler: flows, log: o.log, kind: "flow", ...(owns ? { owns } : {}) }),
+      runWorker({ queue: queues.runs, reconciler: runs, log: o.log, kind: "flowExecution", ...(owns ? { owns } : {}) }),
+      runWorker({ queue: queues.runs, reconciler: runs, log: o.log, kind: "flowExecution", ...(owns ? { owns } : {}) }),
+    ],
+    shutDown: () => {
+      queues.flows.shutDown();
+      queues.runs.shutDown();
+    },
+  };
+}

@@ -1,0 +1,361 @@
+import { API_VERSION } from "../core/api-group.ts";
+import { EXECUTION_STOPPED_ERROR, isFinished } from "../core/execution.ts";
+import {
+  decideFlow,
+  initialFlowState,
+  type FlowActivation,
+  type FlowDecision,
+  type FlowEvent,
+  type FlowRunState,
+} from "../core/flow/decide-flow.ts";
+import { flowDefinition, isRouter, type FlowDefinition } from "../core/flow/definition.ts";
+import { isFlowRunOver, type FlowExecutionStatus, type MethodRunStatus } from "../core/flow/flow-resources.ts";
+import { judgeFlowResource } from "../core/flow/flow-verdict.ts";
+import { feedbackOutcome, outputText, routerOutcome } from "../core/flow/outcomes.ts";
+import type { Json } from "../core/json.ts";
+import type { Logger } from "../core/logger.ts";
+import { applyStatus, createIfAbsent } from "../kube/apply.ts";
+import { methodLabel, methodResultName } from "../kube/flow-names.ts";
+import {
+  CREW_EXECUTIONS,
+  CREW_TASK_RESULTS,
+  FLOW_EXECUTIONS,
+  LABEL_EXECUTION,
+  LABEL_FLOW_EXECUTION,
+  LABEL_MANAGED_BY,
+  LABEL_TASK,
+  MANAGED_BY,
+  resourcePath,
+} from "../kube/resources.ts";
+import type { KubeApi, KubeObject } from "../kube/runtime/client.ts";
+import { cacheKey, splitKey, type Informer } from "../kube/runtime/informer.ts";
+import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
+import type { ReconcileResult } from "../kube/runtime/worker.ts";
+import type { CachedTaskResult } from "../kube/typed-objects.ts";
+import type { CachedFlow, CachedFlowExecution } from "./flow-caches.ts";
+import { advanceMethod, runOwner, type MethodWorld, type RunRef } from "./flow-method.ts";
+
+export interface FlowRunReconcilerOptions extends Omit<MethodWorld, "client"> {
+  client: Pick<KubeApi, "create" | "mergePatch">;
+  flows: Informer<CachedFlow | Undecodable>;
+  runs: Informer<CachedFlowExecution | Undecodable>;
+  now: () => Date;
+  log: Logger;
+}
+
+/** Looks at one run at most this many times per reconcile (each look writes one thing). */
+const MAX_LOOKS = 200;
+
+/**
+ * One reconcile of one FlowExecution: the flow's graph (decideFlow, core/flow/decide-flow.ts) kept in its status, each
+ * method run's output kept in a CrewTaskResult of its own (labels kubecrew.io/execution = the run, kubecrew.io/task =
+ * the method), and children named after what they are. A method run that has its result is never carried out again:
+ * a controller killed at any point finds, on its return, the results and child executions it made and goes on from
+ * them. Each look writes at most one thing — the status (guarded by its resourceVersion), a result or a child (created
+ * when absent) — and looks again, until nothing is left to do.
+ */
+export class FlowRunReconciler {
+  private readonly o: FlowRunReconcilerOptions;
+
+  constructor(options: FlowRunReconcilerOptions) {
+    this.o = options;
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const [namespace, name] = splitKey(key);
+    for (let look = 0; look < MAX_LOOKS; look++) {
+      const run = this.o.runs.get(namespace, name);
+      if (!run || run.metadata.deletionTimestamp || isUndecodable(run)) return {};
+      if (isFlowRunOver(run.status?.phase)) return {};
+      if (!(await this.look(run))) return {};
+    }
+    return { requeueAfterMs: 0 };
+  }
+
+  /** Does the next thing the run needs; false when there is nothing to do until something changes. */
+  private async look(run: CachedFlowExecution): Promise<boolean> {
+    const status = run.status ?? {};
+    if (!status.definition) return this.kickoff(run);
+    if (run.spec.stop) return this.stop(run);
+    const definition = flowDefinition.parse(status.definition);
+    const graph = status.graph as unknown as FlowRunState;
+    const results = this.resultsOf(run);
+    // First what has ended: a result recorded is the method run's end, told to the graph once.
+    for (const activation of graph.running) {
+      const result = results.get(methodResultName(run.metadata.name, activation.id));
+      if (!result) continue;
+      const event: FlowEvent = result.spec.error
+        ? { type: "failed", activation: activation.id, error: result.spec.error }
+        : { type: "completed", activation: activation.id, ...outcomeOf(result) };
+      return this.decided(run, definition, event, result);
+    }
+    // Then each method still running: its action carried on, its result recorded once it has one.
+    const ref = this.refOf(run);
+    const context = { state: run.spec.inputs, outputs: outputsOf(graph, results, run.metadata.name) };
+    for (const activation of graph.running) {
+      const method = definition.methods[activation.method]!;
+      if (status.waiting?.activation === activation.id) {
+        const answer = run.spec.feedback?.find((f) => f.activation === activation.id);
+        if (!answer) continue;
+        const outcome = feedbackOutcome(method, answer.feedback);
+        const output = {
+          output: status.waiting.output ?? null,
+          feedback: answer.feedback,
+          outcome: outcome ?? null,
+          method_name: activation.method,
+        };
+        await this.record(run, activation, { output, ...(outcome ? { outcome } : {}) });
+        return true;
+      }
+      const progress = await advanceMethod(this.o, ref, definition, activation.id, activation.method, context);
+      if (progress.state === "pending") {
+        if (progress.started) continue;
+        continue;
+      }
+      if (progress.state === "failed") {
+        await this.record(run, activation, { error: progress.error });
+        return true;
+      }
+      if (method.human_feedback) {
+        if (status.waiting) continue; // one person's answer at a time: the next waits for this one
+        return this.waitFor(run, activation, progress.output);
+      }
+      const outcome = isRouter(method) ? routerOutcome(method, progress.output, progress.onMock) : undefined;
+      await this.record(run, activation, {
+        output: progress.output,
+        agent: progress.agent,
+        ...(outcome ? { outcome } : {}),
+      });
+      return true;
+    }
+    return false;
+  }
+
+  private async kickoff(run: CachedFlowExecution): Promise<boolean> {
+    const { namespace = "", name } = run.metadata;
+    const now = this.o.now().toISOString();
+    const flow = this.o.flows.get(namespace, run.spec.flowRef.name);
+    const verdict =
+      flow && !isUndecodable(flow)
+        ? judgeFlowResource(flow.metadata.name, flow.spec, flow.metadata.annotations)
+        : { ok: false as const, problems: [`Flow "${run.spec.flowRef.name}" not found`] };
+    if (!verdict.ok) {
+      return this.write(run, finished({ startTime: now }, "Failed", verdict.problems.join("; "), now, now));
+    }
+    this.o.log.info({ flowExecution: name, flow: run.spec.flowRef.name }, "Flow run started");
+    const decision = decideFlow(verdict.definition, initialFlowState(), { type: "kickoff" });
+    const status: FlowExecutionStatus = {
+      phase: "Running",
+      startTime: now,
+      definition: verdict.definition as unknown as Json,
+      methods: [],
+    };
+    return this.write(run, applyDecision(status, verdict.definition, decision, now));
+  }
+
+  private async decided(
+    run: CachedFlowExecution,
+    definition: FlowDefinition,
+    event: FlowEvent,
+    result: CachedTaskResult,
+  ): Promise<boolean> {
+    const now = this.o.now().toISOString();
+    const status = structuredClone(run.status!);
+    const graph = status.graph as unknown as FlowRunState;
+    const activation = event.type === "kickoff" ? "" : event.activation;
+    status.methods = (status.methods ?? []).map((m) =>
+      m.id !== activation
+        ? m
+        : {
+            ...m,
+            phase: event.type === "failed" ? "Failed" : "Succeeded",
+            completionTime: now,
+            ...(event.type === "failed" ? { error: event.error } : {}),
+            ...(event.type === "completed" && event.outcome !== undefined ? { outcome: event.outcome } : {}),
+          },
+    );
+    if (status.waiting?.activation === activation) {
+      delete status.waiting;
+      status.phase = "Running";
+    }
+    this.o.log.info(
+      { flowExecution: run.metadata.name, activation, failed: Boolean(result.spec.error) },
+      "Flow method ended",
+    );
+    return this.write(run, applyDecision(status, definition, decideFlow(definition, graph, event), now));
+  }
+
+  private async waitFor(run: CachedFlowExecution, activation: FlowActivation, output: Json): Promise<boolean> {
+    const status = structuredClone(run.status!);
+    const definition = flowDefinition.parse(status.definition);
+    const feedback = definition.methods[activation.method]!.human_feedback!;
+    status.phase = "WaitingForInput";
+    status.waiting = {
+      activation: activation.id,
+      method: activation.method,
+      message: feedback.message,
+      emit: feedback.emit ?? [],
+      output,
+    };
+    status.methods = (status.methods ?? []).map((m) =>
+      m.id === activation.id ? { ...m, phase: "WaitingForInput" as const } : m,
+    );
+    return this.write(run, withProgress(status, definition));
+  }
+
+  private async stop(run: CachedFlowExecution): Promise<boolean> {
+    const { namespace = "", name } = run.metadata;
+    for (const child of this.o.executions.list(namespace)) {
+      if (isUndecodable(child) || child.metadata.labels?.[LABEL_FLOW_EXECUTION] !== name) continue;
+      if (isFinished(child.status?.phase) || child.spec.stop) continue;
+      const path = resourcePath(CREW_EXECUTIONS, namespace, child.metadata.name);
+      this.o.executions.upsert(await this.o.client.mergePatch<KubeObject>(path, { spec: { stop: true } }));
+    }
+    const now = this.o.now().toISOString();
+    return this.write(run, finished(structuredClone(run.status!), "Stopped", EXECUTION_STOPPED_ERROR, now));
+  }
+
+  /** A method run's end, as its CrewTaskResult (created when absent: a second telling finds the first). */
+  private async record(
+    run: CachedFlowExecution,
+    activation: FlowActivation,
+    end: { output?: Json; outcome?: string; agent?: string; error?: string },
+  ): Promise<void> {
+    const { namespace = "", name } = run.metadata;
+    const started = run.status?.methods?.find((m) => m.id === activation.id)?.startTime;
+    const seconds = started ? Math.max(0, (this.o.now().getTime() - Date.parse(started)) / 1000) : 0;
+    const created = await createIfAbsent(this.o.client, resourcePath(CREW_TASK_RESULTS, namespace), {
+      apiVersion: API_VERSION,
+      kind: "CrewTaskResult",
+      metadata: {
+        name: methodResultName(name, activation.id),
+        namespace,
+        labels: {
+          [LABEL_EXECUTION]: name,
+          [LABEL_TASK]: methodLabel(activation.method),
+          [LABEL_MANAGED_BY]: MANAGED_BY,
+        },
+        ownerReferences: [runOwner(this.refOf(run))],
+      },
+      spec: {
+        executionRef: { name },
+        taskName: activation.method,
+        taskIndex: Number(activation.id.split("#")[1] ?? 0),
+        agent: end.agent ?? "",
+        ...(end.error !== undefined
+          ? { error: end.error }
+          : {
+              output: outputText(end.output),
+              jsonDict: { output: end.output ?? null, ...(end.outcome !== undefined ? { outcome: end.outcome } : {}) },
+            }),
+        attempt: 1,
+        executionTime: seconds,
+      },
+    });
+    if (created) this.o.results.upsert(created);
+  }
+
+  private async write(run: CachedFlowExecution, status: FlowExecutionStatus): Promise<boolean> {
+    const written = await applyStatus(this.o.client, this.o.runs, FLOW_EXECUTIONS, run, status);
+    if (written && isFlowRunOver(status.phase)) {
+      this.o.log.info({ flowExecution: run.metadata.name, phase: status.phase, error: status.error }, "Flow run ended");
+    }
+    return written !== undefined && !isFlowRunOver(status.phase);
+  }
+
+  private resultsOf(run: CachedFlowExecution): Map<string, CachedTaskResult> {
+    const key = cacheKey(run.metadata.namespace ?? "", run.metadata.name);
+    const byName = new Map<string, CachedTaskResult>();
+    for (const r of this.o.results.byIndex(key)) if (!isUndecodable(r)) byName.set(r.metadata.name, r);
+    return byName;
+  }
+
+  private refOf(run: CachedFlowExecution): RunRef {
+    return {
+      namespace: run.metadata.namespace ?? "",
+      name: run.metadata.name,
+      uid: run.metadata.uid ?? "",
+      flow: run.spec.flowRef.name,
+      ...(run.spec.requestedBy ? { requestedBy: run.spec.requestedBy } : {}),
+      startTime: new Date(run.status?.startTime ?? run.metadata.creationTimestamp ?? 0),
+    };
+  }
+}
+
+function outcomeOf(result: CachedTaskResult): { outcome?: string } {
+  const outcome = result.spec.jsonDict?.outcome;
+  return typeof outcome === "string" ? { outcome } : {};
+}
+
+/** CrewAI's `outputs.<method>`: each method's latest output, from the results of the runs that ended. */
+export function outputsOf(
+  graph: FlowRunState,
+  results: Map<string, CachedTaskResult>,
+  run: string,
+): Record<string, Json> {
+  const outputs: Record<string, Json> = {};
+  const latest: Record<string, number> = {};
+  for (const result of results.values()) {
+    const { taskName, taskIndex, jsonDict, error } = result.spec;
+    if (error || !jsonDict || result.metadata.name !== methodResultName(run, `${taskName}#${taskIndex}`)) continue;
+    if (graph.running.some((a) => a.id === `${taskName}#${taskIndex}`)) continue;
+    if ((latest[taskName] ?? 0) > taskIndex) continue;
+    latest[taskName] = taskIndex;
+    outputs[taskName] = (jsonDict.output ?? null) as Json;
+  }
+  return outputs;
+}
+
+/** The graph's answer applied to the status: the methods it starts, or the run's end. */
+function applyDecision(
+  status: FlowExecutionStatus,
+  definition: FlowDefinition,
+  decision: FlowDecision,
+  now: string,
+): FlowExecutionStatus {
+  const methods: MethodRunStatus[] = [
+    ...(status.methods ?? []),
+    ...decision.start.map((a) => ({ id: a.id, method: a.method, phase: "Running" as const, startTime: now })),
+  ];
+  const next = { ...status, methods, graph: decision.state as unknown as Json };
+  if (decision.end) {
+    return finished(next, decision.end.phase, decision.end.phase === "Failed" ? decision.end.error : undefined, now);
+  }
+  return withProgress(next, definition);
+}
+
+function withProgress(status: FlowExecutionStatus, definition: FlowDefinition): FlowExecutionStatus {
+  const done = (status.methods ?? []).filter((m) => m.phase === "Succeeded").length;
+  const total = Math.max(done, Object.keys(definition.methods).length);
+  const current = status.waiting?.method ?? (status.methods ?? []).filter((m) => m.phase === "Running").at(-1)?.method;
+  const next: FlowExecutionStatus = {
+    ...status,
+    progress: { completedMethods: done, totalMethods: total },
+    progressText: `${done}/${total}`,
+  };
+  if (current) next.currentMethod = current;
+  else delete next.currentMethod;
+  return next;
+}
+
+function finished(
+  status: FlowExecutionStatus,
+  phase: "Succeeded" | "Failed" | "Stopped",
+  error: string | undefined,
+  now: string,
+  startTime = status.startTime ?? now,
+): FlowExecutionStatus {
+  const next: FlowExecutionStatus = {
+    ...status,
+    phase,
+    completionTime: now,
+    executionTime: Math.max(0, (Date.parse(now) - Date.parse(startTime)) / 1000),
+    ...(error ? { error } : {}),
+  };
+  delete next.currentMethod;
+  delete next.waiting;
+  const done = (status.methods ?? []).filter((m) => m.phase === "Succeeded").length;
+  next.progress = { completedMethods: done, totalMethods: Math.max(done, status.progress?.totalMethods ?? done) };
+  next.progressText = `${done}/${next.progress.totalMethods}`;
+  return next;
+}
