@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// Five projects: pure unit tests next to the code, integration suites against real local servers
-// (redis-server, oidc-provider, nginx, HTTP fixtures), and suites against a real Kubernetes control plane.
+// Six projects: pure unit tests next to the code, integration suites against real local servers
+// (redis-server, oidc-provider, nginx, HTTP fixtures), suites against a real Kubernetes control plane, and a real model.
 export default defineConfig({
   test: {
     projects: [
@@ -41,6 +41,18 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // One chromium and one kubecrew dev at a time: the machines running npm test have 2 cores.
+          fileParallelism: false,
+        },
+      },
+      {
+        // A real model (SmolLM2-135M on llama.cpp, the local provider) running crews in kubecrew dev. One file at a
+        // time, each model on one thread: it shares 2 cores with the other projects' workers.
+        test: {
+          name: "model",
+          include: ["test/model/**/*.test.ts"],
+          globalSetup: ["test/support/model-global-setup.ts"],
+          testTimeout: 600_000,
+          hookTimeout: 120_000,
           fileParallelism: false,
         },
       },
