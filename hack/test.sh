@@ -37,6 +37,8 @@ bash hack/crewai-venv.sh ensure
 
 export PATH="$PWD/node_modules/.bin:$PATH"
 node --version
+# The model project's real model (SmolLM2-135M), pulled once into the cache outside the clone; warm: its digest checked.
+node hack/local-model.ts
 reports="$(mktemp -d)"
 # What the kind e2e runs on (its Go binaries, node image, images: 30 min on a cold machine, seconds warm) is built in
 # the background while tsc, eslint and the vitest projects run, niced so the tests keep the CPU they want.
