@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { KubecrewError } from "./errors.ts";
 
 /**
  * The one configuration convention of every component: a zod schema over the environment, parsed once at start-up
@@ -7,8 +8,9 @@ import { z } from "zod";
  */
 
 /** A configuration mistake: the variable and what is wrong with it, as one line. */
-export class ConfigError extends Error {
+export class ConfigError extends KubecrewError {
   override name = "ConfigError";
+  readonly code = "invalid_configuration";
   readonly variable: string;
 
   constructor(variable: string, problem: string) {

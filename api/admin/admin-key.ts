@@ -3,8 +3,7 @@ import type { RequestHandler } from "express";
 import type { AdminKeyGuesses } from "../auth/admin-key-guesses.ts";
 import { secretHash } from "../auth/token-format.ts";
 import { SAFE_METHODS, type SessionAuth } from "../auth/session-auth.ts";
-import { TokenStoreUnavailable } from "../auth/token-store.ts";
-import { ApiError, csrfRefused, serviceUnavailable, tooManyRequests } from "../errors.ts";
+import { ApiError, csrfRefused, tooManyRequests } from "../errors.ts";
 
 export const adminKeyHeader = "X-Admin-Key";
 
@@ -30,22 +29,12 @@ export function requireAdminKey(
     // Without a configured key the admin API is there for console admins only: absent (404) to everyone else.
     if (!expected) throw new ApiError(404, "Not Found", `No route for ${req.method} ${req.originalUrl.split("?")[0]}`);
     if (given === undefined) throw new ApiError(401, "Unauthorized", `Invalid or missing ${adminKeyHeader} header`);
-    const wait = await storeAnswer(guesses?.blockedFor(req.ip));
+    const wait = await guesses?.blockedFor(req.ip);
     if (wait !== undefined) throw tooManyRequests(`Too many wrong admin keys; retry after ${wait} seconds`, wait);
     if (!timingSafeEqual(secretHash(given), expected)) {
-      await storeAnswer(guesses?.failed(req.ip));
+      await guesses?.failed(req.ip);
       throw new ApiError(401, "Unauthorized", `Invalid or missing ${adminKeyHeader} header`);
     }
     next();
   };
-}
-
-async function storeAnswer<T>(work: Promise<T> | undefined): Promise<T | undefined> {
-  try {
-    return await work;
-  } catch (err) {
-    if (err instanceof TokenStoreUnavailable)
-      throw serviceUnavailable("The token store is unreachable; try again shortly");
-    throw err;
-  }
 }

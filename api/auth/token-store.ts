@@ -1,3 +1,4 @@
+import { DependencyUnavailable } from "../../core/errors.ts";
 import type { Principal } from "./principal.ts";
 
 /**
@@ -15,10 +16,15 @@ export interface TokenStore {
   verifyAtOnce?(token: string): Principal | undefined;
 }
 
-export class TokenStoreUnavailable extends Error {
+/** The token store (Redis) cannot be reached: the error mapper answers 503 (core/errors.ts). */
+export class TokenStoreUnavailable extends DependencyUnavailable {
+  override name = "TokenStoreUnavailable";
+
   constructor(cause?: unknown) {
-    super("Token store unavailable", { cause });
-    this.name = "TokenStoreUnavailable";
+    super("token store", "Token store unavailable", {
+      cause,
+      answer: "The token store is unreachable; try again shortly",
+    });
   }
 }
 

@@ -1,3 +1,4 @@
+import { DependencyUnavailable } from "../../core/errors.ts";
 import type { Fetch } from "../../platform/outbound/outbound-fetch.ts";
 
 /** The integrations service's internal API as the crew API uses it: a user's connections, connect links, deletes. */
@@ -22,8 +23,15 @@ export interface IntegrationsConnection {
 }
 
 /** The integrations service could not be reached, did not answer in time, or failed. */
-export class IntegrationsUnavailable extends Error {
+export class IntegrationsUnavailable extends DependencyUnavailable {
   override name = "IntegrationsUnavailable";
+
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("integrations service", message, {
+      ...options,
+      answer: "The integrations service is unavailable; try again shortly",
+    });
+  }
 }
 
 /** The integrations service refused the request with a 4xx: its status and `{error, message}`. */

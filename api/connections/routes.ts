@@ -3,16 +3,11 @@ import { appCatalogue, appNames, isAppName, type AppName } from "../../core/apps
 import { bearerAuth, principalOf } from "../auth/bearer.ts";
 import type { SessionAuth } from "../auth/session-auth.ts";
 import type { TokenStore } from "../auth/token-store.ts";
-import { ApiError, badRequest, forbidden, serviceUnavailable } from "../errors.ts";
+import { ApiError, badRequest, forbidden } from "../errors.ts";
 import { parseOr400 } from "../validation.ts";
 import { refuseWrongMethods } from "../../platform/http/wrong-methods.ts";
 import { connectRequest, type AppConnection } from "./bodies.ts";
-import {
-  IntegrationsRefused,
-  IntegrationsUnavailable,
-  type IntegrationsClient,
-  type IntegrationsConnection,
-} from "./integrations-client.ts";
+import { IntegrationsRefused, type IntegrationsClient, type IntegrationsConnection } from "./integrations-client.ts";
 
 export interface ConnectionsDeps {
   tokens: TokenStore;
@@ -46,14 +41,14 @@ function appOf(req: Request): AppName {
   return app;
 }
 
-/** Integrations failures as the crew API answers them: unreachable is a fast 503, a refusal keeps its 4xx. */
+/**
+ * A refusal of the integrations service as the crew API answers it, keeping its 4xx (unreachable is an
+ * IntegrationsUnavailable, which the error mapper answers 503).
+ */
 async function through<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof IntegrationsUnavailable) {
-      throw serviceUnavailable("The integrations service is unavailable; try again shortly");
-    }
     if (error instanceof IntegrationsRefused) {
       if (error.status === 404) throw new ApiError(404, "App not available", error.message);
       if (error.status === 400) throw badRequest(error.message);

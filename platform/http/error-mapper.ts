@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, Response } from "express";
+import { DependencyUnavailable } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import { HttpError } from "./http-error.ts";
 import { requestFault } from "./request-faults.ts";
@@ -24,9 +25,10 @@ export interface ErrorMapperOptions {
 const faultError = (status: number) => (status === 415 ? "Unsupported Media Type" : "Bad Request");
 
 /**
- * The one place errors become responses, for every service: an HttpError answers its documented body and headers;
- * a request fault (bad encoding, deep JSON) and a body parser's refusal answer 4xx; anything else is logged once
- * with the request's method and path and answers a bare 500.
+ * The one place errors become responses, for every service, by class: an HttpError answers its documented body and
+ * headers; a DependencyUnavailable answers 503 with its answer and Retry-After (the dependency logs its outage, not
+ * each request); a request fault (bad encoding, deep JSON) and a body parser's refusal answer 4xx; anything else is
+ * logged once with the request's method and path and answers a bare 500.
  */
 export function errorMapper(options: ErrorMapperOptions): ErrorRequestHandler {
   const { log } = options;
@@ -49,6 +51,10 @@ function map(
   options: ErrorMapperOptions,
 ): { answer: HttpError; unexpected: boolean } {
   if (err instanceof HttpError) return { answer: err, unexpected: false };
+  if (err instanceof DependencyUnavailable) {
+    const headers = { "Retry-After": String(err.retryAfterSeconds) };
+    return { answer: new HttpError(503, "Service Unavailable", err.answer, { headers }), unexpected: false };
+  }
   const fault = requestFault(err, contentEncoding);
   if (fault) {
     options.log.debug({ reason: fault.message }, "Refused a malformed request");
