@@ -7,6 +7,29 @@ import { jsonObject, jsonValue } from "../core/json.ts";
  * describes, AMP's deployed-flow API where it has one.
  */
 
+const flowGraphBody = z
+  .object({
+    nodes: z.array(
+      z.object({
+        name: z.string(),
+        start: z.boolean(),
+        call: z.string().describe("What the method runs: agent, crew, expression, each, tool, script or code"),
+        router: z.boolean(),
+        humanFeedback: z.boolean(),
+      }),
+    ),
+    edges: z.array(
+      z.object({
+        from: z.string(),
+        to: z.string().describe("The method that listens"),
+        outcome: z.string().optional().describe("The outcome of `from` (a router or human_feedback) it listens to"),
+        join: z.enum(["and", "or"]).optional().describe("How `to` combines its events: all, or the first"),
+      }),
+    ),
+  })
+  .describe("The method graph: who listens to whom (the console draws it)")
+  .meta({ id: "FlowGraph" });
+
 export const flowsResponse = z
   .object({
     flows: z.array(
@@ -16,6 +39,7 @@ export const flowsResponse = z
         description: z.string(),
         inputs: z.array(z.string()).describe("The state schema's fields"),
         methods: z.array(z.string()).describe("The methods, in the document's order"),
+        graph: flowGraphBody,
       }),
     ),
   })

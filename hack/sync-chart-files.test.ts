@@ -15,6 +15,8 @@ describe("the chart's copies of crds/ and the example crew", () => {
       "crds/crewexecutions.yaml",
       "crds/crews.yaml",
       "crds/crewtaskresults.yaml",
+      "crds/flowexecutions.yaml",
+      "crds/flows.yaml",
     ]);
   });
 

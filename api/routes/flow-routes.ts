@@ -1,4 +1,5 @@
 import { Router, type Request, type Response } from "express";
+import { flowGraph } from "../../core/flow/flow-graph.ts";
 import { flowInputs, kickoffState } from "../../core/flow/state-inputs.ts";
 import type { Json } from "../../core/json.ts";
 import { bearerAuth, principalOf } from "../auth/bearer.ts";
@@ -94,6 +95,7 @@ export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessi
         description: f.definition.description ?? "",
         inputs: flowInputs(f.definition),
         methods: Object.keys(f.definition.methods),
+        graph: flowGraph(f.definition),
       }));
     res.json({ flows });
   });
@@ -189,7 +191,11 @@ function streamFlowEvents(flows: FlowBackend, flow: LoadedFlow, first: FlowRunVi
       } while (again && !ended);
     })()
       .catch(() => undefined)
-      .finally(() => (reading = undefined));
+      .finally(() => {
+        reading = undefined;
+        // A change after the last read but before this ran set `again` and left the read to this one.
+        if (again && !ended) refresh();
+      });
   };
   const unsubscribe = flows.onChange(first.id, refresh);
   req.on("close", () => {

@@ -2,6 +2,8 @@
 import { api, setCsrf } from "./api.js";
 import { CrewPage } from "./crew-page.js";
 import { CrewsPage } from "./crews-page.js";
+import { FlowPage } from "./flow-page.js";
+import { FlowsPage } from "./flows-page.js";
 import { html, render, useEffect, useState } from "./html.js";
 import { NotFound } from "./not-found.js";
 import { currentRoute } from "./route.js";
@@ -21,7 +23,9 @@ function useRoute() {
 function Header({ session, onSignOut }) {
   return html`<header class="top">
     <a class="brand" href="#/">kubecrew console</a>
-    <nav aria-label="Main"><a href="#/">Crews</a> <a href="#/waiting">Waiting for you</a></nav>
+    <nav aria-label="Main">
+      <a href="#/">Crews</a> <a href="#/flows">Flows</a> <a href="#/waiting">Waiting for you</a>
+    </nav>
     ${
       session?.signed_in &&
       html`<div class="who">
@@ -58,6 +62,8 @@ function App() {
   else if (!session.signed_in) page = html`<${SignIn} session=${session} onSignedIn=${load} />`;
   else if (route.page === "crew") page = html`<${CrewPage} ...${route} admin=${session.user.admin} />`;
   else if (route.page === "waiting") page = html`<${WaitingPage} />`;
+  else if (route.page === "flows") page = html`<${FlowsPage} />`;
+  else if (route.page === "flow") page = html`<${FlowPage} ...${route} />`;
   else if (route.page === "not-found") page = html`<${NotFound} hash=${route.hash} />`;
   else page = html`<${CrewsPage} />`;
 

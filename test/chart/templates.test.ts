@@ -83,6 +83,8 @@ describe("the default install", () => {
         "CustomResourceDefinition/crewexecutions.kubecrew.io",
         "CustomResourceDefinition/crews.kubecrew.io",
         "CustomResourceDefinition/crewtaskresults.kubecrew.io",
+        "CustomResourceDefinition/flowexecutions.kubecrew.io",
+        "CustomResourceDefinition/flows.kubecrew.io",
         "Crew/research",
         "Deployment/kubecrew-api",
         "Deployment/kubecrew-controller",
@@ -400,7 +402,13 @@ describe("the default install", () => {
   });
 
   it("installs the CRDs of crds/ unchanged but for labels and the keep policy", () => {
-    for (const file of ["crews.yaml", "crewexecutions.yaml", "crewtaskresults.yaml"]) {
+    for (const file of [
+      "crews.yaml",
+      "crewexecutions.yaml",
+      "crewtaskresults.yaml",
+      "flows.yaml",
+      "flowexecutions.yaml",
+    ]) {
       const original = parse(readFileSync(join(repo, "crds", file), "utf8")) as Manifest;
       const rendered = find(byDefault, "CustomResourceDefinition", original.metadata.name);
       expect(annotations(rendered as never)).toEqual({ "helm.sh/resource-policy": "keep" });
@@ -411,6 +419,8 @@ describe("the default install", () => {
     expect(ofKind(withoutCrds, "CustomResourceDefinition")).toEqual([]);
     const notKept = ofKind(render({ values: { crds: { keep: false } } }), "CustomResourceDefinition");
     expect(notKept.map((crd) => annotations(crd as never)["helm.sh/resource-policy"])).toEqual([
+      undefined,
+      undefined,
       undefined,
       undefined,
       undefined,
@@ -461,11 +471,13 @@ describe("RBAC", () => {
     }
   });
 
-  it("the API reads crews and results, creates and stops executions, and may create Secrets but read none", () => {
+  it("the API reads crews, flows and results, creates and stops executions and flow runs, and may create Secrets but read none", () => {
     // create: the Secret holding the credentials a kickoff gives for its human-input webhook (issue 32).
     expect(rulesOf(byDefault, "kubecrew-api")).toEqual([
       { apiGroups: ["kubecrew.io"], resources: ["crews", "crewtaskresults"], verbs: ["get", "list", "watch"] },
       { apiGroups: ["kubecrew.io"], resources: ["crewexecutions"], verbs: ["create", "get", "list", "watch", "patch"] },
+      { apiGroups: ["kubecrew.io"], resources: ["flows"], verbs: ["get", "list", "watch"] },
+      { apiGroups: ["kubecrew.io"], resources: ["flowexecutions"], verbs: ["create", "get", "list", "watch", "patch"] },
       { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
     ]);
   });
@@ -486,7 +498,12 @@ describe("RBAC", () => {
     expect(verbsOn("configmaps")).toEqual(["get", "create", "delete", "deletecollection"]);
     expect(verbsOn("crewexecutions/status")).toEqual(["get", "patch", "update"]);
     expect(verbsOn("crews/status")).toEqual(["get", "patch", "update"]);
-    expect(verbsOn("crewtaskresults")).toEqual(["get", "list", "watch"]);
+    // create: a flow method's result, and its crew's execution (the Crews a Flow's methods run: create and patch).
+    expect(verbsOn("crewtaskresults")).toEqual(["get", "list", "watch", "create"]);
+    expect(verbsOn("crewexecutions")).toEqual(["get", "list", "watch", "patch", "update", "create"]);
+    expect(verbsOn("crews")).toEqual(["get", "list", "watch", "create", "patch"]);
+    expect(verbsOn("flowexecutions/status")).toEqual(["get", "patch", "update"]);
+    expect(verbsOn("flows/status")).toEqual(["get", "patch", "update"]);
     // pods list and pods/log get: the last log line of a runner that could not report its own result.
     expect(verbsOn("pods")).toEqual(["list"]);
     expect(verbsOn("pods/log")).toEqual(["get"]);

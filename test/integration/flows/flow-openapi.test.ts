@@ -94,7 +94,12 @@ describe("the flow routes in the served OpenAPI document", () => {
   });
 
   it("every answer of a run, from kickoff through feedback to the end, matches the documented schema", async () => {
-    expect((await documented("GET", "/flows")).body.flows[0]).toMatchObject({ name: "sign-off-flow" });
+    const listed = (await documented("GET", "/flows")).body.flows[0];
+    expect(listed).toMatchObject({ name: "sign-off-flow", methods: ["draft", "sign_off", "file"] });
+    expect(listed.graph.edges).toEqual([
+      { from: "draft", to: "sign_off" },
+      { from: "sign_off", to: "file", outcome: "signed" },
+    ]);
     expect((await documented("GET", "/flows/sign-off-flow/inputs")).body).toEqual({ inputs: ["title", "pages"] });
     const refused = await documented("POST", "/flows/sign-off-flow/kickoff", { inputs: { pages: "many" } });
     expect(refused.status).toBe(422);
