@@ -4,6 +4,7 @@ import { z } from "zod";
 import { httpRequestInput } from "./http-request-tool.ts";
 import {
   DEFAULT_STRING_MAX_LENGTH,
+  fitToTokens,
   grammarSchema,
   MAX_GRAMMAR_ARRAY_ITEMS,
   MAX_GRAMMAR_STRING_LENGTH,
@@ -107,5 +108,52 @@ describe("the local provider's replies", () => {
       { type: "user", text: "Tool lookup returned: value of x" },
       { type: "model", response: [] },
     ]);
+  });
+});
+
+describe("the local provider's grammars within a reply's tokens", () => {
+  // The example briefing crew's facts on 64 tokens: the 135M model wrote its headline until the token limit cut it,
+  // every retry alike, and the task failed ("the answer is not JSON").
+  const facts = {
+    type: "object",
+    properties: {
+      headline: { type: "string", minLength: 3 },
+      facts: {
+        type: "array",
+        maxItems: 5,
+        items: {
+          type: "object",
+          properties: { statement: { type: "string", minLength: 3 }, source: { type: "string" } },
+        },
+      },
+      count: { type: "integer" },
+    },
+  };
+
+  it("shares the tokens among every string the reply may hold, so the longest reply fits", () => {
+    const fitted = fitToTokens(grammarSchema(facts), 256) as unknown as {
+      properties: { headline: { maxLength: number }; facts: { items: { properties: Record<string, object> } } };
+    };
+    // 11 strings (a headline, five facts of two): (256 − 6 × 11) tokens × 3 characters, shared.
+    const each = Math.floor(((256 - 66) * 3) / 11);
+    expect(fitted.properties.headline).toMatchObject({ maxLength: each, minLength: 3 });
+    expect(fitted.properties.facts.items.properties).toEqual({
+      statement: { type: "string", maxLength: each, minLength: 3 },
+      source: { type: "string", maxLength: each },
+    });
+    // Text alone in a reply keeps more: one string.
+    const turn = fitToTokens(turnSchema([], undefined, false), 512) as unknown as {
+      properties: { answer: { maxLength: number } };
+    };
+    expect(turn.properties.answer.maxLength).toBe((512 - 6) * 3);
+  });
+
+  it("keeps a bound that fits already, a string's minLength, and schemas without strings", () => {
+    const small = { type: "object", properties: { code: { type: "string", maxLength: 5 } } };
+    expect(fitToTokens(grammarSchema(small), 64)).toEqual(grammarSchema(small));
+    const tight = { type: "string", minLength: 300 };
+    expect(fitToTokens(grammarSchema(tight), 16)).toMatchObject({ maxLength: 300, minLength: 300 });
+    const numbers = { type: "array", items: { type: "integer" } };
+    expect(fitToTokens(grammarSchema(numbers), 8)).toEqual(grammarSchema(numbers));
   });
 });

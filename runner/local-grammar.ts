@@ -132,3 +132,52 @@ export function turnSchema(tools: OfferedTool[], answer: unknown | undefined, to
   const all = toolRequired && calls.length > 0 ? calls : [...calls, answerSchema];
   return all.length === 1 ? all[0]! : { oneOf: all };
 }
+
+/**
+ * Characters a token holds at the least in the text these bounds are for (English in JSON strings; a small model
+ * repeating itself writes ~4): the bounds below assume 3, so the text fits the tokens.
+ */
+const CHARS_PER_TOKEN = 3;
+/** Tokens a string's key, quotes and separators take, at the most. */
+const TOKENS_PER_STRING = 6;
+/** The least a string's bound is lowered to. */
+const MIN_STRING_BOUND = 16;
+
+/** How many strings a value of the schema may hold at most (an array's times its maxItems; alternatives: the most). */
+function stringSlots(schema: unknown): number {
+  if (!isSchema(schema)) return 0;
+  if (Array.isArray(schema.oneOf)) return Math.max(0, ...schema.oneOf.map(stringSlots));
+  if (schema.type === "string") return schema.format === undefined ? 1 : 0;
+  if (schema.type === "object" && isSchema(schema.properties)) {
+    return Object.values(schema.properties).reduce((n: number, p) => n + stringSlots(p), 0);
+  }
+  if (schema.type === "array") return (schema.maxItems as number) * stringSlots(schema.items);
+  return 0;
+}
+
+function lowerStrings(schema: unknown, most: number): unknown {
+  if (!isSchema(schema)) return schema;
+  if (Array.isArray(schema.oneOf)) return { ...schema, oneOf: schema.oneOf.map((s) => lowerStrings(s, most)) };
+  if (schema.type === "string" && typeof schema.maxLength === "number" && schema.maxLength > most) {
+    const least = typeof schema.minLength === "number" ? schema.minLength : 0;
+    return { ...schema, maxLength: Math.max(most, least) };
+  }
+  if (schema.type === "object" && isSchema(schema.properties)) {
+    const properties = Object.entries(schema.properties).map(([k, p]) => [k, lowerStrings(p, most)]);
+    return { ...schema, properties: Object.fromEntries(properties) };
+  }
+  if (schema.type === "array") return { ...schema, items: lowerStrings(schema.items, most) };
+  return schema;
+}
+
+/**
+ * The schema with its strings' bounds lowered so that a whole reply fits `maxTokens`: a reply the token limit cuts
+ * does not parse, and a small model left a long bound fills it (repeating itself) until it is cut. The budget is
+ * shared by every string the reply may hold.
+ */
+export function fitToTokens(schema: GbnfJsonSchema, maxTokens: number): GbnfJsonSchema {
+  const slots = stringSlots(schema);
+  if (slots === 0) return schema;
+  const budget = Math.max(0, maxTokens - TOKENS_PER_STRING * slots) * CHARS_PER_TOKEN;
+  return lowerStrings(schema, Math.max(MIN_STRING_BOUND, Math.floor(budget / slots))) as GbnfJsonSchema;
+}

@@ -12,7 +12,15 @@ import type { ChatHistoryItem } from "node-llama-cpp";
 import { TokenMeter } from "node-llama-cpp";
 import { generatedModel, type CallOptions, type GenerateResult, type LanguageModelV3 } from "./generated-model.ts";
 import { loadedModel, type LocalModelSettings } from "./local-llama.ts";
-import { ANSWER_KEY, ARGUMENTS_KEY, grammarSchema, TOOL_KEY, turnSchema, type OfferedTool } from "./local-grammar.ts";
+import {
+  ANSWER_KEY,
+  ARGUMENTS_KEY,
+  fitToTokens,
+  grammarSchema,
+  TOOL_KEY,
+  turnSchema,
+  type OfferedTool,
+} from "./local-grammar.ts";
 
 type PromptMessage = CallOptions["prompt"][number];
 
@@ -118,12 +126,15 @@ export function createLocalLanguageModel(options: LocalModelOptions): LanguageMo
     const descriptions = new Map(
       (call.tools ?? []).flatMap((t) => (t.type === "function" ? [[t.name, t.description ?? ""] as const] : [])),
     );
-    const schema =
+    const maxTokens = call.maxOutputTokens ?? DEFAULT_LOCAL_MAX_TOKENS;
+    const turn =
       tools.length > 0
         ? turnSchema(tools, structured, required)
         : structured !== undefined
           ? grammarSchema(structured)
           : undefined;
+    // The whole reply must fit its tokens: one cut short does not parse.
+    const schema = turn && fitToTokens(turn, maxTokens);
     const history = chatHistory(call.prompt, tools.length > 0 ? toolInstructions(tools, descriptions) : undefined);
     return model.exclusive(async () => {
       const grammar = schema
@@ -132,7 +143,7 @@ export function createLocalLanguageModel(options: LocalModelOptions): LanguageMo
       const meter = model.chat.sequence.tokenMeter.getState();
       const response = await model.chat.generateResponse(history, {
         ...(grammar ? { grammar } : {}),
-        maxTokens: call.maxOutputTokens ?? DEFAULT_LOCAL_MAX_TOKENS,
+        maxTokens,
         ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
         ...(call.abortSignal ? { signal: call.abortSignal } : {}),
         ...(options.onTextChunk ? { onTextChunk: options.onTextChunk } : {}),
