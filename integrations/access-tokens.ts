@@ -1,6 +1,6 @@
 import * as client from "openid-client";
 import type { Logger } from "../core/logger.ts";
-import { isRedisUnavailable } from "../platform/redis-client.ts";
+import { DependencyUnavailable } from "../core/errors.ts";
 import type { IntegrationsConfig } from "./config.ts";
 import type { Connection, ConnectionStore, ProviderTokens } from "./connection-store.ts";
 import { IntegrationError, notFound } from "./errors.ts";
@@ -134,7 +134,7 @@ export function createAccessTokens(deps: AccessTokenDeps) {
     async remove(id: string): Promise<{ revoked: boolean }> {
       const found = await connections.readTokens(id).catch((error: unknown) => {
         // Redis away is a 503 now, not tokens that cannot be read (which would delete without revoking).
-        if (isRedisUnavailable(error)) throw error;
+        if (error instanceof DependencyUnavailable) throw error;
         logger.warn(
           { connectionId: id, err: error instanceof Error ? error.message : String(error) },
           "Stored tokens unreadable; deleting without revocation",

@@ -1,11 +1,26 @@
+import { DependencyUnavailable } from "../core/errors.ts";
+
 /**
  * What the integrations service keeps, as keys (redis-keys.ts) and string values: connection records, whose tokens are
  * sealed (AES-256-GCM, token-cipher.ts) before they get here, each user's index of them, single-use connect sessions
  * and sign-in states, refresh locks and revoked app credentials. A deployment keeps them in Redis (RedisStore), shared
  * by every replica; `kubecrew dev` without KUBECREW_REDIS_URL in memory (MemoryStore). One contract suite runs over both
- * (test/integration/integrations/store-contract.test.ts). A store that cannot be reached rejects with the error that
- * isRedisUnavailable() recognises, and the routes answer 503.
+ * (test/integration/integrations/store-contract.test.ts). A store that cannot be reached rejects with
+ * ConnectionStoreUnavailable, which the error mapper answers 503.
  */
+/** The connection store (Redis) cannot be reached: a 503 with Retry-After (core/errors.ts). */
+export class ConnectionStoreUnavailable extends DependencyUnavailable {
+  override name = "ConnectionStoreUnavailable";
+
+  constructor(cause: unknown) {
+    // Logged once per outage by the Redis client, not once per request.
+    super("connection store", "The connection store (Redis) is unreachable", {
+      cause,
+      answer: "The connection store (Redis) is unreachable; try again shortly",
+    });
+  }
+}
+
 export interface IntegrationsStore {
   get(key: string): Promise<string | undefined>;
   getMany(keys: string[]): Promise<(string | undefined)[]>;

@@ -4,7 +4,6 @@ import { errorPage } from "../error-page.ts";
 import { TamperedCiphertextError } from "../token-cipher.ts";
 import { errorMapper } from "../../platform/http/error-mapper.ts";
 import { HttpError } from "../../platform/http/http-error.ts";
-import { isRedisUnavailable } from "../../platform/redis-client.ts";
 
 /** Browser routes set this so failures render as a page instead of JSON. */
 export const rendersPages: RequestHandler = (_req, res, next) => {
@@ -17,11 +16,6 @@ function known(error: unknown): { answer: HttpError; unexpected?: boolean } | un
     const message =
       "The stored tokens of this connection failed their integrity check and were not used; connect it again";
     return { answer: new HttpError(500, "Stored token unreadable", message), unexpected: true };
-  }
-  if (isRedisUnavailable(error)) {
-    const message = "The connection store (Redis) is unreachable; try again shortly";
-    // Logged once per outage by the Redis client, not once per request.
-    return { answer: new HttpError(503, "Service Unavailable", message, { headers: { "Retry-After": "5" } }) };
   }
   return undefined;
 }
