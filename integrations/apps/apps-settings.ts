@@ -40,7 +40,9 @@ const roots: [keyof ProviderApiRoots, string][] = [
 
 /** What loadAppsSettings reads: for docs/configuration.md. */
 export const appsSettingsVariables = z.object({
-  ...appsSigningKeyEnv,
+  KUBECREW_APPS_SIGNING_KEY: appsSigningKeyEnv.KUBECREW_APPS_SIGNING_KEY.optional().describe(
+    "Verifies the execution-scoped app credentials (the key the controller or kubecrew dev signs them with, at least 32 characters); without it /v1/mcp answers 503.",
+  ),
   APPS_CONNECT_RETURN_URL: z.string().optional().meta({
     description: 'Where a "connect at <url>" link returns the browser; on an allowed return host.',
     defaultText: "this service's own page",
