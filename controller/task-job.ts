@@ -206,8 +206,10 @@ export function taskJob(
       ownerReferences: [executionOwner(execution)],
     },
     spec: {
-      backoffLimit: runner.retries,
-      activeDeadlineSeconds: runner.taskTimeoutSeconds,
+      // A whole project's run (spec.runner.crew) carries every task: the execution's time, and no retry, which would run
+      // the tasks that already reported again (core/whole-project.ts).
+      backoffLimit: assignment.project ? 0 : runner.retries,
+      activeDeadlineSeconds: assignment.project ? runner.executionTimeoutSeconds : runner.taskTimeoutSeconds,
       completions: 1,
       parallelism: 1,
       template: {

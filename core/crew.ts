@@ -5,6 +5,7 @@ import { jsonValue } from "./json.ts";
 import { managerOf, processProblems } from "./crew-process.ts";
 import { taskPythonFields, taskPythonProblems } from "./python-references.ts";
 import { taskGuardrailFields, taskGuardrailProblems } from "./task-guardrails.ts";
+import { crewProjectReference, wholeProjectProblems } from "./whole-project.ts";
 import {
   agentToolProblems,
   builtinTool,
@@ -189,6 +190,11 @@ export const runnerSettings = z.object({
     .describe(
       "How long a humanInput task waits for a person before the execution fails; waiting does not count against executionTimeoutSeconds",
     ),
+  crew: crewProjectReference
+    .optional()
+    .describe(
+      "A CrewAI project's @CrewBase class (module:Class) in the runner image, run whole: one Job for the execution with the crew's own process, each task's result reported as it finishes (runtime crewai only; the tasks must be the project's, by name and in order)",
+    ),
   humanInputMaxRetries: z
     .number()
     .int()
@@ -283,6 +289,7 @@ export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] 
   }
   problems.push(...asyncTaskProblems(spec.tasks));
   problems.push(...processProblems(spec));
+  problems.push(...wholeProjectProblems(spec));
   problems.push(...mcpServerProblems(spec.mcpServers));
   for (const a of spec.agents) problems.push(...agentToolProblems(a, spec.mcpServers));
   const models: [string, LlmConfig | undefined][] = spec.agents.map((a) => [`agent "${a.name}"`, a.llm ?? spec.llm]);

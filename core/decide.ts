@@ -11,6 +11,7 @@ import { sameJson } from "./json.ts";
 import { taskDependencies } from "./task-graph.ts";
 import { judgeTask, knownTask, runningIndexes, timedOut, unanswered } from "./task-verdict.ts";
 import { transitionEvents } from "./transition-events.ts";
+import { decideWholeProject } from "./whole-project.ts";
 import type { Action, DecideInput, Decision } from "./decision.ts";
 
 /**
@@ -23,6 +24,11 @@ import type { Action, DecideInput, Decision } from "./decision.ts";
  */
 
 export function decide(input: DecideInput): Decision {
+  // A crew whose CrewAI project runs whole (spec.runner.crew) is one run for the execution (whole-project.ts).
+  return decideWholeProject(input, decideTasks);
+}
+
+function decideTasks(input: DecideInput): Decision {
   const progress = decideProgress(input);
   const written = progress.actions.find((a) => a.type === "setStatus")?.status ?? input.execution.status;
   return { ...progress, actions: inOrder([...progress.actions, ...dueWebhooks(input, written)]) };

@@ -5,6 +5,7 @@ import { NO_TASK_TOOLS, taskTools } from "./task-tools.ts";
 import { MAX_STORED_STEPS, taskStep } from "./task-step.ts";
 import { taskGuardrailFields } from "./task-guardrails.ts";
 import { taskPythonFields } from "./python-references.ts";
+import { projectAssignment } from "./whole-project.ts";
 
 /**
  * Everything one runner needs to carry out one task, with every placeholder already interpolated.
@@ -44,6 +45,11 @@ export const taskAssignment = z.object({
   inputs: jsonObject.default({}),
   tools: taskTools.default(NO_TASK_TOOLS).describe("The MCP servers and host policy the task's tools use"),
   runtime: crewRuntime.default("kubecrew").describe("What runs the task: the runner itself, or CrewAI in Python"),
+  project: projectAssignment
+    .optional()
+    .describe(
+      "The crew's own CrewAI project, run whole by this run (spec.runner.crew); every task's result is reported",
+    ),
   coworkers: z
     .array(z.object({ agent, tools: taskTools.default(NO_TASK_TOOLS) }))
     .max(MAX_AGENTS)

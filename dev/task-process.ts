@@ -3,10 +3,11 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ObservedTask } from "../core/observed-task.ts";
 import type { Logger } from "../core/logger.ts";
-import { taskOutcome, type TaskAssignment } from "../core/task-assignment.ts";
+import { taskOutcome, type TaskAssignment, type TaskOutcome } from "../core/task-assignment.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
 import type { TaskSlots } from "./task-slots.ts";
 import { liveSteps, type LiveSteps } from "./live-steps.ts";
+import { projectResults, readProjectOutcomes, watchProjectOutcomes } from "./project-outcomes.ts";
 
 export interface TaskProcessOptions {
   assignment: TaskAssignment;
@@ -40,10 +41,13 @@ export class TaskProcess {
   private cancelWait: () => void = () => {};
   /** The running attempt's steps so far, read from its steps file. */
   private live: LiveSteps | undefined;
+  /** A whole project's run (assignment.project): the outcomes of the tasks that ended so far in the running attempt. */
+  private projectOutcomes: TaskOutcome[] = [];
   private readonly options: TaskProcessOptions;
 
   constructor(options: TaskProcessOptions) {
-    this.options = options;
+    // A whole project's run is not retried: a retry would run the tasks that already reported again.
+    this.options = options.assignment.project ? { ...options, retries: 0 } : options;
   }
 
   async start(): Promise<void> {
@@ -76,7 +80,9 @@ export class TaskProcess {
         : [];
     // A humanInput task's revision runs as a run of its own: its results say which answer they are.
     const revision = this.revision;
-    const results = [...this.results, ...progress];
+    // A whole project's run: the tasks that ended so far (until the attempt's end moves them to its results).
+    const ended = projectResults(assignment, this.attempt, this.projectOutcomes, undefined);
+    const results = [...this.results, ...ended, ...progress];
     return {
       run: {
         state: this.state,
@@ -114,6 +120,10 @@ export class TaskProcess {
     return new Promise((resolve) => child.once("close", () => resolve()));
   }
 
+  private outcomesPath(attempt: number) {
+    return join(this.options.workDir, `outcomes-${attempt}.json`);
+  }
+
   private get assignmentPath() {
     return join(this.options.workDir, "assignment.json");
   }
@@ -130,6 +140,13 @@ export class TaskProcess {
       this.options.onChange();
     });
     const runnerArgs = ["runner", "--assignment", this.assignmentPath, "--outcome", outcomePath, "--steps", stepsPath];
+    const stopWatchingOutcomes = assignment.project
+      ? watchProjectOutcomes(this.outcomesPath(attempt), (outcomes) => {
+          this.projectOutcomes = outcomes;
+          this.options.onChange();
+        })
+      : () => {};
+    if (assignment.project) runnerArgs.push("--outcomes", this.outcomesPath(attempt));
     const child = spawn(command!, [...args, ...runnerArgs], {
       env: { ...this.options.env, KUBECREW_TASK_ATTEMPT: String(this.attempt) },
       stdio: ["ignore", "ignore", "pipe"],
@@ -145,6 +162,7 @@ export class TaskProcess {
     });
     child.once("close", (code, signal) => {
       stopWatching();
+      stopWatchingOutcomes();
       this.child = undefined;
       if (this.stopped) this.releaseSlot();
       void this.attemptEnded(outcomePath, code, signal, stderr).catch((err) => {
@@ -161,8 +179,14 @@ export class TaskProcess {
       .catch(() => undefined);
     await rm(outcomePath, { force: true });
     await rm(join(this.options.workDir, `steps-${this.attempt}.json`), { force: true });
+    if (assignment.project) {
+      // Every task that ended keeps its result, even when the run was stopped after it.
+      const outcomes = await readProjectOutcomes(this.outcomesPath(this.attempt));
+      this.results.push(...projectResults(assignment, this.attempt, outcomes, this.stopped ? undefined : outcome));
+      this.projectOutcomes = [];
+    }
     if (this.stopped) return this.options.onChange();
-    if (outcome) {
+    if (outcome && !assignment.project) {
       this.results.push({
         executionRef: { name: assignment.execution.id },
         taskName: outcome.taskName,

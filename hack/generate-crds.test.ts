@@ -154,6 +154,7 @@ describe("generated CRDs", () => {
       "size(self.tasks) < 2 || !(has(self.tasks[size(self.tasks) - 1].asyncExecution) && self.tasks[size(self.tasks) - 1].asyncExecution" +
         " && has(self.tasks[size(self.tasks) - 2].asyncExecution) && self.tasks[size(self.tasks) - 2].asyncExecution)",
       "!has(self.mcpServers) || self.mcpServers.all(s, self.mcpServers.exists_one(t, t.name == s.name))",
+      "!has(self.runner) || !has(self.runner.crew) || (has(self.runtime) && self.runtime == 'crewai')",
     ]);
     expect(rules.map((r) => r.message)).toEqual([
       "every task's agent must be the name of an agent in spec.agents; only a hierarchical crew's task may leave it out",
@@ -165,6 +166,7 @@ describe("generated CRDs", () => {
       "a task cannot take context from itself",
       "a crew may end with at most one asynchronous task (asyncExecution)",
       "MCP server names must be unique",
+      "runner.crew names a CrewAI project, which only the crewai runtime runs: set spec.runtime to crewai",
     ]);
     expect(at(at(rootOf("Crew"), "spec"), "mcpServers", "[]", "headers", "[]")["x-kubernetes-validations"]).toEqual([
       expect.objectContaining({ rule: "has(self.value) != has(self.valueFrom)" }),

@@ -256,6 +256,12 @@ const crewRules: CelRule[] = [
     fieldPath: ".mcpServers",
     reason: "FieldValueInvalid",
   },
+  {
+    rule: "!has(self.runner) || !has(self.runner.crew) || (has(self.runtime) && self.runtime == 'crewai')",
+    message: "runner.crew names a CrewAI project, which only the crewai runtime runs: set spec.runtime to crewai",
+    fieldPath: ".runner.crew",
+    reason: "FieldValueInvalid",
+  },
 ];
 
 const headerRule = {

@@ -58,6 +58,7 @@ export async function runAssignedTask(
             ...(options.signal ? { signal: options.signal } : {}),
             logger,
             ...onStep,
+            ...(io.reportTaskOutcome ? { onTaskOutcome: (o: TaskOutcome) => io.reportTaskOutcome!(o) } : {}),
           })
         : await runTask(assignment, {
             env: config.env,
@@ -92,6 +93,14 @@ export async function runAssignedTask(
   return outcome.error === undefined ? { exitCode: 0, outcome } : { exitCode: 1, error: outcome.error, outcome };
 }
 
+interface RunnerOptions {
+  assignment: string;
+  outcome?: string;
+  steps?: string;
+  outcomes?: string;
+  kubernetes?: boolean;
+}
+
 /**
  * `kubecrew runner --assignment <file> --outcome <file> [--steps <file>]`: runs one task (what the embedded mode
  * spawns); the steps file holds the steps so far while the task runs.
@@ -104,8 +113,9 @@ export function registerRunnerCommand(program: Command): void {
     .requiredOption("--assignment <path>", "JSON file with the task assignment")
     .option("--outcome <path>", "file the outcome is written to (JSON, replaced atomically)")
     .option("--steps <path>", "file the steps so far are written to while the task runs (JSON, replaced atomically)")
+    .option("--outcomes <path>", "file a whole project's run writes its tasks' outcomes to as they end (JSON array)")
     .option("--kubernetes", "report the outcome as a CrewTaskResult through the Kubernetes API (in a Job pod)")
-    .action(async (options: { assignment: string; outcome?: string; steps?: string; kubernetes?: boolean }) => {
+    .action(async (options: RunnerOptions) => {
       if (!options.kubernetes && !options.outcome) {
         process.stderr.write("runner: give --outcome <path>, or --kubernetes in a Job pod\n");
         process.exitCode = 1;
@@ -127,6 +137,7 @@ export function registerRunnerCommand(program: Command): void {
               assignment: options.assignment,
               outcome: options.outcome!,
               ...(options.steps ? { steps: options.steps } : {}),
+              ...(options.outcomes ? { outcomes: options.outcomes } : {}),
             });
         const result = await runAssignedTask(io, { config, logger, signal: stop.signal });
         if (result.error !== undefined) process.stderr.write(`${result.error.replace(/\s*\n\s*/g, " ")}\n`);

@@ -51,11 +51,19 @@ export interface CrewaiRuntimeDeps {
   now?: () => number;
   resolver?: Resolver;
   onStep?: (step: TaskStep, sofar: StepSummary) => void;
+  /**
+   * A whole project's run (assignment.project): each task's outcome, with its steps, as CrewAI reports the task
+   * complete. The returned outcome is the last of them (or the failure that ended the run).
+   */
+  onTaskOutcome?: (outcome: TaskOutcome) => Promise<void>;
 }
 
 const EMPTY_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 /** One line of the adapter's stdout. */
-const adapterLine = z.union([z.object({ step: taskStep }), z.object({ outcome: taskOutcome })]);
+const adapterLine = z.union([
+  z.object({ step: taskStep, taskIndex: z.number().int().min(0).optional() }),
+  z.object({ outcome: taskOutcome }),
+]);
 
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim();
 
@@ -82,6 +90,21 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
   const llm = assignment.agent.llm;
   const model = llm ? modelLabel(llm) : undefined;
   const recorder = new StepRecorder(deps.onStep);
+  // A whole project's run records each task's steps apart (they come tagged with their task).
+  const recorders = new Map<number, StepRecorder>();
+  const recorderFor = (index: number | undefined) => {
+    if (!assignment.project || index === undefined) return recorder;
+    if (!recorders.has(index)) recorders.set(index, new StepRecorder());
+    return recorders.get(index)!;
+  };
+  const reports: Promise<void>[] = [];
+  const reported = new Set<number>();
+  const taskEnded = (outcome: TaskOutcome) => {
+    reported.add(outcome.taskIndex);
+    const whole = { ...outcome, ...recorderFor(outcome.taskIndex).summary() };
+    if (assignment.project && deps.onTaskOutcome) reports.push(deps.onTaskOutcome(whole));
+    return whole;
+  };
   const base = {
     taskName: assignment.task.name,
     taskIndex: assignment.task.index,
@@ -130,6 +153,7 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
       llm: { ...llm, ...(apiKey ? { apiKey } : {}) },
       mcpServers: servers,
       secrets,
+      ...(assignment.project ? { project: assignment.project } : {}),
     };
   } catch (error) {
     return ended({ error: oneLine((error as Error).message) });
@@ -166,18 +190,27 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
       log,
       ...(deps.signal ? { signal: deps.signal } : {}),
       graceMs: deps.graceMs ?? ADAPTER_GRACE_MS,
-      onStep: (step) => recorder.record(step),
+      onStep: (step, taskIndex) => recorderFor(taskIndex).record(step),
+      onOutcome: taskEnded,
     });
+    await Promise.all(reports);
     if (deps.signal?.aborted) {
       const reason = deps.signal.reason instanceof Error ? deps.signal.reason.message : String(deps.signal.reason);
       log.warn({ model, reason }, "Task interrupted");
       return ended({ error: oneLine(reason) });
     }
     const outcome = result.outcome;
+    if (assignment.project && outcome) {
+      // Each task's outcome was checked and reported as it came; the last is the run's.
+      log.info({ model, tasks: result.outcomes, executionTime: seconds() }, "Project run ended");
+      return { ...outcome, ...recorderFor(outcome.taskIndex).summary() };
+    }
     if (!outcome) {
       const error = result.error ?? "The CrewAI adapter ended without an outcome";
       log.warn({ model, error }, "Task failed");
-      return ended({ error });
+      // A project's run that died mid-way: the failure is the first task's that has not reported.
+      const open = assignment.project?.tasks.find((t) => !reported.has(t.index));
+      return { ...ended({ error }), ...(open ? { taskName: open.name, taskIndex: open.index } : {}) };
     }
     if (outcome.error !== undefined || outcome.output === undefined) {
       const error = outcome.error ?? "The CrewAI adapter reported neither an output nor an error";
@@ -200,7 +233,10 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
 }
 
 interface AdapterResult {
+  /** The last outcome line. */
   outcome?: TaskOutcome;
+  /** How many outcome lines came (a whole project's run writes one per task). */
+  outcomes?: number;
   /** Why there is no outcome. */
   error?: string;
 }
@@ -215,7 +251,8 @@ function runAdapter(
     log: Logger;
     signal?: AbortSignal;
     graceMs: number;
-    onStep: (step: Omit<TaskStep, "index">) => void;
+    onStep: (step: Omit<TaskStep, "index">, taskIndex?: number) => void;
+    onOutcome?: (outcome: TaskOutcome) => void;
   },
 ): Promise<AdapterResult> {
   const { redact, log } = options;
@@ -225,6 +262,7 @@ function runAdapter(
       stdio: ["pipe", "pipe", "pipe"],
     });
     let outcome: TaskOutcome | undefined;
+    let outcomes = 0;
     let spawnError: Error | undefined;
     let lastLog = "";
     let killTimer: NodeJS.Timeout | undefined;
@@ -248,8 +286,12 @@ function runAdapter(
       }
       if ("step" in parsed) {
         const { index: _index, ...step } = parsed.step;
-        options.onStep(step);
-      } else outcome = parsed.outcome;
+        options.onStep(step, parsed.taskIndex);
+      } else {
+        outcome = parsed.outcome;
+        outcomes += 1;
+        options.onOutcome?.(outcome);
+      }
     });
     createInterface({ input: child.stderr }).on("line", (line) => {
       // CrewAI's console draws boxes around its messages: their edges and blank lines are left out of the log.
@@ -266,7 +308,7 @@ function runAdapter(
     child.once("close", (code, signal) => {
       clearTimeout(killTimer);
       options.signal?.removeEventListener("abort", stop);
-      if (outcome) return resolve({ outcome });
+      if (outcome) return resolve({ outcome, outcomes });
       if (spawnError) {
         return resolve({
           error: `Cannot start the CrewAI runtime's Python (${options.python}): ${spawnError.message}; set KUBECREW_CREWAI_PYTHON to the Python of its virtual environment (hack/crewai-venv.sh path)`,

@@ -13,6 +13,8 @@ export interface TaskIO {
   reportOutcome(outcome: TaskOutcome): Promise<void>;
   /** The task's steps so far, while it runs (optional: where nobody watches, they come with the outcome only). */
   reportSteps?(sofar: StepSummary, attempt: number): Promise<void>;
+  /** A whole project's run (assignment.project): each task's outcome as the task ends, before the run's last. */
+  reportTaskOutcome?(outcome: TaskOutcome): Promise<void>;
 }
 
 /** The problem with an assignment that cannot be read or does not match the schema. */
@@ -73,13 +75,23 @@ export class FileTaskIO implements TaskIO {
   readonly outcomePath: string;
   readonly stepsPath: string | undefined;
   readonly reportSteps: ((sofar: StepSummary, attempt: number) => Promise<void>) | undefined;
+  readonly reportTaskOutcome: ((outcome: TaskOutcome) => Promise<void>) | undefined;
 
-  constructor(paths: { assignment: string; outcome: string; steps?: string }) {
+  /** `outcomes`: where a whole project's run keeps its tasks' outcomes so far (a JSON array, rewritten whole). */
+  constructor(paths: { assignment: string; outcome: string; steps?: string; outcomes?: string }) {
     this.assignmentPath = paths.assignment;
     this.outcomePath = paths.outcome;
     this.stepsPath = paths.steps;
     const stepsPath = paths.steps;
     this.reportSteps = stepsPath ? (sofar) => writeFileAtomically(stepsPath, JSON.stringify(sofar) + "\n") : undefined;
+    const outcomesPath = paths.outcomes;
+    const sofar: TaskOutcome[] = [];
+    this.reportTaskOutcome = outcomesPath
+      ? (outcome) => {
+          sofar.push(taskOutcome.parse(outcome));
+          return writeFileAtomically(outcomesPath, JSON.stringify(sofar) + "\n");
+        }
+      : undefined;
   }
 
   readAssignment(): Promise<TaskAssignment> {

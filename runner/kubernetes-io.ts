@@ -43,7 +43,7 @@ export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcom
     metadata: {
       ...taskResultName(
         execution.id,
-        assignment.task.index,
+        outcome.taskIndex, // the assignment's task, or in a whole project's run the task that ended
         outcome.error !== undefined,
         podName,
         assignment.task.revision ?? 0,
@@ -179,6 +179,17 @@ export class KubernetesTaskIO implements TaskIO {
       throw err;
     } finally {
       this.client.close();
+    }
+  }
+
+  /** A whole project's run: one task's outcome as the task ends; the run's last comes through reportOutcome. */
+  async reportTaskOutcome(outcome: TaskOutcome): Promise<void> {
+    if (!this.assignment) throw new Error("reportTaskOutcome before readAssignment");
+    const object = taskResultObject(this.assignment, taskOutcome.parse(outcome), this.podName);
+    try {
+      await this.createWithRetry(resourcePath(CREW_TASK_RESULTS, this.assignment.execution.namespace), object);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
     }
   }
 

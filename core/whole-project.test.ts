@@ -1,0 +1,163 @@
+import { describe, expect, it } from "vitest";
+import { crewSpec, crewSpecProblems, type CrewSpec } from "./crew.ts";
+import { decide } from "./decide.ts";
+import type { Action, DecideInput } from "./decision.ts";
+import { executionSpec, type ExecutionStatus } from "./execution.ts";
+import type { ObservedTask } from "./observed-task.ts";
+import type { TaskResultSpec } from "./task-result.ts";
+
+// decide() for a crew whose CrewAI project runs whole (spec.runner.crew): one run for the execution, started as the
+// first task's, every task's result recorded as it arrives, stop and failures aimed at that one run.
+
+const ID = "5f0c7a3e-2b1d-4e8f-9a6c-1d2e3f4a5b6c";
+const T0 = Date.parse("2026-03-01T10:00:00.000Z");
+const at = (s: number) => new Date(T0 + s * 1000);
+
+const crew: CrewSpec = crewSpec.parse({
+  runtime: "crewai",
+  llm: { provider: "openai", model: "gpt-4o-mini", apiKeySecretRef: { name: "llm", key: "key" } },
+  agents: [{ name: "researcher", role: "Researcher", goal: "Find" }],
+  tasks: [
+    { name: "research_task", agent: "researcher", description: "Research", expectedOutput: "R" },
+    { name: "reporting_task", agent: "researcher", description: "Report", expectedOutput: "P", context: [] },
+    { name: "summary_task", agent: "researcher", description: "Sum", expectedOutput: "S", context: ["research_task"] },
+  ],
+  runner: { crew: "demo.crew:Demo", taskTimeoutSeconds: 60, executionTimeoutSeconds: 300 },
+});
+
+function input(
+  observed: Record<string, ObservedTask>,
+  status?: ExecutionStatus,
+  now = at(0),
+  stop = false,
+): DecideInput {
+  return {
+    execution: {
+      name: ID,
+      namespace: "team-a",
+      uid: "uid-1",
+      generation: 1,
+      spec: executionSpec.parse({ crewRef: { name: "demo" }, inputs: { topic: "tides" }, stop }),
+      ...(status ? { status } : {}),
+    },
+    crew,
+    observed,
+    now,
+  };
+}
+
+const result = (taskName: string, taskIndex: number, over: Partial<TaskResultSpec> = {}): TaskResultSpec => ({
+  executionRef: { name: ID },
+  taskName,
+  taskIndex,
+  agent: "Researcher",
+  output: `output of ${taskName}`,
+  attempt: 1,
+  executionTime: 2,
+  ...over,
+});
+
+const running = (startTime = at(0).toISOString()): ObservedTask["run"] => ({ state: "running", startTime });
+const statusOf = (actions: Action[]) => actions.find((a) => a.type === "setStatus")?.status;
+const kinds = (actions: Action[]) => actions.map((a) => a.type);
+
+describe("a crew whose CrewAI project runs whole", () => {
+  it("starts one run, the first task's, with the project and the crew's tasks in its assignment", () => {
+    const { actions } = decide(input({}));
+    const starts = actions.filter((a) => a.type === "startTask");
+    expect(starts).toHaveLength(1);
+    const start = starts[0]!;
+    expect(start.type === "startTask" && start.index).toBe(0);
+    expect(start.type === "startTask" && start.assignment.project).toEqual({
+      crew: "demo.crew:Demo",
+      tasks: [
+        { name: "research_task", index: 0 },
+        { name: "reporting_task", index: 1 },
+        { name: "summary_task", index: 2 },
+      ],
+    });
+  });
+
+  it("records each task's result as it arrives, the run passing to the next task, and never starts another run", () => {
+    // The project's run is observed as the first task's (its Job); the second task's result came in on its own.
+    const status = statusOf(decide(input({})).actions)!;
+    const first = decide(
+      input({ research_task: { run: running(), results: [result("research_task", 0)] } }, status, at(5)),
+    );
+    expect(kinds(first.actions)).not.toContain("startTask");
+    const after = statusOf(first.actions)!;
+    expect(after.tasks!.map((t) => t.phase)).toEqual(["Succeeded", "Running", "Pending"]);
+    expect(after.currentTask).toBe("reporting_task");
+    expect(after.progress).toEqual({ completedTasks: 1, totalTasks: 3 });
+    // The later task's clock starts when it is first seen running, not when the project's run began.
+    expect(after.tasks![1]!.startTime).toBe(at(5).toISOString());
+
+    const all = decide(
+      input(
+        {
+          research_task: {
+            run: { state: "succeeded", startTime: at(0).toISOString() },
+            results: [result("research_task", 0)],
+          },
+          reporting_task: { results: [result("reporting_task", 1)] },
+          summary_task: { results: [result("summary_task", 2)] },
+        },
+        after,
+        at(9),
+      ),
+    );
+    expect(statusOf(all.actions)!.phase).toBe("Succeeded");
+    expect(kinds(all.actions)).not.toContain("startTask");
+  });
+
+  it("a restart whose caches do not show the run yet waits for it instead of starting a second", () => {
+    const status = statusOf(decide(input({})).actions)!;
+    // Both tasks before the running one reported; the run itself is not in the cache.
+    const { actions } = decide(
+      input({ research_task: { results: [result("research_task", 0)] } }, { ...status, tasks: status.tasks }, at(3)),
+    );
+    expect(kinds(actions)).not.toContain("startTask");
+  });
+
+  it("a failing task fails the execution with its error, and the tasks after it stay pending", () => {
+    const status = statusOf(decide(input({})).actions)!;
+    const { actions } = decide(
+      input(
+        {
+          research_task: {
+            run: { state: "failed", reason: "BackoffLimitExceeded", startTime: at(0).toISOString() },
+            results: [result("research_task", 0), result("reporting_task", 1, { output: undefined, error: "boom" })],
+          },
+        },
+        status,
+        at(4),
+      ),
+    );
+    const end = statusOf(actions)!;
+    expect(end.phase).toBe("Failed");
+    expect(end.error).toBe('Task "reporting_task" failed: boom');
+    expect(end.tasks!.map((t) => t.phase)).toEqual(["Succeeded", "Failed", "Pending"]);
+  });
+
+  it("a stop, and a task's timeout, stop the project's one run (the first task's)", () => {
+    const status = statusOf(decide(input({})).actions)!;
+    const observed = { research_task: { run: running(), results: [result("research_task", 0)] } };
+    const seen = statusOf(decide(input(observed, status, at(5))).actions)!;
+    const stopped = decide(input(observed, seen, at(6), true)).actions.filter((a) => a.type === "stopTask");
+    expect(stopped).toEqual([{ type: "stopTask", index: 0, taskName: "research_task" }]);
+    const late = decide(input(observed, seen, at(5 + 61))).actions;
+    expect(late.filter((a) => a.type === "stopTask")).toEqual([
+      { type: "stopTask", index: 0, taskName: "research_task" },
+    ]);
+    expect(statusOf(late)!.error).toBe('Task "reporting_task" timed out after 60s');
+  });
+
+  it("is the crewai runtime's alone", () => {
+    const spec = crewSpec.safeParse({ ...crew, runtime: "kubecrew" });
+    expect(spec.success).toBe(false);
+    expect(crewSpecProblems({ ...crew, runtime: "kubecrew" })).toContain(
+      "runner.crew names a CrewAI project (demo.crew:Demo), which only the crewai runtime runs: set spec.runtime to crewai",
+    );
+    expect(crewSpec.safeParse({ ...crew, runner: { ...crew.runner, crew: "demo.crew.Demo" } }).success).toBe(false);
+  });
+});

@@ -1,0 +1,101 @@
+import { z } from "zod";
+import type { CrewSpec } from "./crew.ts";
+import type { Action, DecideInput, Decision } from "./decision.ts";
+import { successfulResult, type ObservedTask } from "./observed-task.ts";
+import type { TaskResultSpec } from "./task-result.ts";
+
+/**
+ * A user's whole CrewAI project (`spec.runner.crew: module:Class`, the @CrewBase class `crewai create crew` writes) runs
+ * as ONE run for the execution, with the crew's own process (sequential or hierarchical): CrewAI alone knows how to run
+ * a hierarchical crew, and a project is run as it is. The run is started as task 0's run (its Job has task 0's name, so
+ * a restart finds it and never starts a second), and each task's result arrives as its own CrewTaskResult as CrewAI
+ * reports the task complete. decide() sees the project through this view: the one run belongs to the first task that
+ * has not succeeded yet, so progress, current_task, per-task timeouts, failures and stop read as for tasks run one by
+ * one.
+ */
+
+/** `module:Class`, as the adapter imports it (crewai-adapter/kubecrew_crewai/project.py). */
+export const crewProjectReference = z
+  .string()
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$/,
+    "a Python reference module:Class (e.g. my_project.crew:MyProject)",
+  );
+
+/** What a project's run is told besides task 0's assignment: the class, and the Crew's tasks it must have. */
+export const projectAssignment = z.object({
+  crew: crewProjectReference,
+  tasks: z.array(z.object({ name: z.string(), index: z.number().int().min(0) })).min(1),
+});
+export type ProjectAssignment = z.infer<typeof projectAssignment>;
+
+export function wholeProjectProblems(spec: { runtime: string; runner: { crew?: string | undefined } }): string[] {
+  if (spec.runner.crew === undefined || spec.runtime === "crewai") return [];
+  return [
+    `runner.crew names a CrewAI project (${spec.runner.crew}), which only the crewai runtime runs: set spec.runtime to crewai`,
+  ];
+}
+
+const specOf = (input: DecideInput): CrewSpec | undefined => input.execution.status?.crewSpec ?? input.crew;
+
+/**
+ * decide() for a crew whose project runs whole: `decideTasks` (the per-task state machine) on the project's view of
+ * the world, then its actions on the one run: only task 0 ever starts (with the project in its assignment), and
+ * stopping any task stops the project's run.
+ */
+export function decideWholeProject(input: DecideInput, decideTasks: (input: DecideInput) => Decision): Decision {
+  const spec = specOf(input);
+  const reference = spec?.runner.crew;
+  if (!spec || reference === undefined) return decideTasks(input);
+  const first = spec.tasks[0]!.name;
+  const can = input.canStartTask;
+  const decision = decideTasks({
+    ...input,
+    observed: projectView(spec, input.observed),
+    // Later tasks are never started on their own: they run inside the project's run.
+    canStartTask: (name) => name === first && (typeof can === "function" ? can(name) : can !== false),
+  });
+  const project: ProjectAssignment = {
+    crew: reference,
+    tasks: spec.tasks.map((t, index) => ({ name: t.name, index })),
+  };
+  const actions: Action[] = [];
+  let stopping = false;
+  for (const action of decision.actions) {
+    if (action.type === "startTask") {
+      actions.push({ ...action, assignment: { ...action.assignment, project } });
+    } else if (action.type === "stopTask") {
+      if (!stopping) actions.push({ type: "stopTask", index: 0, taskName: first });
+      stopping = true;
+    } else actions.push(action);
+  }
+  return { ...decision, actions };
+}
+
+/**
+ * Every task with its own results (wherever they were observed), and the project's run (observed as task 0's) given
+ * to the first task without a success. A later task's run has no start time of its own: it started when the task
+ * before it ended, which the execution's status records when it is first seen running.
+ */
+export function projectView(spec: CrewSpec, observed: Record<string, ObservedTask>): Record<string, ObservedTask> {
+  const run = observed[spec.tasks[0]!.name]?.run;
+  const results = new Map<string, TaskResultSpec[]>();
+  for (const task of Object.values(observed)) {
+    for (const result of task.results) results.set(result.taskName, [...(results.get(result.taskName) ?? []), result]);
+  }
+  const view: Record<string, ObservedTask> = {};
+  let open = false;
+  for (const [index, task] of spec.tasks.entries()) {
+    const own: ObservedTask = { results: results.get(task.name) ?? [] };
+    if (run && !open && !successfulResult(own)) {
+      open = true;
+      if (index === 0) own.run = run;
+      else {
+        const { startTime: _started, ...later } = run;
+        own.run = later;
+      }
+    }
+    view[task.name] = own;
+  }
+  return view;
+}
