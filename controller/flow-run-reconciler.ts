@@ -43,6 +43,9 @@ export interface FlowRunReconcilerOptions extends Omit<MethodWorld, "client"> {
   log: Logger;
 }
 
+/** How often a run under way is looked at when nothing about it changed. */
+const RESYNC_MS = 60_000;
+
 /** Looks at one run at most this many times per reconcile (each look writes one thing). */
 const MAX_LOOKS = 200;
 
@@ -67,7 +70,9 @@ export class FlowRunReconciler {
       const run = this.o.runs.get(namespace, name);
       if (!run || run.metadata.deletionTimestamp || isUndecodable(run)) return {};
       if (isFlowRunOver(run.status?.phase)) return {};
-      if (!(await this.look(run))) return {};
+      // A run under way is looked at again now and then even if nothing is heard of it: a shard taken over from a
+      // replica that died is not announced to the flows' queue.
+      if (!(await this.look(run))) return { requeueAfterMs: RESYNC_MS };
     }
     return { requeueAfterMs: 0 };
   }
@@ -108,10 +113,7 @@ export class FlowRunReconciler {
         return true;
       }
       const progress = await advanceMethod(this.o, ref, definition, activation.id, activation.method, context);
-      if (progress.state === "pending") {
-        if (progress.started) continue;
-        continue;
-      }
+      if (progress.state === "pending") continue;
       if (progress.state === "failed") {
         await this.record(run, activation, { error: progress.error });
         return true;

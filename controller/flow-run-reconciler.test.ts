@@ -1,0 +1,171 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../core/logger.ts";
+import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
+import { decodeFlow, decodeFlowExecution, type CachedFlow, type CachedFlowExecution } from "../kube/flow-objects.ts";
+import { methodExecutionName, methodResultName } from "../kube/flow-names.ts";
+import { CREW_EXECUTIONS, CREW_TASK_RESULTS, FLOW_EXECUTIONS, FLOWS, resourcePath } from "../kube/resources.ts";
+import type { KubeObject } from "../kube/runtime/client.ts";
+import { Informer } from "../kube/runtime/informer.ts";
+import type { Undecodable } from "../kube/runtime/undecodable.ts";
+import type { CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts";
+import { RecordingKube } from "../test/support/recording-kube.ts";
+import { byExecution, executionForCache, resultForCache } from "./caches.ts";
+import { FlowRunReconciler } from "./flow-run-reconciler.ts";
+
+const NS = "team-a";
+const RUN = "6f1c9a52-5c1e-4d84-9d8e-0f0e7d3b1a2c";
+const results = resourcePath(CREW_TASK_RESULTS, NS);
+const executions = resourcePath(CREW_EXECUTIONS, NS);
+const runPath = resourcePath(FLOW_EXECUTIONS, NS, RUN);
+
+const document = {
+  schema: "crewai.flow/v1",
+  name: "Chain",
+  methods: {
+    first: { start: true, do: { call: "expression", expr: "state.topic + ' one'" } },
+    second: { listen: "first", do: { call: "expression", expr: "outputs.first + ', two'" } },
+    third: {
+      listen: "second",
+      do: { call: "agent", with: { role: "Writer", goal: "Write", backstory: "Brief.", input: "${outputs.second}" } },
+    },
+  },
+};
+
+describe("FlowRunReconciler against a recording client", () => {
+  let kube: RecordingKube;
+  let runs: Informer<CachedFlowExecution | Undecodable>;
+  let resultCache: Informer<CachedTaskResult | Undecodable>;
+  let reconciler: FlowRunReconciler;
+
+  beforeEach(async () => {
+    kube = new RecordingKube();
+    const log = silentLogger();
+    const flows = new Informer<CachedFlow | Undecodable>({
+      client: kube,
+      log,
+      path: resourcePath(FLOWS, NS),
+      transform: decodeFlow,
+    });
+    runs = new Informer({ client: kube, log, path: resourcePath(FLOW_EXECUTIONS, NS), transform: decodeFlowExecution });
+    resultCache = new Informer({
+      client: kube,
+      log,
+      path: results,
+      transform: (r) => resultForCache(r),
+      indexKeys: byExecution,
+    });
+    const executionCache = new Informer<CachedExecution | Undecodable>({
+      client: kube,
+      log,
+      path: executions,
+      transform: executionForCache(new CrewSpecSnapshots()),
+    });
+    flows.upsert(
+      kube.seed(resourcePath(FLOWS, NS), {
+        apiVersion: "kubecrew.io/v1alpha1",
+        kind: "Flow",
+        metadata: {
+          name: "chain",
+          namespace: NS,
+          annotations: { "kubecrew.io/llm": '{"provider":"mock","model":"m"}' },
+        },
+        spec: document,
+      }),
+    );
+    reconciler = new FlowRunReconciler({
+      client: kube,
+      flows,
+      runs,
+      executions: executionCache,
+      results: resultCache,
+      eachConcurrency: 2,
+      now: () => new Date("2026-11-27T03:00:00.000Z"),
+      log,
+    });
+  });
+
+  const seedRun = (status?: unknown) =>
+    runs.upsert(
+      kube.seed(resourcePath(FLOW_EXECUTIONS, NS), {
+        apiVersion: "kubecrew.io/v1alpha1",
+        kind: "FlowExecution",
+        metadata: { name: RUN, namespace: NS, uid: "run-uid" },
+        spec: { flowRef: { name: "chain" }, inputs: { topic: "tides" } },
+        ...(status ? { status } : {}),
+      } as KubeObject),
+    );
+
+  it("runs the CEL methods in the controller, one result each, and starts the agent's child execution once", async () => {
+    seedRun();
+    await reconciler.reconcile(`${NS}/${RUN}`);
+    const child = methodExecutionName(RUN, "third#1");
+    expect(kube.log).toEqual([
+      `patch ${runPath}/status`,
+      `create ${results}`,
+      `patch ${runPath}/status`,
+      `create ${results}`,
+      `patch ${runPath}/status`,
+      `create ${executions}`,
+    ]);
+    expect(kube.stored(`${results}/${methodResultName(RUN, "second#1")}`)).toMatchObject({
+      metadata: { labels: { "kubecrew.io/execution": RUN, "kubecrew.io/task": "second" } },
+      spec: { taskName: "second", output: "tides one, two", jsonDict: { output: "tides one, two" } },
+    });
+    expect(kube.stored(`${executions}/${child}`)).toMatchObject({
+      metadata: {
+        labels: { "kubecrew.io/flow-execution": RUN },
+        ownerReferences: [{ kind: "FlowExecution", name: RUN }],
+      },
+      spec: { crewRef: { name: "chain-third" }, inputs: { flow_input: "tides one, two" } },
+    });
+    expect(kube.stored(runPath)).toMatchObject({
+      status: { phase: "Running", currentMethod: "third", progressText: "2/3" },
+    });
+    // Looked at again (a replayed event, a restart): the child is there, nothing is written.
+    const writes = kube.writes.length;
+    await reconciler.reconcile(`${NS}/${RUN}`);
+    expect(kube.writes).toHaveLength(writes);
+  });
+
+  it("never carries out again a method run whose result is recorded: the result is its end", async () => {
+    // As a controller killed after recording first's result, before telling the graph, leaves it.
+    seedRun({
+      phase: "Running",
+      startTime: "2026-11-27T02:59:00.000Z",
+      definition: document,
+      graph: {
+        calls: { first: 1 },
+        seen: {},
+        firedOr: [],
+        chains: [],
+        nextChain: 1,
+        running: [{ id: "first#1", method: "first" }],
+        completed: [],
+        outcomes: [],
+      },
+      methods: [{ id: "first#1", method: "first", phase: "Running", startTime: "2026-11-27T02:59:00.000Z" }],
+    });
+    resultCache.upsert(
+      kube.seed(results, {
+        apiVersion: "kubecrew.io/v1alpha1",
+        kind: "CrewTaskResult",
+        metadata: { name: methodResultName(RUN, "first#1"), namespace: NS, labels: { "kubecrew.io/execution": RUN } },
+        spec: {
+          executionRef: { name: RUN },
+          taskName: "first",
+          taskIndex: 1,
+          agent: "",
+          output: "recorded",
+          jsonDict: { output: "recorded" },
+          executionTime: 1,
+        },
+      }),
+    );
+    await reconciler.reconcile(`${NS}/${RUN}`);
+    const created = kube.writes.filter((w) => w.verb === "create").map((w) => (w.body as KubeObject).metadata!.name);
+    expect(created).not.toContain(methodResultName(RUN, "first#1"));
+    expect(kube.stored(`${results}/${methodResultName(RUN, "second#1")}`)).toMatchObject({
+      spec: { output: "recorded, two" },
+    });
+  });
+});
