@@ -41,7 +41,8 @@ describe("docs/configuration.md", () => {
     expect(onDisk, "docs/configuration.md is out of date: run npm run generate:config-docs").toBe(
       await expectedConfigDoc(onDisk),
     );
-  });
+    // Prettier formats the whole document: seconds on a loaded machine.
+  }, 60_000);
 
   it("documents every environment variable the product reads", () => {
     const documented = new Set(COMPONENTS.flatMap((component) => [...componentVariables(component).keys()]));
@@ -55,7 +56,7 @@ describe("docs/configuration.md", () => {
       undocumented,
       "describe these in the component's config schema (or its variables table) and add it to hack/generate-config-docs.ts",
     ).toEqual([]);
-  });
+  }, 60_000);
 
   it("refuses to write when the marker between the hand-written and the generated part is gone", async () => {
     await expect(expectedConfigDoc("# Configuration\n\nNo marker here.\n")).rejects.toThrow(MARKER);
