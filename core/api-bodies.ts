@@ -78,6 +78,19 @@ export const runningStatus = z
       })
       .optional()
       .describe("Present while the execution waits for a person (AMP's Pending Human Input)"),
+    pending_tool_calls: z
+      .array(
+        z.object({
+          task_id: z.string(),
+          tool_call_id: z.string().describe("POST /resume's tool_call_id"),
+          tool: z.string().describe("The call as toolPolicy.requireApproval names it (gmail/send_email, server#tool…)"),
+          arguments: jsonObject.describe("The call's arguments, secrets redacted"),
+          acts_as: z.string().optional().describe("The user whose connected account the call acts with"),
+          requested_at: z.string().describe("When the call was held (RFC 3339)"),
+        }),
+      )
+      .optional()
+      .describe("Tool calls held for a person's approval (toolPolicy.requireApproval), present while any waits"),
   })
   .meta({ id: "RunningStatus" });
 
@@ -126,7 +139,15 @@ export type ErrorBody = z.infer<typeof errorBody>;
 export const resumeRequest = z
   .object({
     execution_id: z.guid().describe("The kickoff_id of the execution that waits"),
-    task_id: z.string().min(1).max(63).describe("The task whose answer waits for a person"),
+    task_id: z.string().min(1).max(63).describe("The task whose answer (or held tool call) waits for a person"),
+    tool_call_id: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        "A held tool call's id (pending_tool_calls): is_approve true makes the call, false tells the model it was denied, with the feedback",
+      ),
     human_feedback: z
       .string()
       .max(MAX_FEEDBACK_CHARS)

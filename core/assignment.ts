@@ -1,9 +1,10 @@
 import { agentFor, type CrewSpec, type Task } from "./crew.ts";
 import { coworkersOf } from "./crew-process.ts";
 import type { DecideInput } from "./decision.ts";
-import { decisionOn, taskRevision } from "./human-input.ts";
+import { decisionOn, lastSentBack, taskRevision, toolCallDecisions } from "./human-input.ts";
 import { interpolate } from "./inputs.ts";
-import { successfulResult } from "./observed-task.ts";
+import { parkedResult, successfulResult } from "./observed-task.ts";
+import type { LoopResume } from "./parked-loop.ts";
 import type { TaskAssignment } from "./task-assignment.ts";
 import { contextTaskNames } from "./task-graph.ts";
 import type { TaskGuardrails } from "./task-guardrails.ts";
@@ -34,8 +35,9 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
     },
     tools: resolveTaskTools(spec, coworker, { ...task, tools: undefined }),
   }));
-  const revision = taskRevision(input.execution.spec, task.name);
-  const review = revision > 0 ? reviewOf(input, task.name, revision - 1) : undefined;
+  const revision = taskRevision(input.execution, task.name);
+  const review = reviewOf(input, task.name);
+  const resume = revision > 0 ? resumeOf(input, task.name, revision - 1) : undefined;
   return {
     execution: {
       id: input.execution.name,
@@ -50,6 +52,7 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
       expectedOutput: interpolate(task.expectedOutput, inputs),
       ...(revision > 0 ? { revision } : {}),
       ...(review ? { review } : {}),
+      ...(resume ? { resume } : {}),
       ...taskGuardrails(task),
       ...(task.python ? { python: task.python } : {}),
     },
@@ -67,16 +70,31 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
   };
 }
 
-/** Answer `revision` of a task that a person sent back: what it said, and what they asked for instead. */
-function reviewOf(input: DecideInput, task: string, revision: number) {
-  const previousOutput = successfulResult(input.observed[task], revision)?.output ?? "";
-  return { previousOutput, feedback: decisionOn(input.execution.spec, task, revision)?.feedback ?? "" };
+/** The last answer of a task that a person sent back: what it said, and what they asked for instead. */
+function reviewOf(input: DecideInput, task: string) {
+  const sentBack = lastSentBack(input.execution.spec, task);
+  if (!sentBack) return undefined;
+  const previousOutput = successfulResult(input.observed[task], sentBack.revision)?.output ?? "";
+  return { previousOutput, feedback: sentBack.feedback };
+}
+
+/** Run `revision` of a task parked on held tool calls that people then decided on: its loop goes on with the answers. */
+function resumeOf(input: DecideInput, task: string, revision: number): LoopResume | undefined {
+  const parked = parkedResult(input.observed[task], revision)?.parked;
+  if (!parked) return undefined;
+  const answers = toolCallDecisions(input.execution.spec, task, revision).map((d) => ({
+    toolCallId: d.toolCallId ?? "",
+    approve: d.approve,
+    by: d.decidedBy.subject,
+    feedback: d.feedback,
+  }));
+  return { ...parked, answers };
 }
 
 /** An earlier task's output as context, with what the person who approved it said about it (if they said anything). */
 function contextEntry(input: DecideInput, task: string) {
   const output = successfulResult(input.observed[task])?.output ?? "";
-  const approval = decisionOn(input.execution.spec, task, taskRevision(input.execution.spec, task));
+  const approval = decisionOn(input.execution.spec, task, taskRevision(input.execution, task));
   const note = approval?.approve ? approval.feedback.trim() : "";
   return { task, output, ...(note ? { note } : {}) };
 }

@@ -9,7 +9,8 @@ import type { InputRequest } from "./human-input-schema.ts";
 import { interpolate } from "./inputs.ts";
 import { sameJson } from "./json.ts";
 import { taskDependencies } from "./task-graph.ts";
-import { judgeTask, knownTask, runningIndexes, timedOut, unanswered } from "./task-verdict.ts";
+import { judgeTask, knownTask, runningIndexes, timedOut, unanswered, type TaskVerdict } from "./task-verdict.ts";
+import { heldCallRequests } from "./tool-call-requests.ts";
 import { transitionEvents } from "./transition-events.ts";
 import { decideWholeProject } from "./whole-project.ts";
 import type { Action, DecideInput, Decision } from "./decision.ts";
@@ -49,7 +50,7 @@ function decideProgress(input: DecideInput): Decision {
 
   const actions: Action[] = [];
   const startTime = previous.startTime ?? nowIso;
-  const revisions = spec.tasks.map((t) => taskRevision(execution.spec, t.name));
+  const revisions = spec.tasks.map((t) => taskRevision(execution, t.name));
   // The agent as CrewAI reports it: its role, with the execution's inputs filled in.
   const tasks: TaskState[] = spec.tasks.map((t, i) => ({
     name: t.name,
@@ -205,7 +206,7 @@ function decideProgress(input: DecideInput): Decision {
       nowIso,
     ),
   };
-  const requests = newRequests(spec, revisions, waiting, previous, nowIso);
+  const requests = newRequests(input, spec, revisions, waiting, verdicts, nowIso);
   if (requests.length > 0) status.inputRequests = [...(previous.inputRequests ?? []), ...requests];
   actions.push(...transitionEvents(spec, previous, status));
   if (!sameJson(status, previous)) actions.push({ type: "setStatus", status });
@@ -217,14 +218,20 @@ function decideProgress(input: DecideInput): Decision {
 
 /** The requests for the answers that now wait for a person and were not asked for before. */
 function newRequests(
+  input: DecideInput,
   spec: CrewSpec,
   revisions: number[],
   waiting: number[],
-  previous: ExecutionStatus,
+  verdicts: TaskVerdict[],
   nowIso: string,
 ): InputRequest[] {
+  const previous = input.execution.status;
   return waiting.flatMap((i) => {
     const task = spec.tasks[i]!.name;
+    const verdict = verdicts[i]!;
+    if (verdict.state === "waiting" && verdict.held) {
+      return heldCallRequests(verdict.result, task, revisions[i]!, input.execution, nowIso);
+    }
     if (requestFor(previous, task, revisions[i]!)) return [];
     return [{ kind: "taskOutput", task, revision: revisions[i]!, requestedAt: nowIso }];
   });

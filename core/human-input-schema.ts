@@ -1,13 +1,14 @@
 import { z } from "zod";
+import { jsonObject } from "./json.ts";
 
 /**
  * The shapes of waiting for people on a CrewExecution: what the execution asks for (status.inputRequests, written by
  * the controller) and what people answer (spec.decisions, appended by the API's POST /resume). Each request and
  * decision has a kind, so one list holds every sort of wait: `taskOutput` is a `humanInput` task's answer waiting for
- * approval or a revision.
+ * approval or a revision; `toolCall` is a call the crew's `toolPolicy.requireApproval` held before it was made.
  */
 
-export const inputKinds = ["taskOutput"] as const;
+export const inputKinds = ["taskOutput", "toolCall"] as const;
 export const inputKind = z.enum(inputKinds);
 export type InputKind = z.infer<typeof inputKind>;
 
@@ -20,13 +21,32 @@ const revision = z
   .number()
   .int()
   .min(0)
-  .describe("Which answer of the task: 0 its first, 1 the one after the first revision, and so on");
+  .describe(
+    "Which run of the task: 0 its first, then one more per decision that ran it again (its answer sent back, or its held tool calls answered)",
+  );
+
+/** What a person is shown of a held tool call: never a secret (its arguments are redacted, core/tool-approval.ts). */
+export const heldToolCall = z.object({
+  id: z.string().min(1).max(200).describe("The call's id in the agent's loop: POST /resume's tool_call_id"),
+  tool: z
+    .string()
+    .describe("The call as toolPolicy.requireApproval names it: gmail/send_email, server#tool, http_request:POST"),
+  arguments: jsonObject.describe("The call's arguments, values under secret names (token, password…) redacted"),
+  actsAs: z
+    .string()
+    .optional()
+    .describe("The user whose connected account the call would act with (an app action); only they may decide"),
+});
+export type HeldToolCall = z.infer<typeof heldToolCall>;
 
 export const inputRequest = z.object({
-  kind: inputKind.describe("taskOutput: a humanInput task's answer waits for a person to approve or revise it"),
+  kind: inputKind.describe(
+    "taskOutput: a humanInput task's answer waits for a person to approve or revise it; toolCall: a held tool call waits for a person to approve or deny it",
+  ),
   task: z.string().describe("The task's name"),
   revision,
   requestedAt: z.string().describe("When the execution began to wait (RFC 3339)"),
+  toolCall: heldToolCall.optional().describe("kind toolCall: the call held"),
 });
 export type InputRequest = z.infer<typeof inputRequest>;
 
@@ -34,7 +54,12 @@ export const decision = z.object({
   kind: inputKind,
   task: z.string().describe("The task's name"),
   revision,
-  approve: z.boolean().describe("true: the answer is accepted; false: the task runs again with the feedback"),
+  toolCallId: z.string().max(200).optional().describe("kind toolCall: the held call decided on"),
+  approve: z
+    .boolean()
+    .describe(
+      "taskOutput — true: the answer is accepted; false: the task runs again with the feedback. toolCall — true: the call is made; false: the model is told it was denied",
+    ),
   feedback: z
     .string()
     .max(MAX_FEEDBACK_CHARS)

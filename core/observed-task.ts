@@ -28,3 +28,10 @@ export function successfulResult(task: ObservedTask | undefined, revision?: numb
     undefined,
   );
 }
+
+/** The attempt of `revision` whose loop parked on held tool calls (no output, no error), if it did. */
+export function parkedResult(task: ObservedTask | undefined, revision: number): TaskResultSpec | undefined {
+  return (task?.results ?? []).find(
+    (r) => r.parked !== undefined && r.error === undefined && r.output === undefined && (r.revision ?? 0) === revision,
+  );
+}

@@ -1,6 +1,6 @@
 import type { CrewSpec } from "./crew.ts";
 import { isFinished, type ExecutionSpec, type ExecutionStatus } from "./execution.ts";
-import { openRequests } from "./human-input.ts";
+import { openRequests, timesSentBack } from "./human-input.ts";
 import type { Decision } from "./human-input-schema.ts";
 
 /**
@@ -39,12 +39,13 @@ export function judgeResume(
     : openRequests(execution.spec, execution.status).find((r) => r.kind === "taskOutput" && r.task === ask.task);
   if (!request) return { ok: false, problem: "notWaiting", message: NOT_WAITING };
   const limit = spec.runner.humanInputMaxRetries;
-  if (!ask.approve && request.revision >= limit) {
+  const sentBack = timesSentBack(execution.spec, ask.task);
+  if (!ask.approve && sentBack >= limit) {
     return {
       ok: false,
       problem: "revisionsUsedUp",
       message:
-        `Task "${ask.task}" was sent back ${request.revision} times, the most its crew allows ` +
+        `Task "${ask.task}" was sent back ${sentBack} times, the most its crew allows ` +
         "(runner.humanInputMaxRetries): approve its answer (is_approve: true) or stop the execution",
     };
   }
@@ -58,7 +59,7 @@ export function judgeResume(
     decidedAt: now.toISOString(),
   };
   if (!ask.approve) {
-    const message = `Task "${ask.task}" runs again with the feedback (revision ${request.revision + 1} of at most ${limit})`;
+    const message = `Task "${ask.task}" runs again with the feedback (revision ${sentBack + 1} of at most ${limit})`;
     return { ok: true, decision, status: "retrying", message };
   }
   // Nothing left to run once this answer is accepted: every other task succeeded and nothing else waits.

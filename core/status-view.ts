@@ -1,6 +1,7 @@
 import type { StatusResponse } from "./api-bodies.ts";
 import type { ExecutionSpec, ExecutionStatus } from "./execution.ts";
 import { openRequests } from "./human-input.ts";
+import { pendingToolCalls } from "./tool-call-requests.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 import { successfulResult } from "./observed-task.ts";
 
@@ -47,6 +48,7 @@ export function statusResponse(
     };
   }
   const pending = openRequests(spec, status).find((r) => r.kind === "taskOutput");
+  const held = pendingToolCalls(openRequests(spec, status));
   return {
     status: "running",
     state: "RUNNING",
@@ -55,6 +57,7 @@ export function statusResponse(
       completed_tasks: status?.progress?.completedTasks ?? 0,
       total_tasks: status?.progress?.totalTasks ?? totalTasks,
     },
+    ...(held.length > 0 ? { pending_tool_calls: held } : {}),
     ...(pending
       ? {
           pending_human_input: {

@@ -6,6 +6,7 @@ import { MAX_STORED_STEPS, taskStep } from "./task-step.ts";
 import { taskGuardrailFields } from "./task-guardrails.ts";
 import { taskPythonFields } from "./python-references.ts";
 import { projectAssignment } from "./whole-project.ts";
+import { loopResume, parkedLoop } from "./parked-loop.ts";
 
 /**
  * Everything one runner needs to carry out one task, with every placeholder already interpolated.
@@ -28,6 +29,9 @@ export const taskAssignment = z.object({
       .object({ previousOutput: z.string(), feedback: z.string() })
       .optional()
       .describe("A revision: the answer a person sent back, and what they asked for"),
+    resume: loopResume
+      .optional()
+      .describe("A run after held tool calls were decided: the parked conversation goes on with the answers"),
     // As the crew gives them (the crewai runtime hands them to CrewAI; runner/guardrails.ts turns them into checks).
     ...taskGuardrailFields,
     ...taskPythonFields,
@@ -89,6 +93,9 @@ export const taskOutcome = z.object({
   output: z.string().optional(),
   jsonDict: jsonObject.optional().describe("The answer's object, for a task with outputJson (CrewAI's json_dict)"),
   error: z.string().optional(),
+  parked: parkedLoop
+    .optional()
+    .describe("Neither answer nor error: the loop stopped before tool calls that need a person's approval"),
   executionTime: z.number().min(0).describe("Seconds"),
   tokenUsage: tokenUsage.default({ inputTokens: 0, outputTokens: 0, totalTokens: 0 }),
   model: z.string().optional(),

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { API_VERSION } from "./api-group.ts";
 import { objectMeta } from "./crew.ts";
 import { jsonObject } from "./json.ts";
+import { parkedLoop } from "./parked-loop.ts";
 import { stepFields, tokenUsage } from "./task-assignment.ts";
 
 /** One task's output, written by the runner (through the Kubernetes API in cluster mode), owned by its execution. */
@@ -15,6 +16,9 @@ export const taskResultSpec = z.object({
     .optional()
     .describe("The output's object, for a task with outputJson (CrewAI's json_dict); counted in the 1 MiB"),
   error: z.string().optional().describe("Why the attempt failed"),
+  parked: parkedLoop
+    .optional()
+    .describe("The run stopped before tool calls that need a person's approval (toolPolicy.requireApproval)"),
   attempt: z.number().int().min(1).default(1),
   revision: z
     .number()

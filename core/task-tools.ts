@@ -19,6 +19,10 @@ export const taskTools = z.object({
   mcpServers: z.array(assignedMcpServer).default([]),
   allowedHosts: z.array(z.string()).default([]),
   only: z.array(z.string()).optional().describe("The task's `tools`: the names of the only tools it may use"),
+  requireApproval: z
+    .array(z.string())
+    .optional()
+    .describe("The crew's toolPolicy.requireApproval: calls the runner holds for a person (core/tool-approval.ts)"),
 });
 export type TaskTools = z.infer<typeof taskTools>;
 
@@ -86,5 +90,6 @@ export function resolveTaskTools(
     mcpServers,
     allowedHosts: spec.toolPolicy.allowedHosts,
     ...(task.tools ? { only: task.tools } : {}),
+    ...(spec.toolPolicy.requireApproval.length > 0 ? { requireApproval: spec.toolPolicy.requireApproval } : {}),
   };
 }

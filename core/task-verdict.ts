@@ -1,13 +1,13 @@
 import type { CrewSpec, Task } from "./crew.ts";
 import type { DecideInput } from "./decision.ts";
 import type { ExecutionSpec, ExecutionStatus } from "./execution.ts";
-import { decisionOn, requestFor, taskRevision } from "./human-input.ts";
-import { successfulResult, type ObservedTask } from "./observed-task.ts";
+import { decisionOn, requestFor, taskRevision, toolCallRequests } from "./human-input.ts";
+import { parkedResult, successfulResult, type ObservedTask } from "./observed-task.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 
 /**
  * How decide() (decide.ts) judges one task from what the world shows of it, for its current revision (human-input.ts):
- * succeeded, its answer waiting for a person, failed, running, or not started.
+ * succeeded, its answer (or a tool call it holds) waiting for a person, failed, running, or not started.
  */
 
 function lastFailure(task: ObservedTask | undefined, revision: number): TaskResultSpec | undefined {
@@ -21,7 +21,7 @@ export type FailureReason = "TaskFailed" | "TaskTimedOut" | "HumanInputTimedOut"
 
 export type TaskVerdict =
   | { state: "succeeded"; result: TaskResultSpec }
-  | { state: "waiting"; result: TaskResultSpec; requestedAt: string }
+  | { state: "waiting"; result: TaskResultSpec; requestedAt: string; /** held tool calls */ held?: true }
   | { state: "failed"; message: string; reason: FailureReason }
   | { state: "running"; startTime: string }
   | { state: "absent" };
@@ -40,13 +40,18 @@ export function judgeTask(
 ): TaskVerdict {
   const { name } = task;
   const known = execution.status && knownTask(execution.status, name);
-  const revision = taskRevision(execution.spec, name);
+  const revision = taskRevision(execution, name);
   const success = successfulResult(observed, revision);
   if (success) {
     if (!task.humanInput || decisionOn(execution.spec, name, revision)?.approve)
       return { state: "succeeded", result: success };
     const requestedAt = requestFor(execution.status, name, revision)?.requestedAt ?? now.toISOString();
     return { state: "waiting", result: success, requestedAt };
+  }
+  const parked = parkedResult(observed, revision);
+  if (parked) {
+    const requestedAt = toolCallRequests(execution.status, name, revision)[0]?.requestedAt ?? now.toISOString();
+    return { state: "waiting", result: parked, requestedAt, held: true };
   }
   const run = currentRun(observed, revision);
   if (run?.state === "failed") {
@@ -80,9 +85,10 @@ export const knownTask = (status: ExecutionStatus, name: string) => status.tasks
 export function runningIndexes(input: DecideInput, spec: CrewSpec): number[] {
   const recorded = input.execution.status?.tasks ?? [];
   return spec.tasks.flatMap((t, i) => {
-    const revision = taskRevision(input.execution.spec, t.name);
-    if (successfulResult(input.observed[t.name], revision)) return [];
-    const run = currentRun(input.observed[t.name], revision);
+    const revision = taskRevision(input.execution, t.name);
+    const observed = input.observed[t.name];
+    if (successfulResult(observed, revision) || parkedResult(observed, revision)) return [];
+    const run = currentRun(observed, revision);
     if (run?.state === "running") return [i];
     const known = recorded.find((r) => r.name === t.name);
     if (!run && known?.phase === "Running" && (known.revision ?? 0) === revision) return [i];

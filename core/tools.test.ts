@@ -26,7 +26,7 @@ describe("a crew's tools", () => {
       timeoutSeconds: 30,
     });
     expect(spec.agents[0]).toMatchObject({ maxIter: 20, mcps: ["docs"], tools: ["http_request"] });
-    expect(spec.toolPolicy).toEqual({ allowedHosts: [] });
+    expect(spec.toolPolicy).toEqual({ allowedHosts: [], requireApproval: [] });
   });
 
   it("rejects unknown built-in tools, bad references and hosts, and a maxIter out of range, naming the field", () => {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { approvalRule, MAX_APPROVAL_RULES } from "./tool-approval.ts";
 
 /**
  * What an agent may act with: MCP servers (CrewAI's `mcps`, by URL or by the name of a `spec.mcpServers` entry, each
@@ -99,6 +100,13 @@ export const toolPolicy = z.object({
     .max(MAX_ALLOWED_HOSTS)
     .default([])
     .describe("Hosts http_request may call (`*.example.com` for subdomains); none when empty"),
+  requireApproval: z
+    .array(approvalRule)
+    .max(MAX_APPROVAL_RULES)
+    .default([])
+    .describe(
+      "Tool calls a person approves before they are made (POST /resume with tool_call_id): an app action (gmail/send_email), an app (gmail) or its write actions (gmail:write), an MCP tool (server#tool, server#*), http_request (http_request:POST for one method)",
+    ),
 });
 export type ToolPolicy = z.infer<typeof toolPolicy>;
 

@@ -202,10 +202,13 @@ export class TaskProcess {
         ...(outcome.output !== undefined && outcome.error === undefined ? { output: outcome.output } : {}),
         ...(outcome.jsonDict !== undefined && outcome.error === undefined ? { jsonDict: outcome.jsonDict } : {}),
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+        ...(outcome.parked !== undefined && outcome.error === undefined ? { parked: outcome.parked } : {}),
       });
     }
     this.live = undefined; // the attempt's result (pushed above) carries its steps from now on
-    const succeeded = code === 0 && outcome?.output !== undefined && outcome.error === undefined;
+    // A loop parked on held tool calls ended well: the task waits for people, no process held.
+    const succeeded =
+      code === 0 && (outcome?.output !== undefined || outcome?.parked !== undefined) && outcome.error === undefined;
     if (succeeded) {
       this.state = "succeeded";
       this.releaseSlot();

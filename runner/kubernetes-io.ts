@@ -28,6 +28,7 @@ export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcom
     ...(outcome.output !== undefined ? { output: outcome.output } : {}),
     ...(outcome.jsonDict !== undefined ? { jsonDict: outcome.jsonDict } : {}),
     ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+    ...(outcome.parked !== undefined && outcome.error === undefined ? { parked: outcome.parked } : {}),
     attempt: outcome.attempt,
     ...(assignment.task.revision ? { revision: assignment.task.revision } : {}),
     executionTime: outcome.executionTime,
@@ -172,7 +173,12 @@ export class KubernetesTaskIO implements TaskIO {
         checked.error === undefined
       ) {
         // The apiserver refused the size: report that as the task's failure instead of losing the outcome.
-        const failed = { ...checked, output: undefined, error: `Task output could not be stored: ${err.message}` };
+        const failed = {
+          ...checked,
+          output: undefined,
+          parked: undefined,
+          error: `Task output could not be stored: ${err.message}`,
+        };
         await this.createWithRetry(path, taskResultObject(this.assignment, failed, this.podName));
         throw new Error(failed.error, { cause: err });
       }

@@ -24,6 +24,8 @@ import type { JsonObject } from "../core/json.ts";
 import { checkAnswer, checksExhausted, retryFeedback, taskChecks, type CheckDeps } from "./guardrails.ts";
 import { judgeAnswer } from "./llm-guardrail.ts";
 import { responseFormatName, structuredOutput } from "./structured-output.ts";
+import { holdingTools, parkLoop, resumedMessages } from "./tool-approvals.ts";
+import type { ParkedLoopRecord } from "../core/parked-loop.ts";
 
 export interface RunTaskDeps {
   /** The environment API keys are read from (see llm.ts). */
@@ -106,6 +108,7 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
     output?: string;
     jsonDict?: JsonObject;
     error?: string;
+    parked?: ParkedLoopRecord;
     executionTime: number;
   }): TaskOutcome => ({
     ...base,
@@ -139,7 +142,7 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
     const policy = deps.retry ?? DEFAULT_RETRY_POLICY;
     const addTokensUsed = (usage: TokenUsage) => (tokenUsage = addTokens(tokenUsage, usage));
     const opened = toolset;
-    const tools = {
+    const offered = {
       ...opened.tools,
       ...delegationTools(assignment.coworkers ?? [], {
         runCoworker: (coworker, request, signal) =>
@@ -170,6 +173,8 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
         now,
       }),
     };
+    // Calls the crew's toolPolicy.requireApproval names end the loop before they are made (tool-approvals.ts).
+    const tools = holdingTools(offered, assignment.tools.requireApproval ?? [], opened.identify);
     const retrying = retryingModel(languageModel, {
       policy,
       random: deps.random,
@@ -197,7 +202,13 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
       now,
     };
     // The conversation goes on across retries: the agent sees its earlier answer and why it failed a check.
-    const messages: ModelMessage[] = [{ role: "user", content: prompt.user }];
+    // A run after held calls were decided goes on with the parked conversation and people's answers.
+    const resume = assignment.task.resume;
+    const resumed = resume && resumedMessages(resume);
+    if (resume && !resumed) {
+      return ended({ error: "The task's held tool calls were not all decided", executionTime: seconds() });
+    }
+    const messages: ModelMessage[] = resumed ?? [{ role: "user", content: prompt.user }];
     for (let retry = 0; ; retry++) {
       const result = await generateText({
         model: retrying.model,
@@ -220,6 +231,18 @@ export async function runTask(assignment: TaskAssignment, deps: RunTaskDeps): Pr
       addUsage(usageOf(result.totalUsage));
       const lastTool = opened.lastTool();
       const turns = result.steps.length;
+      const parked = parkLoop([...messages, ...result.response.messages], result.content, opened.identify);
+      if (parked) {
+        const executionTime = seconds();
+        const bytes = Buffer.byteLength(JSON.stringify(parked), "utf8");
+        if (bytes > MAX_TASK_OUTPUT_BYTES) {
+          const error = `The conversation to keep while tool calls wait for approval is ${bytes} bytes, above the ${formatMiB(MAX_TASK_OUTPUT_BYTES)} limit`;
+          return ended({ error, executionTime });
+        }
+        const held = parked.held.map((call) => call.tool);
+        log.info({ model, held, turns, executionTime }, "Task parked: tool calls wait for approval");
+        return ended({ parked, executionTime });
+      }
       if (result.finishReason === "tool-calls" && turns >= maxIter) {
         const error =
           `The agent reached maxIter (${maxIter} LLM turns) without a final answer` +

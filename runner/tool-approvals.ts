@@ -1,4 +1,6 @@
 import type { ModelMessage, ToolModelMessage, ToolSet } from "ai";
+import type { JsonObject } from "../core/json.ts";
+import type { LoopResume, ParkedLoopRecord } from "../core/parked-loop.ts";
 import {
   approvalToolName,
   denialText,
@@ -93,7 +95,7 @@ export function heldCalls(content: readonly ContentPart[], identify: IdentifyCal
  * (the loop stays parked); an answer for a call the loop does not hold is ignored.
  */
 export function answersMessage(
-  held: readonly HeldCall[],
+  held: readonly Pick<HeldCall, "approvalId" | "toolCallId">[],
   answers: readonly ApprovalAnswer[],
 ): ToolModelMessage | undefined {
   const content = held.map((call) => {
@@ -110,4 +112,43 @@ export function answersMessage(
       ...(c!.answer.approve ? {} : { reason: denialText(c!.answer.by, c!.answer.feedback) }),
     })),
   };
+}
+
+/**
+ * What a run parks with when its loop's last step holds calls: the conversation (the messages it was given and the
+ * loop's own, as JSON) and each held call as people are shown it, without its raw arguments (the conversation has
+ * them, to make the call once approved). Undefined: nothing is held.
+ */
+export function parkLoop(
+  messages: readonly ModelMessage[],
+  content: readonly ContentPart[],
+  identify: IdentifyCall,
+): ParkedLoopRecord | undefined {
+  const held = heldCalls(content, identify);
+  if (held.length === 0) return undefined;
+  return {
+    messages: JSON.parse(JSON.stringify(messages)) as JsonObject[],
+    held: held.map((call) => ({
+      approvalId: call.approvalId,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      tool: call.tool,
+      shownArguments: asObject(call.shownArguments),
+      ...(identify(call.toolName, call.input)?.source === "app" ? { appAction: true } : {}),
+    })),
+  };
+}
+
+/** The conversation a resumed run goes on with: the parked one and people's answers. Undefined: one is missing. */
+export function resumedMessages(resume: LoopResume): ModelMessage[] | undefined {
+  const answers = answersMessage(resume.held, resume.answers);
+  return answers && [...(resume.messages as unknown as ModelMessage[]), answers];
+}
+
+/** A call's arguments as an object (what models send); anything else kept under `value`. */
+function asObject(value: unknown): JsonObject {
+  const json = JSON.parse(JSON.stringify(value ?? null)) as unknown;
+  return json !== null && typeof json === "object" && !Array.isArray(json)
+    ? (json as JsonObject)
+    : { value: json as JsonObject[string] };
 }

@@ -3,6 +3,7 @@ import { resumeRequest, type ResumeResponse } from "../../core/api-bodies.ts";
 import type { Crew } from "../../core/crew.ts";
 import { refuseUrl, type OutboundPolicy } from "../../core/outbound/policy.ts";
 import { judgeResume, type ResumeVerdict } from "../../core/resume.ts";
+import { judgeToolCall, type ToolCallVerdict } from "../../core/tool-call-resume.ts";
 import { principalOf } from "../auth/bearer.ts";
 import { ApiError, badRequest, executionNotFound } from "../errors.ts";
 import type { DecisionChange, ExecutionBackend } from "../execution-backend.ts";
@@ -13,7 +14,8 @@ import { mayRead } from "./listings.ts";
  * `POST /resume` as CrewAI AMP defines it: a person's verdict on the answer a humanInput task waits with —
  * `is_approve: true` accepts it (its feedback goes to the later tasks with the output), `false` runs the task again
  * with the feedback. The decision is appended to the execution's spec.decisions (the controller acts on it); the
- * webhook URLs the body gives replace the execution's, as AMP asks clients to send them again on resume.
+ * webhook URLs the body gives replace the execution's, as AMP asks clients to send them again on resume. With a
+ * `tool_call_id` the verdict is on a tool call held by the crew's toolPolicy.requireApproval (core/tool-call-resume.ts).
  */
 
 export interface ResumeDeps {
@@ -55,6 +57,33 @@ export function resumeHandler(deps: ResumeDeps) {
       by: { kind: principal.kind, subject: principal.subject },
     };
     const now = deps.now ?? (() => new Date());
+    const toolCallId = body.tool_call_id;
+    if (toolCallId !== undefined) {
+      const toolAsk = { ...ask, toolCallId, principal };
+      const judged = await deps.backend.recordDecision<ToolCallVerdict | undefined>(
+        crew.metadata.name,
+        id,
+        (execution) => {
+          if (!mayRead(principal, execution)) return { result: undefined };
+          const verdict = judgeToolCall(execution, crew.spec, toolAsk, now());
+          if (!verdict.ok) return { result: verdict };
+          const change: DecisionChange = {
+            decisions: [...(execution.spec.decisions ?? []), verdict.decision],
+            ...(Object.keys(given).length ? { webhooks: given } : {}),
+          };
+          return { change, result: verdict };
+        },
+      );
+      // Another user's execution, or a call that acts with another user's account: not there for this caller.
+      if (!judged || (!judged.ok && judged.problem === "notVisible")) throw executionNotFound(body.execution_id);
+      if (!judged.ok) {
+        if (judged.problem === "unknownTask") throw taskNotFound(judged.message);
+        throw badRequest(judged.message);
+      }
+      const answer: ResumeResponse = { status: judged.status, message: judged.message };
+      res.json(answer);
+      return;
+    }
     const verdict = await deps.backend.recordDecision<ResumeVerdict | undefined>(
       crew.metadata.name,
       id,

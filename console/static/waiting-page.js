@@ -1,6 +1,7 @@
 // "Waiting for you": every execution, across the crews, that waits for the signed-in person's answer — a task's
-// answer to approve or send back with feedback. Read again every two seconds while shown (as the executions tab is);
-// the crew API shows a user only the executions they started, so no one sees another's wait.
+// answer to approve or send back with feedback, or a tool call the crew's toolPolicy.requireApproval held, to approve
+// or deny. Read again every two seconds while shown (as the executions tab is); the crew API shows a user only the
+// executions they started, so no one sees another's wait.
 import { api, crewPath } from "./api.js";
 import { shortId, when } from "./format.js";
 import { html, useEffect, useState } from "./html.js";
@@ -20,11 +21,78 @@ async function loadWaiting() {
   const statuses = await Promise.all(
     lists.flat().map(({ crew, id, e }) =>
       api(crewPath(crew, `/status/${encodeURIComponent(id)}`))
-        .then((status) => ({ crew, id, by: e.requested_by?.subject, pending: status.pending_human_input }))
-        .catch(() => ({ crew, id })),
+        .then((status) => [
+          ...(status.pending_human_input
+            ? [{ crew, id, by: e.requested_by?.subject, pending: status.pending_human_input }]
+            : []),
+          ...(status.pending_tool_calls ?? []).map((call) => ({ crew, id, by: e.requested_by?.subject, call })),
+        ])
+        .catch(() => []),
     ),
   );
-  return statuses.filter((s) => s.pending);
+  return statuses.flat();
+}
+
+/** A held tool call: what it would do, and Approve / Deny (with a note the model is given on a denial). */
+function HeldCallItem({ item, onAnswered }) {
+  const { call } = item;
+  const [feedback, setFeedback] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState("");
+  const label = `${item.crew} ${shortId(item.id)} ${call.tool}`;
+  const answer = async (approve) => {
+    setBusy(true);
+    setProblem("");
+    try {
+      await api(crewPath(item.crew, "/resume"), {
+        method: "POST",
+        body: {
+          execution_id: item.id,
+          task_id: call.task_id,
+          tool_call_id: call.tool_call_id,
+          is_approve: approve,
+          human_feedback: feedback,
+        },
+      });
+      onAnswered();
+    } catch (err) {
+      setProblem(err.message);
+      setBusy(false);
+    }
+  };
+  const feedbackId = `note-${item.id}-${call.tool_call_id}`;
+  return html`<li class="waiting-item held-call" data-kickoff-id=${item.id} data-tool-call-id=${call.tool_call_id}>
+    <article aria-label=${`Tool call waiting: ${label}`}>
+      <h2>
+        <a href=${`#${crewPath(item.crew)}/executions/${item.id}`}>${item.crew} · ${shortId(item.id)}</a>
+        — task <code>${call.task_id}</code> wants to call <code>${call.tool}</code>
+      </h2>
+      <p>
+        Waiting since
+        ${when(call.requested_at)}${item.by ? `, started by ${item.by}` : ""}${
+          call.acts_as ? html`; it would act with the account of <strong>${call.acts_as}</strong>` : ""
+        }.
+      </p>
+      <h3>Its arguments</h3>
+      <pre class="arguments">${JSON.stringify(call.arguments, null, 2)}</pre>
+      <label for=${feedbackId}>Note (the agent is told it with a denial)</label>
+      <textarea
+        id=${feedbackId}
+        rows="2"
+        value=${feedback}
+        onInput=${(e) => setFeedback(e.currentTarget.value)}
+      ></textarea>
+      <p class="actions">
+        <button type="button" disabled=${busy} onClick=${() => answer(true)} aria-label=${`Approve ${label}`}>
+          Approve
+        </button>
+        <button type="button" disabled=${busy} onClick=${() => answer(false)} aria-label=${`Deny ${label}`}>
+          Deny
+        </button>
+      </p>
+      ${problem && html`<p role="alert" class="error">${problem}</p>`}
+    </article>
+  </li>`;
 }
 
 function WaitingItem({ item, onAnswered }) {
@@ -114,13 +182,18 @@ export function WaitingPage() {
     ${
       items?.length > 0 &&
       html`<ul class="waiting" aria-live="polite">
-        ${items.map(
-          (item) =>
-            html`<${WaitingItem}
-              key=${`${item.id}/${item.pending.task_id}/${item.pending.requested_at}`}
-              item=${item}
-              onAnswered=${() => setTick((t) => t + 1)}
-            />`,
+        ${items.map((item) =>
+          item.call
+            ? html`<${HeldCallItem}
+                key=${`${item.id}/call/${item.call.tool_call_id}`}
+                item=${item}
+                onAnswered=${() => setTick((t) => t + 1)}
+              />`
+            : html`<${WaitingItem}
+                key=${`${item.id}/${item.pending.task_id}/${item.pending.requested_at}`}
+                item=${item}
+                onAnswered=${() => setTick((t) => t + 1)}
+              />`,
         )}
       </ul>`
     }

@@ -1,4 +1,6 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -9,6 +11,7 @@ import { startDev, type RunningDev } from "../../dev/start.ts";
 import { HITL_CREW } from "../support/amp-hitl.ts";
 import { launchChromium, tabThroughControls } from "../support/browser.ts";
 import { consoleSessionCookie } from "../support/console-session.ts";
+import { quoteToolResults, startLlmFixture, toolCalls, type LlmFixture } from "../support/llm-fixture.ts";
 
 // Issue 32 item 5: the console's "Waiting for you" — a task's answer that waits for the person who started the run,
 // answered from the page (a revision with feedback, then an approval by keyboard) in real Chromium against kubecrew
@@ -19,10 +22,39 @@ let dev: RunningDev;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
+let llm: LlmFixture;
+let target: Server;
+let targetHost: string;
+/** What the loopback server a held http_request call points at received. */
+const received: { method: string; body: string }[] = [];
 
 beforeAll(async () => {
+  llm = await startLlmFixture();
+  target = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      received.push({ method: req.method!, body: Buffer.concat(chunks).toString("utf8") });
+      res.writeHead(201, { "content-type": "text/plain" }).end("posted");
+    });
+  });
+  await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+  targetHost = `127.0.0.1:${(target.address() as AddressInfo).port}`;
   const crews = mkdtempSync(join(tmpdir(), "kubecrew-waiting-crews-"));
   writeFileSync(join(crews, "blog.yaml"), HITL_CREW("blog"));
+  writeFileSync(
+    join(crews, "poster.yaml"),
+    `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata: { name: poster }
+spec:
+  llm: { provider: openai-compatible, model: m, baseURL: "${llm.baseURL}" }
+  toolPolicy: { allowedHosts: ["${targetHost}"], requireApproval: ["http_request:POST"] }
+  agents: [{ name: poster, role: Poster, goal: Post, tools: [http_request], maxIter: 5 }]
+  tasks: [{ name: post, agent: poster, description: Post it, expectedOutput: What the server said }]
+  runner: { retries: 0 }
+`,
+  );
   const config = devConfigSchema.parse({
     PORT: "0",
     KUBECREW_CREWS_DIR: crews,
@@ -33,6 +65,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await dev?.stop();
+  target?.closeAllConnections();
+  await new Promise((resolve) => target?.close(resolve));
+  await llm?.stop();
 });
 beforeEach(async () => {
   context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
@@ -44,8 +79,8 @@ type Session = { cookie: string; csrf: string };
 const sessionOf = (subject: string) =>
   consoleSessionCookie(SECRET, { kind: "user", crews: "*", subject, admin: false });
 
-async function kickoffAs(session: Session, topic: string): Promise<string> {
-  const res = await fetch(`${dev.url}/crews/blog/kickoff`, {
+async function kickoffAs(session: Session, topic: string, crew = "blog"): Promise<string> {
+  const res = await fetch(`${dev.url}/crews/${crew}/kickoff`, {
     method: "POST",
     headers: { cookie: session.cookie, "x-csrf-token": session.csrf, "content-type": "application/json" },
     body: JSON.stringify({ inputs: { topic } }),
@@ -54,9 +89,13 @@ async function kickoffAs(session: Session, topic: string): Promise<string> {
   return ((await res.json()) as { kickoff_id: string }).kickoff_id;
 }
 
-async function statusOf(session: Session, id: string) {
-  const res = await fetch(`${dev.url}/crews/blog/status/${id}`, { headers: { cookie: session.cookie } });
-  return (await res.json()) as { status: string; result?: string; pending_human_input?: { output: string } };
+async function statusOf(session: Session, id: string, crew = "blog") {
+  const res = await fetch(`${dev.url}/crews/${crew}/status/${id}`, { headers: { cookie: session.cookie } });
+  return (await res.json()) as {
+    status: string;
+    result?: { output: string };
+    pending_human_input?: { output: string };
+  };
 }
 
 async function signIn(session: Session) {
@@ -132,5 +171,39 @@ describe("Waiting for you", () => {
       body: JSON.stringify({ execution_id: finns, task_id: "draft", is_approve: true, human_feedback: "" }),
     });
     expect(res.status).toBe(404);
+  });
+
+  it("shows a held tool call with its arguments; Approve makes the call once and the run completes", async () => {
+    received.length = 0;
+    llm.enqueue(
+      toolCalls({
+        name: "http_request",
+        input: {
+          method: "POST",
+          url: `http://${targetHost}/posts`,
+          headers: { Authorization: "Bearer t0ken" },
+          body: "hi",
+        },
+      }),
+      quoteToolResults(),
+    );
+    const hana = sessionOf("hana");
+    const id = await kickoffAs(hana, "unused", "poster");
+    await signIn(hana);
+    await page.goto(`${dev.url}/console/#/waiting`);
+    const held = page.locator(`li.held-call[data-kickoff-id="${id}"]`);
+    await held.waitFor({ timeout: 30_000 });
+    expect(await held.locator("h2").textContent()).toContain("http_request:POST");
+    const shown = (await held.locator("pre.arguments").textContent()) ?? "";
+    expect(shown).toContain(`http://${targetHost}/posts`);
+    expect(shown).toContain("[redacted]");
+    expect(shown).not.toContain("t0ken");
+    expect(received).toEqual([]); // nothing reached the target while the call waits
+
+    await held.getByRole("button", { name: /^Approve / }).click();
+    await page.getByText("Nothing waits for you.").waitFor({ timeout: 30_000 });
+    await expect.poll(async () => (await statusOf(hana, id, "poster")).status, { timeout: 30_000 }).toBe("completed");
+    expect(received).toEqual([{ method: "POST", body: "hi" }]);
+    expect((await statusOf(hana, id, "poster")).result!.output).toContain("posted");
   });
 });
