@@ -152,4 +152,45 @@ describe("a declarative flow on the cluster", () => {
     const res = await suite.api.call("/flows/broken/kickoff", { body: { inputs: {} } });
     expect(res.status).toBe(404);
   });
+
+  it("stops a run mid-method: the error says so, its child execution is stopped, the next method never starts", async () => {
+    const document = {
+      schema: "crewai.flow/v1",
+      name: "SlowFlow",
+      methods: {
+        think: {
+          start: true,
+          do: { call: "agent", with: { role: "Thinker", goal: "Think", backstory: "Slow.", input: "Think long" } },
+        },
+        after: { listen: "think", do: { call: "expression", expr: "'never'" } },
+      },
+    };
+    await suite.applyCrew(flowManifest("slow", document, { provider: "mock", model: "sleep-60000" }));
+    expect(await ready("slow")).toMatchObject({ status: "True" });
+    await waitFor("slow served", async () => (await suite.api.call("/flows/slow/inputs")).status === 200);
+    const id = (await suite.api.call("/flows/slow/kickoff", { body: { inputs: {} } })).body.kickoff_id as string;
+    const children = async () =>
+      JSON.parse(
+        await kubectl(kubeconfig, [
+          ...["get", "crewexecutions", "-n", suite.namespace, "-l", `kubecrew.io/flow-execution=${id}`, "-o", "json"],
+        ]),
+      ).items as Loose[];
+    await waitFor("think's task running", async () => (await children())[0]?.status?.phase === "Running", 60_000);
+
+    expect(await suite.api.call(`/flows/slow/stop/${id}`, { body: {} })).toMatchObject({
+      status: 200,
+      body: { status: "stopped" },
+    });
+    const final = await waitFor("run stopped", async () => {
+      const body = await flowStatus("slow", id);
+      return body.status === "running" ? undefined : body;
+    });
+    expect(final).toMatchObject({ status: "error", state: "FAILED", error: "Execution stopped" });
+    const [child] = await children();
+    expect(child.spec.stop).toBe(true);
+    await waitFor("child stopped", async () => (await children())[0].status?.phase === "Stopped", 60_000);
+    const fe = JSON.parse(await kubectl(kubeconfig, ["get", "fe", id, "-n", suite.namespace, "-o", "json"]));
+    expect(fe.status.methods.map((m: Loose) => m.method)).toEqual(["think"]);
+    expect((await suite.api.call(`/flows/slow/stop/${id}`, { body: {} })).status).toBe(409);
+  });
 });
