@@ -41,6 +41,17 @@ describe("crewSpec", () => {
     expect(spec.tasks[1]).toEqual({ ...tasks[1], asyncExecution: false, humanInput: false });
   });
 
+  it("refuses toolPolicy.requireApproval on the crewai runtime, which would not hold the calls", () => {
+    const toolPolicy = { requireApproval: ["http_request:POST"] };
+    expect(problems({ agents, tasks, toolPolicy, runtime: "crewai" })).toEqual([
+      "toolPolicy.requireApproval is not supported on the crewai runtime yet: use runtime kubecrew",
+    ]);
+    expect(problems({ agents, tasks, toolPolicy })).toEqual([]);
+    expect(problems({ agents, tasks, toolPolicy: { requireApproval: ["gmail/fly"] } })[0]).toContain(
+      'app "gmail" has no action "fly"',
+    );
+  });
+
   it("fills the runner defaults a partial runner section leaves out", () => {
     const spec = crewSpec.parse({ agents, tasks, runner: { image: "kubecrew:dev", retries: 0 } });
     expect(spec.runner).toEqual({

@@ -291,6 +291,10 @@ export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] 
   problems.push(...processProblems(spec));
   problems.push(...wholeProjectProblems(spec));
   problems.push(...mcpServerProblems(spec.mcpServers));
+  if (spec.runtime === "crewai" && spec.toolPolicy.requireApproval.length > 0) {
+    // CrewAI's own loop makes the calls there: a rule it cannot hold must not look as if it held.
+    problems.push("toolPolicy.requireApproval is not supported on the crewai runtime yet: use runtime kubecrew");
+  }
   for (const a of spec.agents) problems.push(...agentToolProblems(a, spec.mcpServers));
   const models: [string, LlmConfig | undefined][] = spec.agents.map((a) => [`agent "${a.name}"`, a.llm ?? spec.llm]);
   if (spec.managerLlm) models.push(["managerLlm", spec.managerLlm]);

@@ -12,6 +12,7 @@ import { buildTaskPrompt } from "./prompt.ts";
 import { describeLlmError, type RetryPolicy } from "./retry.ts";
 import { retryingModel } from "./retrying-model.ts";
 import { openTaskToolset, type ToolCallRecord } from "./task-toolset.ts";
+import { refusingHeldTools } from "./tool-approvals.ts";
 
 export interface CoworkerDeps {
   env: Env;
@@ -71,6 +72,8 @@ export async function runCoworker(
       now: deps.now,
     },
   );
+  // A coworker's loop cannot park: a call that needs a person's approval is refused (tool-approvals.ts).
+  const tools = refusingHeldTools(toolset.tools, coworker.tools.requireApproval ?? [], toolset.identify);
   try {
     const retrying = retryingModel(deps.languageModel(llm, deps.env, deps.fetch), {
       policy: deps.policy,
@@ -88,7 +91,7 @@ export async function runCoworker(
       maxRetries: 0,
       abortSignal: signal,
       providerOptions: { [MOCK_PROVIDER_ID]: { task: `${assignment.task.name} (delegated to ${agent.name})` } },
-      ...(toolset.names.length > 0 ? { tools: toolset.tools, stopWhen: stepCountIs(agent.maxIter) } : {}),
+      ...(toolset.names.length > 0 ? { tools, stopWhen: stepCountIs(agent.maxIter) } : {}),
     });
     deps.onTokens(usageOf(result.totalUsage));
     if (result.text.trim() === "") {

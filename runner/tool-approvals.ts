@@ -65,6 +65,35 @@ export function holdingTools(tools: ToolSet, requireApproval: readonly string[],
   ) as ToolSet;
 }
 
+/**
+ * The tools of a loop that cannot park (a coworker's, run inside the task's agent's turn): a call the rules hold is
+ * refused, its refusal going back to the model as the tool's error, so that delegating never skips an approval.
+ */
+export function refusingHeldTools(tools: ToolSet, requireApproval: readonly string[], identify: IdentifyCall): ToolSet {
+  if (requireApproval.length === 0) return tools;
+  return Object.fromEntries(
+    Object.entries(tools).map(([name, tool]) => {
+      const execute = tool.execute;
+      if (!execute) return [name, tool];
+      return [
+        name,
+        {
+          ...tool,
+          execute: async (input: unknown, options: Parameters<typeof execute>[1]) => {
+            const call = identify(name, input);
+            if (call !== undefined && needsApproval(requireApproval, call)) {
+              throw new Error(
+                `${approvalToolName(call)} needs a person's approval (toolPolicy.requireApproval): ask the agent who delegated to you to make this call`,
+              );
+            }
+            return execute(input as never, options);
+          },
+        },
+      ];
+    }),
+  ) as ToolSet;
+}
+
 interface ContentPart {
   type: string;
   approvalId?: string;
