@@ -19,6 +19,7 @@ import type {
 import type { LocalAppCredentials } from "./app-credentials.ts";
 import { endExecutionSpan, startExecutionSpan, traceEnv } from "../platform/telemetry/execution-span.ts";
 import { TaskProcess } from "./task-process.ts";
+import { resultsByTask } from "./project-outcomes.ts";
 import { TaskSlots } from "./task-slots.ts";
 import { deliverWebhook } from "./webhook.ts";
 import { WebhookSigningKeys } from "./webhook-signing-keys.ts";
@@ -161,9 +162,8 @@ export class LocalExecutions implements ExecutionBackend {
 
   private view(execution: LocalExecution): ExecutionView {
     const { id, crew } = execution;
-    const results = Object.fromEntries(
-      [...execution.tasks].map(([name]) => [name, this.observe(execution, name).results]),
-    );
+    // By the task each result is of: a whole project's run (core/whole-project.ts) holds every task's.
+    const results = resultsByTask([...execution.tasks.keys()].flatMap((name) => this.observe(execution, name).results));
     return {
       id,
       crew,

@@ -76,3 +76,10 @@ export function projectResults(
   const all = last && !outcomes.some((o) => same(o, last)) ? [...outcomes, last] : outcomes;
   return all.map((o) => projectResult(assignment, attempt, o));
 }
+
+/** Results grouped by the task they are of. */
+export function resultsByTask(results: TaskResultSpec[]): Record<string, TaskResultSpec[]> {
+  const grouped: Record<string, TaskResultSpec[]> = {};
+  for (const result of results) (grouped[result.taskName] ??= []).push(result);
+  return grouped;
+}
