@@ -91,6 +91,8 @@ class Launch:
     #: References into the user's code (the task's python field): tools, output_pydantic, guardrail.
     python: PythonReferences | None = None
     guardrail_max_retries: int | None = None
+    #: The task's outputJson (a JSON Schema): CrewAI's output_json, a model made from it.
+    output_json: dict[str, Any] | None = None
     #: The crew's own project, run whole (spec.runner.crew); None: this one task.
     project: Project | None = None
 
@@ -176,6 +178,7 @@ def parse_launch(text: str) -> Launch:
         review=_review(_get(assignment, "task", dict).get("review")),
         python=_python(_get(assignment, "task", dict).get("python")),
         guardrail_max_retries=_opt(_get(assignment, "task", dict), "guardrailMaxRetries", int),
+        output_json=_opt(_get(assignment, "task", dict), "outputJson", dict),
         project=_project(raw.get("project"), assignment),
     )
 

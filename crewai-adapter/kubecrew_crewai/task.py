@@ -72,6 +72,19 @@ def python_fields(launch: Launch, agent: Agent) -> dict[str, Any]:
     return fields
 
 
+def output_json(launch: Launch) -> dict[str, Any]:
+    """The task's outputJson as CrewAI's output_json: a pydantic model made from the schema by CrewAI itself."""
+    if launch.output_json is None:
+        return {}
+    from crewai.utilities.pydantic_schema_utils import create_model_from_schema
+
+    try:
+        model = create_model_from_schema(launch.output_json, model_name=launch.output_json.get("title") or "Output")
+    except Exception as error:  # a schema CrewAI cannot turn into a model
+        raise TaskFailed(f"outputJson cannot be used by CrewAI: {type(error).__name__}: {error}") from error
+    return {"output_json": model}
+
+
 def build_crew(launch: Launch) -> tuple[Crew, Task]:
     from crewai import Agent, Crew, Process, Task
 
@@ -95,7 +108,7 @@ def build_crew(launch: Launch) -> tuple[Crew, Task]:
         agent.tools = [*(agent.tools or []), *mcp_tools(agent, launch.mcp_servers, launch.only)]
     except McpServerUnusable as error:
         raise TaskFailed(str(error)) from error
-    python = python_fields(launch, agent)
+    python = {**output_json(launch), **python_fields(launch, agent)}
     task = Task(
         name=launch.task_name,
         description=launch.description,

@@ -101,3 +101,23 @@ def test_ends_when_the_runner_that_started_it_dies(lives_for: float) -> None:
     while time.monotonic() < deadline and not ended():
         time.sleep(0.1)
     assert ended()
+
+
+def test_output_json_reaches_crewai_and_its_object_is_the_outcomes_json_dict(chat_server: ChatServer) -> None:
+    message = launch_message(
+        llm={"provider": "openai-compatible", "model": "llama3", "baseURL": chat_server.base_url, "apiKey": SECRET},
+    )
+    schema = {
+        "type": "object",
+        "title": "Facts",
+        "properties": {"headline": {"type": "string"}, "count": {"type": "integer"}},
+        "required": ["headline", "count"],
+    }
+    message["assignment"]["task"]["outputJson"] = schema
+    chat_server.answer = '{"headline": "Tides", "count": 2}'
+    code, lines, stderr = run_adapter(message)
+    assert code == 0, stderr
+    outcome = lines[-1]["outcome"]
+    assert outcome["jsonDict"] == {"headline": "Tides", "count": 2}
+    # CrewAI asked for the schema's fields (its own structured-output request or its instructions).
+    assert "headline" in json.dumps(chat_server.requests[0]["body"])
