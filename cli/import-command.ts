@@ -57,7 +57,7 @@ export function registerImportCommand(program: Command): void {
 /** The manifest as YAML; the notes go to `onNote`; every problem at once in one CommandFailure, one line each. */
 async function importedManifest(path: string, options: ImportOptions, onNote: (note: string) => void): Promise<string> {
   const flow = await findCrewAIFlow(path);
-  if (flow) return importedFlow(flow.file, flow.document, options, onNote);
+  if (flow) return await importedFlow(flow.file, flow.document, options, onNote);
   const findings = new Findings();
   const runtime = runtimeOption(options.runtime);
   const llm = options.llm !== undefined ? llmOption(options.llm) : undefined;
@@ -91,13 +91,18 @@ async function importedManifest(path: string, options: ImportOptions, onNote: (n
   return stringify(result.manifest, { lineWidth: 0 });
 }
 
-/** A declarative flow's manifest: the document as the spec; the crews its methods run go inline with it. */
-function importedFlow(file: string, document: unknown, options: ImportOptions, onNote: (note: string) => void): string {
+/** A declarative flow's manifest: the document as the spec, a crew from_declaration put inline. */
+async function importedFlow(
+  file: string,
+  document: unknown,
+  options: ImportOptions,
+  onNote: (note: string) => void,
+): Promise<string> {
   const given = [options.llm !== undefined && "--llm", options.runtime !== undefined && "--runtime"].filter(Boolean);
   if (given.length) {
     throw new CommandFailure(`${given.join(", ")}: for crews only; a flow's agents and crews name their own llm`);
   }
-  const result = importCrewAIFlow(file, document, {
+  const result = await importCrewAIFlow(file, document, {
     ...(options.name !== undefined ? { name: options.name } : {}),
     ...(options.namespace ? { namespace: options.namespace } : {}),
   });
