@@ -10,6 +10,7 @@ import { connectionsRoutes } from "./connections/routes.ts";
 import { errorHandler, notFoundHandler } from "./error-handler.ts";
 import type { ExecutionBackend } from "./execution-backend.ts";
 import type { FlowBackend } from "./flow-backend.ts";
+import type { LlmPrices } from "../core/usage.ts";
 import { flowPaths } from "./flow-openapi-paths.ts";
 import { openApiDocument, type ExtraPaths } from "./openapi.ts";
 import { crewListRoutes } from "./routes/crew-list.ts";
@@ -28,6 +29,8 @@ export interface ApiDeps {
   /** The crew served at the root paths (`/inputs`, `/kickoff`, …); every crew is also at `/crews/{crew}/…`. */
   defaultCrew?: string;
   bodyLimitBytes: number;
+  /** Prices of the models, for `usage.cost_usd` in /status and the event stream (KUBECREW_LLM_PRICES). */
+  prices?: LlmPrices;
   /** The outbound URL policy kickoff checks webhook URLs against. */
   outboundPolicy: OutboundPolicy;
   /**
@@ -65,6 +68,7 @@ export function createApp(deps: ApiDeps): Express {
       ...sessions,
       ...(deps.defaultCrew !== undefined ? { defaultCrew: deps.defaultCrew } : {}),
       bodyLimitBytes: deps.bodyLimitBytes,
+      ...(deps.prices ? { prices: deps.prices } : {}),
     }),
   );
 
@@ -103,6 +107,7 @@ export function createApp(deps: ApiDeps): Express {
       outboundPolicy: deps.outboundPolicy,
       toolOutboundPolicy: deps.toolOutboundPolicy ?? runnerPolicy,
       crewName: (req) => String(req.params.crew),
+      ...(deps.prices ? { eventStream: { prices: deps.prices } } : {}),
     }),
   );
   app.use(
@@ -113,6 +118,7 @@ export function createApp(deps: ApiDeps): Express {
       outboundPolicy: deps.outboundPolicy,
       toolOutboundPolicy: deps.toolOutboundPolicy ?? runnerPolicy,
       crewName: () => deps.defaultCrew,
+      ...(deps.prices ? { eventStream: { prices: deps.prices } } : {}),
     }),
   );
   app.use(notFoundHandler);

@@ -1,6 +1,10 @@
 import type { Logger } from "../core/logger.ts";
 import type { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
-import { ANNOTATION_IDEMPOTENCY_KEY, ANNOTATION_IDEMPOTENCY_REQUEST } from "../kube/resources.ts";
+import {
+  ANNOTATION_IDEMPOTENCY_KEY,
+  ANNOTATION_IDEMPOTENCY_REQUEST,
+  ANNOTATION_TRACEPARENT,
+} from "../kube/resources.ts";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
 import {
@@ -67,7 +71,10 @@ export function executionForCache(
     decode({
       metadata: metadataKept(
         execution,
-        (name) => name === ANNOTATION_IDEMPOTENCY_KEY || name === ANNOTATION_IDEMPOTENCY_REQUEST,
+        (name) =>
+          name === ANNOTATION_IDEMPOTENCY_KEY ||
+          name === ANNOTATION_IDEMPOTENCY_REQUEST ||
+          name === ANNOTATION_TRACEPARENT,
       ),
       spec: execution.spec,
       ...(execution.status !== undefined ? { status: execution.status } : {}),

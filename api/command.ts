@@ -4,6 +4,7 @@ import { createLogger } from "../core/logger.ts";
 import { exitIfCannotListen } from "../platform/http/listen-error.ts";
 import { apiConfigSchema, type ApiConfig } from "./config.ts";
 import { startClusterApi } from "./start-cluster-api.ts";
+import { startTracing } from "../platform/telemetry/tracing.ts";
 
 /** `kubecrew api`: the crew API against the cluster (CrewExecutions) with tokens in Redis. */
 export function registerApiCommand(program: Command): void {
@@ -15,11 +16,14 @@ export function registerApiCommand(program: Command): void {
     .action(async () => {
       const config: ApiConfig = configOrExit("api", () => parseConfig(apiConfigSchema, process.env));
       const log = createLogger({ level: config.logLevel, name: "api" });
+      // The kickoff's span roots each execution's trace (OTEL_* variables; nothing at all when none is set).
+      const tracing = configOrExit("api", () => startTracing({ env: process.env, serviceName: "kubecrew-api" }));
       const api = await exitIfCannotListen("api", { host: "HOST", port: "PORT" }, () => startClusterApi(config, log));
       log.info({ url: api.url, namespace: config.namespace, defaultCrew: config.defaultCrew }, "Crew API listening");
       const shutdown = async (signal: string) => {
         log.info({ signal }, "Shutting down");
         await api.stop();
+        await tracing.stop();
         process.exit(0);
       };
       process.once("SIGTERM", () => void shutdown("SIGTERM"));

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { logLevel } from "../core/config.ts";
+import { llmPricesEnv, type LlmPrices } from "../core/usage.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { clusterPolicy } from "../core/outbound/policy.ts";
 import { consoleEnv, consoleSettingsFrom } from "../console/config.ts";
@@ -52,6 +53,9 @@ export const apiEnv = authEnv.extend({
     .optional()
     .describe("The integrations service's internal API key (never handed to task processes)."),
   ...outboundEnvSchema(clusterPolicy),
+  KUBECREW_LLM_PRICES: llmPricesEnv.describe(
+    'Model → US dollars per million input/output tokens, for `usage.cost_usd` (JSON: {"<model>": {"input": <usd>, "output": <usd>}}); empty: no cost.',
+  ),
 });
 
 /** The environment to the API's configuration, parsed once at start-up (parseConfig). */
@@ -63,6 +67,8 @@ export const apiConfigSchema = apiEnv.transform((e) => ({
   ...(e.KUBECREW_DEFAULT_CREW ? { defaultCrew: e.KUBECREW_DEFAULT_CREW } : {}),
   trustProxy: e.KUBECREW_TRUST_PROXY,
   bodyLimitBytes: e.KUBECREW_BODY_LIMIT_BYTES,
+  /** Prices of the models (KUBECREW_LLM_PRICES); empty: no `cost_usd`. */
+  prices: e.KUBECREW_LLM_PRICES satisfies LlmPrices,
   redisUrl: e.KUBECREW_REDIS_URL,
   logLevel: e.LOG_LEVEL,
   auth: authConfigFrom(e),

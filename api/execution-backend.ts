@@ -15,6 +15,8 @@ export interface ExecutionView {
   status?: ExecutionStatus;
   /** Runner results by task name (every attempt). */
   results: Record<string, TaskResultSpec[]>;
+  /** The execution's OpenTelemetry trace id, when tracing was on at its kickoff. */
+  traceId?: string;
 }
 
 export interface NewExecution {

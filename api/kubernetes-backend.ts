@@ -11,6 +11,7 @@ import type { TaskResultSpec } from "../core/task-result.ts";
 import {
   ANNOTATION_IDEMPOTENCY_KEY,
   ANNOTATION_IDEMPOTENCY_REQUEST,
+  ANNOTATION_TRACEPARENT,
   CREW_EXECUTIONS,
   CREW_TASK_RESULTS,
   CREWS,
@@ -28,6 +29,7 @@ import type { KubeAccess } from "../kube/runtime/kubeconfig.ts";
 import { readThrough } from "../kube/runtime/read-through.ts";
 import { decodedOrUndefined, isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
 import type { CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts";
+import { traceIdOf, traceparentOf } from "../platform/telemetry/trace-context.ts";
 import { resultForCache } from "./cache-transforms.ts";
 import { ClusterCaches } from "./cluster-caches.ts";
 import type {
@@ -278,7 +280,7 @@ export class KubernetesBackend implements ExecutionBackend {
           [LABEL_MANAGED_BY]: MANAGED_BY,
           ...(key ? { [LABEL_IDEMPOTENCY_KEY]: key.keyHash.slice(0, 63) } : {}),
         },
-        ...(key ? { annotations: idempotencyAnnotations(key) } : {}),
+        ...annotationsOf(key, traceparentOf()),
       },
       spec: { ...execution.spec, crewRef: { name: execution.crew }, ...humanInputWebhook(id, execution) },
     };
@@ -343,7 +345,22 @@ function view(execution: CachedExecution, results: Record<string, TaskResultSpec
     ...(execution.metadata.creationTimestamp ? { created: execution.metadata.creationTimestamp } : {}),
     ...(execution.status ? { status: execution.status } : {}),
     results,
+    ...traceIdField(traceIdOf(execution.metadata.annotations?.[ANNOTATION_TRACEPARENT])),
   };
+}
+
+const traceIdField = (traceId: string | undefined) => (traceId ? { traceId } : {});
+
+/** The execution's annotations: its Idempotency-Key's hashes, and the trace the kickoff's span (the active one) began. */
+function annotationsOf(
+  key: IdempotentKickoff | undefined,
+  traceparent: string | undefined,
+): { annotations?: Record<string, string> } {
+  const annotations = {
+    ...(key ? idempotencyAnnotations(key) : {}),
+    ...(traceparent ? { [ANNOTATION_TRACEPARENT]: traceparent } : {}),
+  };
+  return Object.keys(annotations).length ? { annotations } : {};
 }
 
 function idempotencyAnnotations(key: IdempotentKickoff): Record<string, string> {

@@ -57,6 +57,7 @@ export async function startClusterApi(
     extraPaths: auth.paths,
     log,
     bodyLimitBytes: config.bodyLimitBytes,
+    prices: config.prices,
     ready: () => redisAnswers(redis),
     outboundPolicy: config.outbound,
     trustProxy: config.trustProxy,

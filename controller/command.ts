@@ -4,6 +4,7 @@ import { exitIfCannotListen } from "../platform/http/listen-error.ts";
 import { configOrExit } from "../core/config.ts";
 import { controllerConfigFromEnv } from "./config.ts";
 import { startController } from "./controller.ts";
+import { startTracing } from "../platform/telemetry/tracing.ts";
 
 /** `kubecrew controller`: runs CrewExecutions as Jobs; SIGTERM/SIGINT shut it down gracefully. */
 export function registerControllerCommand(program: Command): void {
@@ -13,6 +14,10 @@ export function registerControllerCommand(program: Command): void {
     .action(async () => {
       const config = configOrExit("controller", () => controllerConfigFromEnv(process.env));
       const log = createLogger({ level: config.logLevel, name: "controller" });
+      // Spans of Job starts and webhook deliveries (OTEL_* variables; nothing at all when none is set).
+      const tracing = configOrExit("controller", () =>
+        startTracing({ env: process.env, serviceName: "kubecrew-controller" }),
+      );
       // The health and metrics port is the one server the controller listens with.
       const health = { host: "KUBECREW_HEALTH_HOST", port: "KUBECREW_HEALTH_PORT" };
       const controller = await exitIfCannotListen("controller", health, () =>
@@ -37,5 +42,6 @@ export function registerControllerCommand(program: Command): void {
         process.once("SIGINT", onSignal);
       });
       await controller.stop();
+      await tracing.stop();
     });
 }

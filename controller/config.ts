@@ -13,6 +13,30 @@ const seconds = (fallback: number) => z.coerce.number().min(0).default(fallback)
  * The controller's environment, parsed once at startup: each variable's meaning, default and check, the one source of
  * docs/configuration.md (hack/generate-config-docs.ts).
  */
+/**
+ * The standard OpenTelemetry variables the controller traces with (platform/telemetry reads them) and hands on to task
+ * pods as they are, so that the runners export to the same backend; the pods' OTEL_SERVICE_NAME is their own.
+ */
+const TELEMETRY_VARIABLES = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: "Where traces go (OTLP over HTTP, /v1/traces appended); unset: no tracing.",
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "Where traces go, as given (overrides OTEL_EXPORTER_OTLP_ENDPOINT).",
+  OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf, the one protocol kubecrew exports with.",
+  OTEL_RESOURCE_ATTRIBUTES: "key=value,… added to every span's resource.",
+  KUBECREW_TRACE_CONTENT: "true: LLM spans carry prompts and completions (off by default).",
+} as const;
+const runnerTelemetryEnv = Object.fromEntries(
+  Object.entries(TELEMETRY_VARIABLES).map(([name, text]) => [
+    name,
+    z.string().optional().describe(`${text} Handed to task pods.`),
+  ]),
+) as { [K in keyof typeof TELEMETRY_VARIABLES]: z.ZodOptional<z.ZodString> };
+
+function runnerTelemetryFrom(c: Partial<Record<keyof typeof TELEMETRY_VARIABLES, string>>) {
+  return Object.keys(TELEMETRY_VARIABLES)
+    .map((name) => ({ name, value: c[name as keyof typeof TELEMETRY_VARIABLES] }))
+    .filter((e): e is { name: string; value: string } => !!e.value);
+}
+
 export const controllerEnv = z.object({
   LOG_LEVEL: logLevel,
   KUBECONFIG: z
@@ -149,6 +173,7 @@ export const controllerEnv = z.object({
   KUBECREW_EVENTS_BURST: z.coerce.number().int().min(1).default(EVENT_BURST).describe("Events posted at once at most."),
   ...appsEnv,
   ...outboundEnvSchema(clusterPolicy),
+  ...runnerTelemetryEnv,
 });
 
 /** The controller's configuration: the environment, checked across variables and shaped for its parts. */
@@ -183,6 +208,7 @@ export const controllerConfigSchema = controllerEnv.transform((c) => {
     runnerServiceAccount: c.KUBECREW_RUNNER_SERVICE_ACCOUNT,
     ...(c.KUBECREW_RUNNER_MODEL_VOLUME ? { runnerModelVolume: c.KUBECREW_RUNNER_MODEL_VOLUME } : {}),
     runnerLogLevel: c.KUBECREW_RUNNER_LOG_LEVEL,
+    runnerTelemetry: runnerTelemetryFrom(c),
     finishedTtlSeconds: c.KUBECREW_FINISHED_TTL_SECONDS,
     health: { host: c.KUBECREW_HEALTH_HOST, port: c.KUBECREW_HEALTH_PORT },
     leaderElection: {

@@ -167,7 +167,7 @@ export async function startController(config: ControllerConfig, deps: Controller
       defaultServiceAccount: config.runnerServiceAccount,
       ...(config.runnerImagePullPolicy ? { imagePullPolicy: config.runnerImagePullPolicy } : {}),
       runnerCommand: ["kubecrew", "runner", "--kubernetes", "--assignment"],
-      extraEnv: [{ name: "LOG_LEVEL", value: config.runnerLogLevel }],
+      extraEnv: [{ name: "LOG_LEVEL", value: config.runnerLogLevel }, ...config.runnerTelemetry],
       ...(config.runnerModelVolume ? { modelVolume: config.runnerModelVolume } : {}),
     },
     finishedTtlSeconds: config.finishedTtlSeconds,
@@ -176,6 +176,7 @@ export async function startController(config: ControllerConfig, deps: Controller
     events,
     webhooks,
     startLimit,
+    llmTokens: metrics.llmTokens,
     ...(config.apps
       ? { appCredentials: new AppCredentials({ client, settings: config.apps, fetch: outbound.fetch, log }) }
       : {}),

@@ -36,6 +36,11 @@ import type { StartLimit } from "./start-limit.ts";
 import { taskInputs, taskJob, type ExecutionRef, type TaskJobSettings } from "./task-job.ts";
 import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webhooks.ts";
 import type { ReconcileResult } from "../kube/runtime/worker.ts";
+import type { Counter } from "prom-client";
+import { countFinishedExecution, type LlmTokenLabels } from "./usage-metrics.ts";
+import { executionTraceparent, startTaskSpan } from "./execution-trace.ts";
+
+const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
 /** Annotation recording which webhooks were delivered (or given up), so a restarted controller does not resend them. */
 export const WEBHOOKS_ANNOTATION = "kubecrew.io/webhook-deliveries";
@@ -54,6 +59,8 @@ export interface ExecutionReconcilerOptions {
   appCredentials?: AppCredentials;
   /** The limit on tasks starting at once (absent: none). */
   startLimit?: Pick<StartLimit, "tryStart" | "settle" | "forget">;
+  /** kubecrew_llm_tokens_total, counted as an execution finishes (controller/usage-metrics.ts). */
+  llmTokens?: Pick<Counter<LlmTokenLabels>, "inc">;
 }
 
 /**
@@ -246,6 +253,8 @@ export class ExecutionReconciler {
         const { execution } = current;
         const updated = await applyStatus(client, this.o.caches.executions, CREW_EXECUTIONS, execution, action.status);
         if (updated) {
+          if (this.o.llmTokens && isFinished(action.status.phase) && !isFinished(status?.phase))
+            countFinishedExecution(this.o.llmTokens, ref.crew, action.status.crewSpec ?? input.crew, input.observed);
           // The next write of this reconcile is guarded by the version just written.
           const written = decodedOrUndefined(updated);
           if (written) current.execution = written;
@@ -280,7 +289,12 @@ export class ExecutionReconciler {
         for (const cm of inputs.configMaps) await createIfAbsent(client, resourcePath(CONFIG_MAPS, ref.namespace), cm);
         const apps = credentials ? { url: credentials.url, secretName: appsSecretName(ref.name) } : undefined;
         const job = taskJob(ref, assignment, runner, this.o.jobSettings, inputs.contextMounts, apps);
-        const created = await createIfAbsent(client, resourcePath(JOBS, ref.namespace), job);
+        const span = startTaskSpan(
+          executionTraceparent(current.execution),
+          { execution: ref.name, task: action.taskName },
+          job,
+        );
+        const created = await createIfAbsent(client, resourcePath(JOBS, ref.namespace), job).finally(() => span.end());
         if (created) {
           this.o.caches.jobs.upsert(created);
           log.info({ execution: ref.name, task: action.taskName, job: job.metadata?.name }, "Task Job created");
@@ -316,6 +330,7 @@ export class ExecutionReconciler {
           execution: ref.name,
           executionUid: ref.uid,
           crew: ref.crew,
+          ...traceparentField(executionTraceparent(current.execution)),
         });
         return status;
       }

@@ -1,6 +1,7 @@
 import { Counter, Gauge } from "prom-client";
 import { executionPhases } from "../core/execution.ts";
 import { RuntimeMetrics } from "../kube/runtime/metrics.ts";
+import type { LlmTokenLabels } from "./usage-metrics.ts";
 
 /**
  * The controller's Prometheus metrics: the runtime's (`kubecrew_controller_` reconciles, queue, apiserver requests,
@@ -12,6 +13,7 @@ export class ControllerMetrics extends RuntimeMetrics {
   readonly startingTasks: Gauge;
   readonly waitingToStart: Gauge;
   readonly webhookDeliveries: Counter<"result">;
+  readonly llmTokens: Counter<LlmTokenLabels>;
 
   constructor(sources: {
     phases: () => (string | undefined)[];
@@ -56,6 +58,12 @@ export class ControllerMetrics extends RuntimeMetrics {
       name: "kubecrew_controller_webhook_deliveries_total",
       help: "Webhook deliveries that ended, by result (delivered, failed)",
       labelNames: ["result"],
+      registers,
+    });
+    this.llmTokens = new Counter({
+      name: "kubecrew_llm_tokens_total",
+      help: "Tokens of the LLM calls of finished executions, by crew, model and direction (input, output)",
+      labelNames: ["crew", "model", "direction"],
       registers,
     });
   }

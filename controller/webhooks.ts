@@ -1,4 +1,5 @@
 import type { WebhookKind } from "../core/decision.ts";
+import { inWebhookSpan } from "./execution-trace.ts";
 import type { JsonObject } from "../core/json.ts";
 import type { CredentialsRef } from "./human-input-credentials.ts";
 import type { Logger } from "../core/logger.ts";
@@ -36,6 +37,8 @@ export interface WebhookDelivery {
   payload: JsonObject;
   /** A human-input webhook's credentials (the kickoff's): the Secret holding its Authorization header. */
   authorization?: CredentialsRef;
+  /** The execution's trace (its kickoff's traceparent): each attempt is a span in it. */
+  traceparent?: string;
 }
 
 export type DeliveryResult = "delivered" | "failed";
@@ -139,7 +142,13 @@ export class WebhookDispatcher {
     const log = this.opts.log.child({ execution: delivery.execution, hook: delivery.hook });
     let outcome: { ok: true } | { ok: false; retry: boolean; detail: string };
     try {
-      outcome = await this.send(delivery);
+      const attributes = {
+        execution: delivery.execution,
+        hook: delivery.hook,
+        kind: delivery.kind,
+        attempt: p.attempt,
+      };
+      outcome = await inWebhookSpan(delivery.traceparent, attributes, () => this.send(delivery));
     } catch (err) {
       // A URL the outbound policy refuses stays refused: report it once instead of retrying.
       const refused = err instanceof OutboundRefusedError;

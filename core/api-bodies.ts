@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { usageBody } from "./usage.ts";
 import { MAX_FEEDBACK_CHARS } from "./human-input-schema.ts";
 import { jsonObject, jsonValue } from "./json.ts";
 
@@ -64,6 +65,18 @@ export type KickoffRequest = z.infer<typeof kickoffRequest>;
 
 export const kickoffResponse = z.object({ kickoff_id: z.uuid() }).meta({ id: "KickoffResponse" });
 
+/** The fields /status adds for operators (CrewAI clients ignore them): the trace, and a finished run's usage. */
+const traceId = {
+  trace_id: z
+    .string()
+    .optional()
+    .describe("The execution's OpenTelemetry trace id (32 hex digits), when tracing is on"),
+};
+const observability = {
+  usage: usageBody.optional().describe("Tokens of every LLM call of the execution, and their cost"),
+  ...traceId,
+};
+
 export const runningStatus = z
   .object({
     status: z.literal("running"),
@@ -91,6 +104,7 @@ export const runningStatus = z
       )
       .optional()
       .describe("Tool calls held for a person's approval (toolPolicy.requireApproval), present while any waits"),
+    ...traceId,
   })
   .meta({ id: "RunningStatus" });
 
@@ -104,6 +118,7 @@ export const taskOutput = z.object({
     .describe("The output's object, for a task with outputJson (CrewAI's TaskOutput.json_dict)"),
   steps: z.number().int().optional().describe("How many steps (LLM turns and tool calls) the task took"),
   tools_used: z.array(z.string()).optional().describe("The tools the task called, each once"),
+  usage: usageBody.optional().describe("Tokens of the task's LLM calls (every attempt)"),
 });
 
 export const completedStatus = z
@@ -112,6 +127,7 @@ export const completedStatus = z
     state: z.literal("SUCCESS"),
     result: z.object({ output: z.string(), tasks: z.array(taskOutput) }),
     execution_time: z.number().describe("Seconds"),
+    ...observability,
   })
   .meta({ id: "CompletedStatus" });
 
@@ -121,6 +137,7 @@ export const errorStatus = z
     state: z.literal("FAILED"),
     error: z.string(),
     execution_time: z.number().describe("Seconds"),
+    ...observability,
   })
   .meta({ id: "ErrorStatus" });
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { jsonObject } from "./json.ts";
 import { STEP_KINDS } from "./task-step.ts";
+import { usageBody } from "./usage.ts";
 
 /**
  * The data of each event of `GET /status/{id}/events` as it goes over the wire (snake_case; `event` repeats the SSE
@@ -75,6 +76,7 @@ export const executionCompletedEvent = z.object({
   status: z.literal("completed"),
   output: z.string(),
   execution_time: z.number(),
+  usage: usageBody.optional().describe("Tokens of every LLM call of the execution, and their cost"),
 });
 
 export const executionFailedEvent = z.object({
@@ -83,6 +85,7 @@ export const executionFailedEvent = z.object({
   status: z.literal("error"),
   error: z.string(),
   execution_time: z.number(),
+  usage: usageBody.optional().describe("Tokens of every LLM call of the execution, and their cost"),
 });
 
 export const executionEventBody = z.discriminatedUnion("event", [

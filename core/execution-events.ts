@@ -4,6 +4,7 @@ import type { JsonObject } from "./json.ts";
 import { successfulResult } from "./observed-task.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 import { stepWireForm } from "./task-step.ts";
+import { executionUsage, taskModel, type LlmPrices } from "./usage.ts";
 
 /**
  * The events of one execution, derived from its status and results (level-based, as everything else): for each task
@@ -77,6 +78,7 @@ export function executionEventLog(
   kickoffId: string,
   status: ExecutionStatus | undefined,
   results: Record<string, TaskResultSpec[]>,
+  prices?: LlmPrices,
 ): ExecutionEventLog {
   const tasks: EventBody[][] = [];
   const closed: boolean[] = [];
@@ -147,12 +149,18 @@ export function executionEventLog(
   }
   const events: EventBody[] = [];
   const phase = status?.phase;
+  // The final event says what the execution used, as /status does (absent when no tokens were reported).
+  const spec = status?.crewSpec;
+  const models = Object.keys(results).map((name) => ({ name, model: taskModel(spec, name) }));
+  const usage = finished ? executionUsage(models, results, prices) : undefined;
+  // UsageBody's cost_usd is absent, never undefined: JSON as it stands.
+  const usageField: JsonObject = usage ? { usage: usage as JsonObject } : {};
   if (phase === "Succeeded") {
     const last = status?.tasks?.at(-1);
     const output = last ? (successfulResult({ results: results[last.name] ?? [] })?.output ?? "") : "";
     events.push({
       event: "execution_completed",
-      data: { ...base, status: "completed", output, execution_time: status?.executionTime ?? 0 },
+      data: { ...base, status: "completed", output, execution_time: status?.executionTime ?? 0, ...usageField },
     });
   } else if (phase === "Failed" || phase === "Stopped") {
     events.push({
@@ -162,6 +170,7 @@ export function executionEventLog(
         status: "error",
         error: status?.error ?? "Execution failed",
         execution_time: status?.executionTime ?? 0,
+        ...usageField,
       },
     });
   }

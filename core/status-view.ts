@@ -1,9 +1,21 @@
 import type { StatusResponse } from "./api-bodies.ts";
-import type { ExecutionSpec, ExecutionStatus } from "./execution.ts";
+import { isFinished, type ExecutionSpec, type ExecutionStatus } from "./execution.ts";
 import { openRequests } from "./human-input.ts";
 import { pendingToolCalls } from "./tool-call-requests.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 import { successfulResult } from "./observed-task.ts";
+import { executionUsage, taskModel, taskUsage, type LlmPrices } from "./usage.ts";
+import type { CrewSpec } from "./crew.ts";
+
+/**
+ * What `/status` adds for operators: a finished execution's token usage (given `prices`, the table, empty or not) and
+ * the execution's trace id. Without `prices` (the console's lists, a flow's child runs) no usage is computed.
+ */
+export interface StatusExtras {
+  crewSpec?: CrewSpec;
+  prices?: LlmPrices;
+  traceId?: string;
+}
 
 /**
  * What `GET /status/{id}` answers for an execution: one of the three CrewAI shapes, each with `state`; a running one
@@ -15,9 +27,16 @@ export function statusResponse(
   firstTaskName: string,
   totalTasks: number,
   spec: Pick<ExecutionSpec, "decisions"> = {},
+  extras: StatusExtras = {},
 ): StatusResponse {
   const phase = status?.phase ?? "Pending";
   const executionTime = status?.executionTime ?? 0;
+  const crewSpec = extras.crewSpec ?? status?.crewSpec;
+  const models = Object.keys(resultsByTask).map((name) => ({ name, model: taskModel(crewSpec, name) }));
+  // Additive fields (CrewAI clients ignore them), present only when there is something to say.
+  const usage = extras.prices && isFinished(phase) ? executionUsage(models, resultsByTask, extras.prices) : undefined;
+  const additive = { ...(usage ? { usage } : {}), ...(extras.traceId ? { trace_id: extras.traceId } : {}) };
+  const running = extras.traceId ? { trace_id: extras.traceId } : {};
   if (phase === "Succeeded") {
     const tasks = (status?.tasks ?? []).map((t) => {
       const result = successfulResult({ results: resultsByTask[t.name] ?? [] });
@@ -30,6 +49,9 @@ export function statusResponse(
         ...(result?.jsonDict !== undefined ? { json_dict: result.jsonDict } : {}),
         // Extra fields (CrewAI clients ignore them): how many steps the task took and which tools it called.
         ...(result?.stepCount !== undefined ? { steps: result.stepCount, tools_used: result.toolsUsed ?? [] } : {}),
+        ...(extras.prices
+          ? usageField(taskUsage(resultsByTask[t.name] ?? [], taskModel(crewSpec, t.name), extras.prices))
+          : {}),
       };
     });
     return {
@@ -37,6 +59,7 @@ export function statusResponse(
       state: "SUCCESS",
       result: { output: tasks.at(-1)?.output ?? "", tasks },
       execution_time: executionTime,
+      ...additive,
     };
   }
   if (phase === "Failed" || phase === "Stopped") {
@@ -45,6 +68,7 @@ export function statusResponse(
       state: "FAILED",
       error: status?.error ?? "Execution failed",
       execution_time: executionTime,
+      ...additive,
     };
   }
   const pending = openRequests(spec, status).find((r) => r.kind === "taskOutput");
@@ -67,5 +91,8 @@ export function statusResponse(
           },
         }
       : {}),
+    ...running,
   };
 }
+
+const usageField = <T>(usage: T | undefined) => (usage ? { usage } : {});

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { llmPricesEnv, type LlmPrices } from "../core/usage.ts";
 import { authConfigFrom, authEnv } from "../api/auth/config.ts";
 import { consoleEnv, consoleSettingsFrom } from "../console/config.ts";
 import { logLevel } from "../core/config.ts";
@@ -66,6 +67,9 @@ export const devEnv = z.object({
   ...consoleEnv.shape,
   ...outboundEnvSchema(localPolicy),
   ...appsEnv,
+  KUBECREW_LLM_PRICES: llmPricesEnv.describe(
+    'Model → US dollars per million input/output tokens, for `usage.cost_usd` (JSON: {"<model>": {"input": <usd>, "output": <usd>}}); empty: no cost.',
+  ),
 });
 
 /**
@@ -87,6 +91,7 @@ export const devConfigSchema = devEnv.loose().transform((e) => ({
     ...(e.KUBECREW_LLM_BASE_URL ? { baseURL: e.KUBECREW_LLM_BASE_URL } : {}),
   },
   bodyLimitBytes: e.KUBECREW_BODY_LIMIT_BYTES,
+  prices: e.KUBECREW_LLM_PRICES satisfies LlmPrices,
   logLevel: e.LOG_LEVEL,
   ...(e.KUBECREW_REDIS_URL ? { redisUrl: e.KUBECREW_REDIS_URL } : {}),
   auth: authConfigFrom(e),

@@ -43,6 +43,8 @@ interface LocalExecution {
   timer?: NodeJS.Timeout;
   /** The execution's span until it finishes (tracing on): its tasks' runners continue the trace under it. */
   span?: Span;
+  /** The trace's id, kept once the span ended (/status's trace_id). */
+  traceId?: string;
   reconciling: boolean;
   again: boolean;
 }
@@ -129,6 +131,8 @@ export class LocalExecutions implements ExecutionBackend {
       again: false,
     });
     if (key) this.recordKey({ ...key, createdAt: now, id }, now);
+    const span = this.executions.get(id)?.span;
+    if (span?.isRecording()) this.executions.get(id)!.traceId = span.spanContext().traceId;
     this.reconcile(id);
     return { kind: "started", id };
   }
@@ -172,6 +176,7 @@ export class LocalExecutions implements ExecutionBackend {
       results,
       ...(execution.spec.requestedBy ? { requestedBy: execution.spec.requestedBy } : {}),
       ...(execution.status ? { status: execution.status } : {}),
+      ...(execution.traceId ? { traceId: execution.traceId } : {}),
     };
   }
 

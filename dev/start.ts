@@ -200,6 +200,7 @@ export async function startDev(
     extraPaths: auth.paths,
     log,
     bodyLimitBytes: config.bodyLimitBytes,
+    prices: config.prices,
     outboundPolicy,
     // The task processes' policy: what their runners apply to MCP servers.
     toolOutboundPolicy: runnerPolicyFromEnv(runnerEnv),

@@ -22,12 +22,15 @@ COREDNS_VERSION=v1.14.2 # what kubeadm v1.36.3 deploys (its constants.CoreDNSVer
 TRAEFIK_VERSION=v3.6.12 # the Gateway API implementation of the kind e2e
 # The scale bench (bench/controller-scale.ts): KWOK's controller simulates nodes and moves pods through stages.
 KWOK_VERSION=v0.8.0
+# The trace backend of the tracing tests (test/support/otel-collector.ts): the OpenTelemetry Collector's OTLP receiver
+# and the contrib file exporter, in the minimal main of hack/k8s/otelcol (core v0.140.0 / contrib v0.140.0).
+OTELCOL_VERSION=v0.140.0
 GO_MIN=1.26
 
 HACK="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="${KUBECREW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubecrew}"
 BIN="$CACHE/k8s-$KUBERNETES_VERSION/bin"
-BINARIES=(etcd kube-apiserver kube-controller-manager kubectl helm)
+BINARIES=(etcd kube-apiserver kube-controller-manager kubectl helm otelcol)
 NODE_BINARIES=(kubelet kubeadm kube-scheduler kube-proxy kind coredns traefik)
 KWOK_BINARIES=(kube-scheduler kwok)
 KUBERNETES_COMMANDS=(kube-apiserver kube-controller-manager kubectl kubelet kubeadm kube-scheduler kube-proxy)
@@ -52,6 +55,7 @@ want_version() {
     coredns) echo "$COREDNS_VERSION" ;;
     traefik) echo "$TRAEFIK_VERSION" ;;
     kwok) echo "$KWOK_VERSION" ;;
+    otelcol) echo "$OTELCOL_VERSION" ;;
     *) echo "$KUBERNETES_VERSION" ;;
   esac
 }
@@ -140,6 +144,12 @@ build_kwok() {
   want_version kwok >"$(stamp kwok)"
 }
 
+build_otelcol() {
+  log "building otelcol $OTELCOL_VERSION"
+  go_build otelcol "-s -w" .
+  want_version otelcol >"$(stamp otelcol)"
+}
+
 ensure() {
   if [ -n "${KUBECREW_TEST_ASSETS:-}" ]; then
     for b in "$@"; do
@@ -171,6 +181,7 @@ ensure() {
   case " ${todo[*]} " in *" coredns "*) build_coredns ;; esac
   case " ${todo[*]} " in *" traefik "*) build_traefik ;; esac
   case " ${todo[*]} " in *" kwok "*) build_kwok ;; esac
+  case " ${todo[*]} " in *" otelcol "*) build_otelcol ;; esac
   log "built ${todo[*]} into $BIN in $((SECONDS - start)) s"
 }
 
@@ -180,8 +191,8 @@ case "${1:-}" in
   ensure-kwok) ensure "${BINARIES[@]}" "${KWOK_BINARIES[@]}" ;;
   path) assets_dir ;;
   versions)
-    printf 'kubernetes %s\netcd %s\nhelm %s\nkind %s\ncoredns %s\ntraefik %s\nkwok %s\n' "$KUBERNETES_VERSION" \
-      "$ETCD_VERSION" "$HELM_VERSION" "$KIND_VERSION" "$COREDNS_VERSION" "$TRAEFIK_VERSION" "$KWOK_VERSION"
+    printf 'kubernetes %s\netcd %s\nhelm %s\nkind %s\ncoredns %s\ntraefik %s\nkwok %s\notelcol %s\n' "$KUBERNETES_VERSION" \
+      "$ETCD_VERSION" "$HELM_VERSION" "$KIND_VERSION" "$COREDNS_VERSION" "$TRAEFIK_VERSION" "$KWOK_VERSION" "$OTELCOL_VERSION"
     ;;
   *) die "usage: hack/tools.sh ensure|ensure-node|ensure-kwok|path|versions" ;;
 esac

@@ -7,6 +7,7 @@ import {
   type ExecutionEvent,
   type ExecutionEventLog,
 } from "../../core/execution-events.ts";
+import type { LlmPrices } from "../../core/usage.ts";
 import type { ExecutionView } from "../execution-backend.ts";
 
 export interface EventStreamOptions {
@@ -16,6 +17,8 @@ export interface EventStreamOptions {
   pushedPollMs?: number;
   /** A comment line this often keeps proxies from closing a quiet stream. */
   heartbeatMs?: number;
+  /** Prices of the models, for the final event's `usage.cost_usd` (KUBECREW_LLM_PRICES). */
+  prices?: LlmPrices;
 }
 
 /** The id a reconnecting client saw last: the Last-Event-ID header (EventSource sends it), or `?lastEventId=`. */
@@ -39,10 +42,10 @@ function frame(e: ExecutionEvent): string {
  * changed (the Kubernetes backend) lets many clients of one execution share the work.
  */
 const derived = new WeakMap<ExecutionView, { log: ExecutionEventLog; final: boolean }>();
-function eventsOf(view: ExecutionView) {
+function eventsOf(view: ExecutionView, prices?: LlmPrices) {
   let d = derived.get(view);
   if (!d) {
-    const log = executionEventLog(view.id, view.status, view.results);
+    const log = executionEventLog(view.id, view.status, view.results, prices);
     d = { log, final: log.execution.some((e) => FINAL_EVENTS.includes(e.event)) };
     derived.set(view, d);
   }
@@ -113,11 +116,11 @@ export async function streamExecutionEvents(
     wakeup.wake();
   });
   let view: ExecutionView | undefined = execution;
-  let sent = parseEventId(lastEventId(req), eventsOf(view).log.shape);
+  let sent = parseEventId(lastEventId(req), eventsOf(view, options.prices).log.shape);
   let lastWrite = Date.now();
   try {
     while (!closed && view) {
-      const { log, final } = eventsOf(view);
+      const { log, final } = eventsOf(view, options.prices);
       const next = eventsAfter(log, sent);
       if (!sameCursor(next.cursor, sent)) {
         res.write(next.events.map(frame).join(""));

@@ -1,6 +1,7 @@
 import type { Crew } from "../../core/crew.ts";
 import { isFinished } from "../../core/execution.ts";
 import { statusResponse } from "../../core/status-view.ts";
+import type { LlmPrices } from "../../core/usage.ts";
 import type { ExecutionView } from "../execution-backend.ts";
 
 /** The Content-Type of a `/status` answer (what express gives a JSON string). */
@@ -21,15 +22,19 @@ export interface StatusBody {
  */
 const statusBodies = new WeakMap<object, { crew: Crew; body: StatusBody }>();
 
-/** The `/status` answer of an execution of `crew`. */
-export function statusBody(execution: ExecutionView, crew: Crew): StatusBody {
+/** The `/status` answer of an execution of `crew` (its usage priced with `prices`, the process's one table). */
+export function statusBody(execution: ExecutionView, crew: Crew, prices?: LlmPrices): StatusBody {
   const finished = execution.status && isFinished(execution.status.phase) ? execution.status : undefined;
   const key = finished ?? execution;
   const cached = statusBodies.get(key);
   if (cached && (finished || cached.crew === crew)) return cached.body;
   const spec = execution.status?.crewSpec ?? crew.spec;
   const json = JSON.stringify(
-    statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length, execution.spec),
+    statusResponse(execution.status, execution.results, spec.tasks[0]!.name, spec.tasks.length, execution.spec, {
+      crewSpec: spec,
+      prices: prices ?? {},
+      ...(execution.traceId ? { traceId: execution.traceId } : {}),
+    }),
   );
   const body = { json, bytes: Buffer.byteLength(json) };
   statusBodies.set(key, { crew, body });

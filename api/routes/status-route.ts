@@ -8,6 +8,7 @@ import type { ExecutionBackend } from "../execution-backend.ts";
 import { refuseWrongMethods } from "../../platform/http/wrong-methods.ts";
 import { crewAccess, EXECUTION_ID } from "./crew-access.ts";
 import { mayRead } from "./listings.ts";
+import type { LlmPrices } from "../../core/usage.ts";
 import { STATUS_CONTENT_TYPE, statusBody, type StatusBody } from "./status-body.ts";
 
 /** Every spelling of the one status endpoint: a crew's, and the default crew's at the root. */
@@ -19,6 +20,8 @@ export interface StatusRouteDeps {
   sessions?: SessionAuth;
   defaultCrew?: string;
   bodyLimitBytes: number;
+  /** Prices of the models, for `usage.cost_usd` (KUBECREW_LLM_PRICES). */
+  prices?: LlmPrices;
 }
 
 /**
@@ -44,7 +47,7 @@ export function statusRoute(deps: StatusRouteDeps): Router {
   const fromBackend: RequestHandler = async (req, res) => {
     const crew = await access.crewFor(req);
     const execution = await access.visibleExecution(req, crew, String(req.params["id"]));
-    res.type("application/json").send(statusBody(execution, crew).json);
+    res.type("application/json").send(statusBody(execution, crew, deps.prices).json);
   };
   // A GET's body is parsed (and refused) as on every other route.
   const body = express.json({ limit: deps.bodyLimitBytes, verify: refuseDeepJson });
@@ -74,6 +77,6 @@ function heldStatus(
     const crew = heldCrew(name);
     const execution = crew && heldExecution(crew.metadata.name, id.toLowerCase());
     if (!crew || !execution || !mayRead(principal, execution)) return undefined;
-    return statusBody(execution, crew);
+    return statusBody(execution, crew, deps.prices);
   };
 }

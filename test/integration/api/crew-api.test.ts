@@ -58,11 +58,20 @@ describe("the crew API on the embedded default", () => {
     });
     const result = done.result as { output: string; tasks: Array<Record<string, unknown>> };
     expect(done.state).toBe("SUCCESS");
-    expect(Object.keys(done).sort()).toEqual(["execution_time", "result", "state", "status"]);
+    // usage: the tokens the (mock) model reported, additive to CrewAI's shape.
+    expect(Object.keys(done).sort()).toEqual(["execution_time", "result", "state", "status", "usage"]);
     expect(result.tasks.map((t) => t.task_id)).toEqual(["step1", "step2", "step3"]);
     for (const task of result.tasks) {
       // CrewAI's four fields, plus kubecrew's step count and tools used (one LLM turn, no tools here).
-      expect(Object.keys(task).sort()).toEqual(["agent", "execution_time", "output", "steps", "task_id", "tools_used"]);
+      expect(Object.keys(task).sort()).toEqual([
+        "agent",
+        "execution_time",
+        "output",
+        "steps",
+        "task_id",
+        "tools_used",
+        "usage",
+      ]);
       expect(task.steps).toBe(1);
       expect(task.tools_used).toEqual([]);
       expect(task.agent).toBe("tides Writer");
