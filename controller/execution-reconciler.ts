@@ -1,4 +1,5 @@
 import { cleanupDueInMs } from "../core/cleanup.ts";
+import { assignmentUsesApps } from "../core/crew-apps.ts";
 import type { CrewSpec } from "../core/crew.ts";
 import { decide } from "../core/decide.ts";
 import type { Action, DecideInput, Decision } from "../core/decision.ts";
@@ -275,8 +276,8 @@ export class ExecutionReconciler {
         const spec = input.execution.status?.crewSpec ?? input.crew!;
         const credentials = this.o.appCredentials;
         // The execution's one credential Secret comes with its first task (its start is the credential's clock), and
-        // is made sure of for each task of an agent with apps: apps may have been switched on after the first started.
-        if (credentials && (action.index === 0 || assignment.agent.apps.length > 0)) {
+        // is made sure of for each task calling apps (its agent or a coworker): apps may have been switched on since.
+        if (credentials && (action.index === 0 || assignmentUsesApps(assignment))) {
           const started = input.execution.status?.startTime;
           await credentials.ensure(
             ref,

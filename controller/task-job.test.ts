@@ -112,6 +112,38 @@ describe("task Job and ConfigMap", () => {
     ]);
   });
 
+  it("gives a delegating task its coworkers' own keys and, when a coworker has apps, the apps credential", () => {
+    const coworker = (name: string, secret: string, apps: string[] = []) => ({
+      agent: {
+        ...spec.agents[0]!,
+        name,
+        role: name,
+        apps,
+        llm: { provider: "openai" as const, model: "gpt", apiKeySecretRef: { name: secret, key: "key" } },
+      },
+      tools: { mcpServers: [], allowedHosts: [] },
+    });
+    const manager: TaskAssignment = {
+      ...assignment,
+      coworkers: [coworker("a", "key-a"), coworker("b", "key-b", ["gmail"]), coworker("c", "key-a")],
+    };
+    const apps = { url: "http://integrations/v1/mcp", secretName: "exec-apps" };
+    const pod = (taskJob(ref, manager, spec.runner, settings, [], apps) as Loose).spec.template.spec;
+    const env = pod.containers[0].env;
+    expect(env.filter((e: Loose) => e.name.startsWith("KUBECREW_SECRET_") || e.name.includes("LLM_API_KEY"))).toEqual([
+      { name: "KUBECREW_LLM_API_KEY", valueFrom: { secretKeyRef: { name: "llm", key: "key" } } },
+      { name: "KUBECREW_SECRET_KEY_A_KEY", valueFrom: { secretKeyRef: { name: "key-a", key: "key" } } },
+      { name: "KUBECREW_SECRET_KEY_B_KEY", valueFrom: { secretKeyRef: { name: "key-b", key: "key" } } },
+    ]);
+    expect(env).toContainEqual({ name: "KUBECREW_APPS_URL", value: apps.url });
+    expect(pod.volumes).toContainEqual(expect.objectContaining({ name: "apps-credential" }));
+    // Without a coworker that has apps, the task's pod gets no credential.
+    const plain = (
+      taskJob(ref, { ...manager, coworkers: [coworker("a", "key-a")] }, spec.runner, settings, [], apps) as Loose
+    ).spec.template.spec;
+    expect(plain.volumes).not.toContainEqual(expect.objectContaining({ name: "apps-credential" }));
+  });
+
   it("runs crewai-runtime tasks in the crewai runner image unless the crew names its own", () => {
     const withCrewai = { ...settings, crewaiImage: "kubecrew-crewai:test" };
     const image = (a: TaskAssignment, runner = spec.runner) =>

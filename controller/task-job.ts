@@ -1,5 +1,6 @@
 import type { RunnerSettings } from "../core/crew.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
+import { assignmentUsesApps } from "../core/crew-apps.ts";
 import { secretEnvName } from "../core/tools.ts";
 import { APPS_CREDENTIAL_DIR, APPS_CREDENTIAL_PATH } from "../kube/apps-secret.ts";
 import type { KubeObject, OwnerReference } from "../kube/runtime/client.ts";
@@ -157,7 +158,20 @@ function mcpHeaderSecretEnv(assignment: TaskAssignment) {
   return [...refs].map(([name, ref]) => ({ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }));
 }
 
-/** Connected apps for a task whose agent has `apps`: the MCP endpoint, and the execution's credential Secret. */
+/**
+ * The API keys of the coworkers a task's agent may delegate to, each from its own Secret, as the variables the runner
+ * reads them from (`secretEnvName`); the task's agent's own key is KUBECREW_LLM_API_KEY.
+ */
+function coworkerKeyEnv(assignment: TaskAssignment) {
+  const refs = new Map<string, { name: string; key: string }>();
+  for (const { agent } of assignment.coworkers ?? []) {
+    const ref = agent.llm?.apiKeySecretRef;
+    if (ref) refs.set(secretEnvName(ref), ref);
+  }
+  return [...refs].map(([name, ref]) => ({ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }));
+}
+
+/** Connected apps for a task whose agent or a coworker has `apps`: the MCP endpoint, and the execution's credential Secret. */
 export interface TaskApps {
   url: string;
   secretName: string;
@@ -181,11 +195,12 @@ export function taskJob(
   const labels = taskLabels(execution, assignment);
   const keyRef = assignment.agent.llm?.apiKeySecretRef;
   // The credential reaches the runner as a read-only file of the mounted Secret: the pod's account cannot read Secrets.
-  const withApps = apps && assignment.agent.apps.length > 0 ? apps : undefined;
+  const withApps = apps && assignmentUsesApps(assignment) ? apps : undefined;
   const models = modelVolumeParts(assignment, settings.modelVolume);
   const env = [
     ...(keyRef ? [{ name: LLM_API_KEY_ENV, valueFrom: { secretKeyRef: { name: keyRef.name, key: keyRef.key } } }] : []),
     ...mcpHeaderSecretEnv(assignment),
+    ...coworkerKeyEnv(assignment),
     ...(withApps
       ? [
           { name: "KUBECREW_APPS_URL", value: withApps.url },

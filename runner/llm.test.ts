@@ -18,6 +18,14 @@ describe("apiKeyFor", () => {
     expect(apiKeyFor(llm, { MY_KEY: " ", OPENAI_API_KEY: "k3" })).toBe("k3");
   });
 
+  it("takes an llm's own Secret first (a coworker's key in the manager's pod), then the task agent's", () => {
+    const llm: LlmConfig = { ...openai, apiKeySecretRef: { name: "writer-key", key: "key" } };
+    expect(apiKeyVariables(llm)).toEqual(["KUBECREW_SECRET_WRITER_KEY_KEY", "KUBECREW_LLM_API_KEY", "OPENAI_API_KEY"]);
+    expect(apiKeyFor(llm, { KUBECREW_SECRET_WRITER_KEY_KEY: "writer", KUBECREW_LLM_API_KEY: "manager" })).toBe(
+      "writer",
+    );
+  });
+
   it("uses each provider's usual variable", () => {
     expect(apiKeyFor({ provider: "anthropic", model: "m" }, { ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o" })).toBe("a");
     expect(apiKeyFor({ provider: "openai-compatible", model: "m", baseURL: "http://x" }, { LLM_API_KEY: "l" })).toBe(

@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import type { LlmConfig, LlmProvider } from "../core/crew.ts";
 import { localModelPath } from "../core/local-models.ts";
+import { secretEnvName } from "../core/tools.ts";
 import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import { createLocalLanguageModel } from "./local-model.ts";
 import { createMockLanguageModel, type LanguageModelV3 } from "./mock-model.ts";
@@ -54,11 +55,13 @@ export class LlmConfigError extends Error {
 }
 
 /**
- * The variables searched for the API key, in order: KUBECREW_LLM_API_KEY (the pod's Secret), the agent's
- * `apiKeyEnv`, then the provider's usual variable. Empty values count as unset.
+ * The variables searched for the API key, in order: the one the controller sets from the llm's own Secret
+ * (`secretEnvName`: a coworker's key in the manager's pod), KUBECREW_LLM_API_KEY (the task agent's Secret), the
+ * agent's `apiKeyEnv`, then the provider's usual variable. Empty values count as unset.
  */
 export function apiKeyVariables(llm: LlmConfig): string[] {
-  const names = [KUBECREW_LLM_API_KEY, llm.apiKeyEnv, DEFAULT_API_KEY_ENV[llm.provider]];
+  const ownSecret = llm.apiKeySecretRef ? secretEnvName(llm.apiKeySecretRef) : undefined;
+  const names = [ownSecret, KUBECREW_LLM_API_KEY, llm.apiKeyEnv, DEFAULT_API_KEY_ENV[llm.provider]];
   return [...new Set(names.filter((n): n is string => !!n))];
 }
 

@@ -7,7 +7,8 @@ import { hostForPods } from "./support/installed.ts";
 /**
  * The hierarchical process on a real control plane: the task's pod runs the manager, which hands work to one agent and
  * asks another a question; both coworkers run in that pod, and the CrewTaskResult (its CRD schema) keeps the
- * delegation steps. A hierarchical crew without a manager is refused at apply by the CRD's CEL rule.
+ * delegation steps; each model call carries the key of its own agent's Secret (a coworker's key is not the manager's).
+ * A hierarchical crew without a manager is refused at apply by the CRD's CEL rule.
  */
 const kubeconfig = inject("kubeconfig");
 let llm: LlmFixture;
@@ -20,8 +21,14 @@ spec:
   llm: { provider: openai-compatible, model: fixture-model, baseURL: "${llm.baseURL}" }
   process: hierarchical
 ${manager}  agents:
-    - { name: researcher, role: Researcher, goal: "Find facts on {topic}" }
-    - { name: writer, role: Writer, goal: "Write plainly" }
+    - name: researcher
+      role: Researcher
+      goal: "Find facts on {topic}"
+      llm: { provider: openai-compatible, model: fixture-model, baseURL: "${llm.baseURL}", apiKeySecretRef: { name: researcher-key, key: key } }
+    - name: writer
+      role: Writer
+      goal: "Write plainly"
+      llm: { provider: openai-compatible, model: fixture-model, baseURL: "${llm.baseURL}", apiKeySecretRef: { name: writer-key, key: key } }
   tasks:
     - { name: article, description: "Write a short article on {topic}", expectedOutput: "One paragraph" }
   runner: { retries: 0 }
@@ -33,8 +40,16 @@ const suite = crewSuite(kubeconfig, {
     llm = await startLlmFixture(hostForPods());
   },
   after: () => llm?.stop(),
+  secrets: {
+    "manager-key": { key: "sk-manager" },
+    "researcher-key": { key: "sk-researcher" },
+    "writer-key": { key: "sk-writer" },
+  },
   crews: () => [
-    crew("managed", `  managerLlm: { provider: openai-compatible, model: manager-model, baseURL: "${llm.baseURL}" }\n`),
+    crew(
+      "managed",
+      `  managerLlm: { provider: openai-compatible, model: manager-model, baseURL: "${llm.baseURL}", apiKeySecretRef: { name: manager-key, key: key } }\n`,
+    ),
   ],
 });
 
@@ -57,6 +72,13 @@ describe("the hierarchical process in task pods", () => {
       "manager-model",
       "fixture-model",
       "manager-model",
+    ]);
+    expect(llm.requests.map((r) => r.headers.authorization)).toEqual([
+      "Bearer sk-manager",
+      "Bearer sk-researcher",
+      "Bearer sk-manager",
+      "Bearer sk-writer",
+      "Bearer sk-manager",
     ]);
 
     const result = (await resultsOf(kubeconfig, suite.namespace, id)).find((r) => r.spec.output !== undefined);
