@@ -125,7 +125,7 @@ beforeAll(async () => {
   mkdirSync(join(project.src, "hier"));
   writeFileSync(join(project.src, "hier", "__init__.py"), "");
   writeFileSync(join(project.src, "hier", "crew.py"), HIERARCHICAL);
-  const env = { ...process.env, PYTHONPATH: project.src };
+  const env: NodeJS.ProcessEnv = { ...process.env, PYTHONPATH: project.src };
   delete env.KUBECREW_CREWAI_PYTHON;
   dev = await startTestDev({ "tidepool.yaml": cliCrew(), "hier.yaml": hierarchicalCrew() }, { runnerEnv: env });
 }, 180_000);
