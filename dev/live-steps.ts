@@ -1,6 +1,6 @@
-import { readFile, stat } from "node:fs/promises";
 import { z } from "zod";
 import { taskStep } from "../core/task-step.ts";
+import { watchRewrittenFile } from "./watch-rewritten-file.ts";
 
 const stepSummary = z.object({
   steps: z.array(taskStep),
@@ -19,22 +19,12 @@ export interface LiveSteps {
  * each new version to `onChange`. Returns the function that stops watching.
  */
 export function liveSteps(path: string, onChange: (sofar: StepsSoFar) => void, everyMs = 200): () => void {
-  let seen = "";
-  let busy = false;
-  const timer = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    void (async () => {
-      const info = await stat(path).catch(() => undefined);
-      const version = info ? `${info.mtimeMs}:${info.size}` : "";
-      if (!info || version === seen) return;
-      seen = version;
-      const parsed = stepSummary.safeParse(JSON.parse(await readFile(path, "utf8")));
+  return watchRewrittenFile(
+    path,
+    (text) => {
+      const parsed = stepSummary.safeParse(JSON.parse(text));
       if (parsed.success) onChange(parsed.data);
-    })()
-      .catch(() => undefined)
-      .finally(() => (busy = false));
-  }, everyMs);
-  timer.unref();
-  return () => clearInterval(timer);
+    },
+    everyMs,
+  );
 }

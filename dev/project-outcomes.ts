@@ -1,7 +1,8 @@
-import { readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { taskOutcome, type TaskAssignment, type TaskOutcome } from "../core/task-assignment.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
+import { watchRewrittenFile } from "./watch-rewritten-file.ts";
 
 /**
  * A whole CrewAI project's run in the embedded default (core/whole-project.ts): the runner rewrites its outcomes file
@@ -17,28 +18,15 @@ export function watchProjectOutcomes(
   onChange: (outcomes: TaskOutcome[]) => void,
   everyMs = 200,
 ): () => void {
-  let seen = "";
-  let busy = false;
-  const timer = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    void (async () => {
-      const info = await stat(path).catch(() => undefined);
-      const version = info ? `${info.mtimeMs}:${info.size}` : "";
-      if (!info || version === seen) return;
-      seen = version;
-      onChange(await readProjectOutcomes(path));
-    })()
-      .catch(() => undefined)
-      .finally(() => (busy = false));
-  }, everyMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  return watchRewrittenFile(path, (text) => onChange(parseOutcomes(text)), everyMs);
 }
 
 /** The outcomes so far; none when the file is missing or unreadable. */
 export async function readProjectOutcomes(path: string): Promise<TaskOutcome[]> {
-  const text = await readFile(path, "utf8").catch(() => "[]");
+  return parseOutcomes(await readFile(path, "utf8").catch(() => "[]"));
+}
+
+function parseOutcomes(text: string): TaskOutcome[] {
   const parsed = outcomeList.safeParse(JSON.parse(text));
   return parsed.success ? parsed.data : [];
 }
