@@ -109,18 +109,23 @@ describe.skipIf(installed)("a limit of 2 tasks starting at once", () => {
           sawWaiting = true;
         }
       }
+    };
+    // The gauges on their own loop: a sample of the objects takes two kubectl runs (seconds on a loaded machine), long
+    // enough for a wait to begin and end between two reads of the gauges.
+    const readGauges = async () => {
       maxGauge = Math.max(maxGauge, await controller.metric("kubecrew_controller_starting_tasks"));
       maxWaitingGauge = Math.max(
         maxWaitingGauge,
         await controller.metric("kubecrew_controller_executions_waiting_to_start"),
       );
     };
-    const sampling = (async () => {
+    const every = async (ms: number, step: () => Promise<void>) => {
       while (finals.length < EXECUTIONS) {
-        await sample();
-        await new Promise((r) => setTimeout(r, 100));
+        await step();
+        await new Promise((r) => setTimeout(r, ms));
       }
-    })();
+    };
+    const sampling = Promise.all([every(100, sample), every(20, readGauges)]);
     for (const id of ids) finals.push(await finalStatus(api, "slow-start", id, 150_000));
     await sampling;
 
