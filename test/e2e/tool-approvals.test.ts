@@ -88,8 +88,16 @@ describe("a held tool call in task pods", () => {
     expect(execution.status.phase).toBe("WaitingForInput");
     const parked = (await resultsOf(kubeconfig, suite.namespace, id)).find((r) => r.spec.parked);
     expect(parked.spec.parked.held[0].tool).toBe("http_request:POST");
-    const jobs = await jobsOf(kubeconfig, suite.namespace, id);
-    expect(jobs.map((j) => j.status.active ?? 0)).toEqual([0]);
+    // No pod is held: the task's one Job ends (a real container may still be ending when its result is written).
+    await waitFor(
+      `the parked task's Job of ${id} ended`,
+      async () => {
+        const jobs = await jobsOf(kubeconfig, suite.namespace, id);
+        return jobs.length === 1 && (jobs[0]!.status.active ?? 0) === 0 ? jobs : undefined;
+      },
+      60_000,
+      250,
+    );
     expect(received).toEqual([]);
 
     const decided = await suite.api.call(`/crews/held-post/resume`, {
