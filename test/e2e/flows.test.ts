@@ -138,6 +138,8 @@ describe("a declarative flow on the cluster", () => {
   );
 
   it("answers 422 naming the missing state field, and 404 for a flow it does not have", async () => {
+    // The flow the first test applies (applied again: that test runs on the local node only).
+    await suite.applyCrew(flowManifest("review", exampleFlowDocument(), fixtureModel()));
     await ready("review");
     const missing = await suite.api.call("/flows/review/kickoff", { body: { inputs: {} } });
     expect(missing.status).toBe(422);
