@@ -3,6 +3,7 @@ import { API_VERSION } from "./api-group.ts";
 import { appUser, condition, crewSpec, objectMeta } from "./crew.ts";
 import { decision, humanInputWebhook, inputRequest, MAX_DECISIONS } from "./human-input-schema.ts";
 import { jsonObject } from "./json.ts";
+import { usageStatus } from "./usage.ts";
 
 export const executionPhases = ["Pending", "Running", "WaitingForInput", "Succeeded", "Failed", "Stopped"] as const;
 export const executionPhase = z.enum(executionPhases);
@@ -59,6 +60,9 @@ export const taskState = z.object({
   completionTime: z.string().optional(),
   executionTime: z.number().optional().describe("Seconds"),
   message: z.string().optional(),
+  usage: usageStatus
+    .optional()
+    .describe("Tokens of the task's LLM calls (every attempt), written when the execution ends"),
 });
 export type TaskState = z.infer<typeof taskState>;
 
@@ -72,6 +76,9 @@ export const executionStatus = z.object({
   completionTime: z.string().optional(),
   executionTime: z.number().optional().describe("Seconds"),
   error: z.string().optional(),
+  usage: usageStatus
+    .optional()
+    .describe("Tokens of every LLM call of the execution, and their cost, written once when the execution ends"),
   conditions: z.array(condition).optional(),
   observedGeneration: z.number().int().optional(),
   crewSpec: crewSpec.optional().describe("The crew as it was when the execution started"),

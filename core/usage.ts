@@ -129,19 +129,47 @@ export function executionUsage(
   );
 }
 
-/** The execution's tokens by model (`unknown` for results that name none), for the metrics. */
+/**
+ * The execution's tokens by model (`unknown` for results that name none), for the metrics; `costUsd` sums the calls
+ * whose model has a price in `prices` (absent when none has).
+ */
 export function tokensByModel(
   spec: CrewSpec | undefined,
   resultsByTask: Readonly<Record<string, readonly TaskResultSpec[]>>,
-): Map<string, { input: number; output: number }> {
-  const byModel = new Map<string, { input: number; output: number }>();
+  prices: LlmPrices = {},
+): Map<string, { input: number; output: number; costUsd?: number }> {
+  const byModel = new Map<string, { input: number; output: number; costUsd?: number }>();
   for (const [task, results] of Object.entries(resultsByTask)) {
     for (const t of tokensOf(results, taskModel(spec, task))) {
       const sum = byModel.get(t.model ?? "unknown") ?? { input: 0, output: 0 };
       sum.input += t.input;
       sum.output += t.output;
+      const price = priceOf(prices, t);
+      if (price) sum.costUsd = (sum.costUsd ?? 0) + (t.input * price.input + t.output * price.output) / 1e6;
       byModel.set(t.model ?? "unknown", sum);
     }
   }
   return byModel;
+}
+
+/** Usage as the CrewExecution's status keeps it (camelCase, as every status field). */
+export const usageStatus = z.object({
+  inputTokens: z.number().int(),
+  outputTokens: z.number().int(),
+  totalTokens: z.number().int(),
+  costUsd: z
+    .number()
+    .optional()
+    .describe("US dollars, from the controller's price table (KUBECREW_LLM_PRICES); absent when a model has none"),
+});
+export type UsageStatus = z.infer<typeof usageStatus>;
+
+/** The wire form's usage as a status field. */
+export function usageStatusOf(body: UsageBody): UsageStatus {
+  return {
+    inputTokens: body.input_tokens,
+    outputTokens: body.output_tokens,
+    totalTokens: body.total_tokens,
+    ...(body.cost_usd !== undefined ? { costUsd: body.cost_usd } : {}),
+  };
 }
