@@ -1,8 +1,6 @@
 import { cleanupDueInMs } from "../core/cleanup.ts";
-import { assignmentUsesApps } from "../core/crew-apps.ts";
 import type { CrewSpec } from "../core/crew.ts";
-import { decide } from "../core/decide.ts";
-import type { Action, DecideInput, Decision } from "../core/decision.ts";
+import type { Action, DecideInput } from "../core/decision.ts";
 import { isFinished, type ExecutionStatus } from "../core/execution.ts";
 import { decideInvalidExecution } from "../core/invalid-execution.ts";
 import type { Logger } from "../core/logger.ts";
@@ -25,21 +23,21 @@ import {
   resourcePath,
 } from "../kube/resources.ts";
 import { contextConfigMapName, taskJobName } from "../kube/task-names.ts";
-import { appsSecretName } from "../kube/apps-secret.ts";
 import type { CachedExecution } from "../kube/typed-objects.ts";
 import type { AppCredentials } from "./app-credentials.ts";
-import { applyStatus, createIfAbsent, deleteIfPresent } from "../kube/apply.ts";
+import { applyStatus, deleteIfPresent } from "../kube/apply.ts";
 import type { Caches } from "./caches.ts";
 import type { EventRecorder } from "../kube/runtime/events.ts";
 import { lastWords } from "./last-words.ts";
 import { observeTasks } from "./observe.ts";
 import type { StartLimit } from "./start-limit.ts";
-import { taskInputs, taskJob, type ExecutionRef, type TaskJobSettings } from "./task-job.ts";
+import type { ExecutionRef, TaskJobSettings } from "./task-job.ts";
+import { decideWithinLimit, startTask } from "./task-start.ts";
 import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webhooks.ts";
 import type { ReconcileResult } from "../kube/runtime/worker.ts";
 import type { Counter } from "prom-client";
 import { countFinishedExecution, type LlmTokenLabels } from "./usage-metrics.ts";
-import { executionTraceparent, startTaskSpan } from "./execution-trace.ts";
+import { executionTraceparent } from "./execution-trace.ts";
 
 const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
@@ -92,7 +90,7 @@ export class ExecutionReconciler {
     const ref: ExecutionRef = { name, namespace, uid: cached.metadata.uid!, crew: cached.spec.crewRef.name };
 
     const input = await this.observe(cached, ref);
-    const { decision, slot } = this.decideWithinLimit(input, cached, key);
+    const { decision, slot } = decideWithinLimit(input, cached, key, this.o.startLimit);
     let status = cached.status;
     try {
       for (const action of decision.actions) status = await this.apply(action, current, ref, input, status);
@@ -130,43 +128,6 @@ export class ExecutionReconciler {
     this.o.events.record({ name, namespace, uid }, eventType, reason, message);
     this.o.log.warn({ execution: `${namespace}/${name}`, problems }, "CrewExecution is invalid; failed it");
     return { phase: "Failed" };
-  }
-
-  /**
-   * decide(), within the limit on tasks starting at once: each task a decision starts takes a slot, in spec order,
-   * until one is refused; then the decision is made again starting only those that got one (the others wait for a
-   * slot; see start-limit.ts). `slot`: at least one was taken, to settle.
-   */
-  private decideWithinLimit(
-    input: DecideInput,
-    execution: CachedExecution,
-    key: string,
-  ): { decision: Decision; slot: boolean } {
-    const decision = decide(input);
-    const limit = this.o.startLimit;
-    if (!limit) return { decision, slot: false };
-    const starts = decision.actions.filter((a) => a.type === "startTask");
-    if (starts.length === 0) {
-      limit.forget(key);
-      return { decision, slot: false };
-    }
-    const granted = new Set<string>();
-    for (const start of starts) {
-      const slot = limit.tryStart({
-        execution: key,
-        job: cacheKey(
-          input.execution.namespace!,
-          taskJobName(input.execution.name, start.index, start.assignment.task.revision ?? 0),
-        ),
-        running: ["Running", "WaitingForInput"].includes(input.execution.status?.phase ?? "") || granted.size > 0,
-        createdAt: execution.metadata.creationTimestamp ?? "",
-      });
-      if (!slot) break;
-      granted.add(start.taskName);
-    }
-    const slot = granted.size > 0;
-    if (granted.size === starts.length) return { decision, slot };
-    return { decision: decide({ ...input, canStartTask: (task) => granted.has(task) }), slot };
   }
 
   /** decide()'s input: the execution, its crew (until it took its snapshot), its tasks, the webhooks delivered. */
@@ -266,47 +227,9 @@ export class ExecutionReconciler {
         }
         return action.status;
       }
-      case "startTask": {
-        const runner = (input.execution.status?.crewSpec ?? input.crew)?.runner;
-        if (!runner) throw new Error(`no crew spec to start task ${action.taskName}`);
-        const assignment = {
-          ...action.assignment,
-          execution: { ...action.assignment.execution, namespace: ref.namespace, uid: ref.uid },
-        };
-        const spec = input.execution.status?.crewSpec ?? input.crew!;
-        const credentials = this.o.appCredentials;
-        // The execution's one credential Secret comes with its first task (its start is the credential's clock), and
-        // is made sure of for each task calling apps (its agent or a coworker): apps may have been switched on since.
-        if (credentials && (action.index === 0 || assignmentUsesApps(assignment))) {
-          const started = input.execution.status?.startTime;
-          await credentials.ensure(
-            ref,
-            spec,
-            input.execution.spec.requestedBy,
-            started ? new Date(started) : input.now,
-          );
-        }
-        const inputs = taskInputs(ref, assignment);
-        for (const cm of inputs.configMaps) await createIfAbsent(client, resourcePath(CONFIG_MAPS, ref.namespace), cm);
-        const apps = credentials ? { url: credentials.url, secretName: appsSecretName(ref.name) } : undefined;
-        const job = taskJob(ref, assignment, runner, this.o.jobSettings, inputs.contextMounts, apps);
-        const span = startTaskSpan(
-          executionTraceparent(current.execution),
-          { execution: ref.name, task: action.taskName },
-          job,
-        );
-        const created = await createIfAbsent(client, resourcePath(JOBS, ref.namespace), job).finally(() => span.end());
-        if (created) {
-          this.o.caches.jobs.upsert(created);
-          log.info({ execution: ref.name, task: action.taskName, job: job.metadata?.name }, "Task Job created");
-        } else {
-          // Created by a controller before this one (a restart, a shard moved) and not in the cache yet: read it in,
-          // so that the limit on tasks starting at once counts it before this reconcile's slot is given back.
-          const source = { cache: this.o.caches.jobs, client, type: JOBS };
-          await readThrough(source, ref.namespace, job.metadata!.name!);
-        }
+      case "startTask":
+        await startTask(this.o, action, current.execution, ref, input);
         return status;
-      }
       case "stopTask": {
         const jobName = taskJobName(ref.name, action.index, action.revision ?? 0);
         const path = resourcePath(JOBS, ref.namespace, jobName);
