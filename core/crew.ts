@@ -2,6 +2,7 @@ import { z } from "zod";
 import { API_VERSION } from "./api-group.ts";
 import { appReferenceSchema } from "./apps.ts";
 import { jsonValue } from "./json.ts";
+import { asyncTaskProblems } from "./async-tasks.ts";
 import { managerOf, processProblems } from "./crew-process.ts";
 import { taskPythonFields, taskPythonProblems } from "./python-references.ts";
 import { taskGuardrailFields, taskGuardrailProblems } from "./task-guardrails.ts";
@@ -205,15 +206,15 @@ export const runnerSettings = z.object({
 });
 export type RunnerSettings = z.infer<typeof runnerSettings>;
 
-/**
- * What runs a task in its pod: `kubecrew` (the TypeScript runner's own agent loop) or `crewai` (the CrewAI library in
- * Python, driven by the runner through crewai-adapter/).
- */
 /** How a crew's tasks are carried out (CrewAI's Process). */
 export const crewProcesses = ["sequential", "hierarchical"] as const;
 export const crewProcess = z.enum(crewProcesses);
 export type CrewProcess = z.infer<typeof crewProcess>;
 
+/**
+ * What runs a task in its pod: `kubecrew` (the TypeScript runner's own agent loop) or `crewai` (the CrewAI library in
+ * Python, driven by the runner through crewai-adapter/).
+ */
 export const crewRuntimes = ["kubecrew", "crewai"] as const;
 export const crewRuntime = z.enum(crewRuntimes);
 export type CrewRuntime = z.infer<typeof crewRuntime>;
@@ -303,35 +304,6 @@ export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] 
     if (llm?.provider === "openai-compatible" && !llm.baseURL) {
       problems.push(`${who}: provider openai-compatible needs a baseURL`);
     }
-  }
-  return problems;
-}
-
-/**
- * CrewAI's rules for asynchronous tasks: an asynchronous task cannot take context from an asynchronous task of its own
- * run of consecutive ones (they start together, so its output does not exist yet), and a crew ends with at most one.
- */
-function asyncTaskProblems(tasks: z.infer<typeof crewSpecShape>["tasks"]): string[] {
-  const problems: string[] = [];
-  for (const [i, t] of tasks.entries()) {
-    if (!t.asyncExecution) continue;
-    // The asynchronous tasks that start together with t: back to the last synchronous task before it.
-    const beside = new Set<string>();
-    for (let j = i - 1; j >= 0 && tasks[j]!.asyncExecution; j--) beside.add(tasks[j]!.name);
-    for (const c of new Set(t.context ?? [])) {
-      if (beside.has(c)) {
-        problems.push(
-          `task "${t.name}" is asynchronous and takes context from "${c}", an asynchronous task that starts with it: make a task between them synchronous, or "${t.name}" synchronous`,
-        );
-      }
-    }
-  }
-  const trailing = [];
-  for (let j = tasks.length - 1; j >= 0 && tasks[j]!.asyncExecution; j--) trailing.unshift(tasks[j]!.name);
-  if (trailing.length > 1) {
-    problems.push(
-      `the crew ends with ${trailing.length} asynchronous tasks (${trailing.map((n) => `"${n}"`).join(", ")}): at most one asynchronous task may come last`,
-    );
   }
   return problems;
 }
