@@ -82,6 +82,7 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<{ stop(
       "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     ].join(":"),
     ...crewaiPython(options.repoRoot),
+    stateDir: options.stateDir,
     apiServer: { url: new URL(kc.getCurrentCluster()!.server), caPem: clusterCa(kc) },
   };
   const runtimes = new Map<string, PodRuntime>();

@@ -15,5 +15,7 @@ export interface NodeContext {
    * it as KUBECREW_CREWAI_PYTHON, as the crewai runner image sets it (this node runs every image's command alike).
    */
   crewaiPython?: string;
+  /** The node's state directory, where images declare their environment (local-images.ts). */
+  stateDir: string;
   apiServer: { url: URL; caPem: Buffer };
 }

@@ -2,6 +2,7 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { V1Pod } from "@kubernetes/client-node";
 import { containerEnv } from "./env.ts";
+import { localImageEnv } from "./local-images.ts";
 import type { NodeContext } from "./node-context.ts";
 import { apiObjectSource } from "./object-source.ts";
 import { requestPodToken, serviceAccountKubeconfig } from "./service-account.ts";
@@ -55,7 +56,8 @@ export class PodSandbox {
     const envs = new Map<string, Record<string, string>>();
     const source = apiObjectSource(this.ctx.core, pod.metadata!.namespace!);
     for (const container of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
-      envs.set(container.name, await containerEnv(this.pod(), container, this.baseEnv(), source));
+      const base = { ...this.baseEnv(), ...localImageEnv(this.ctx.stateDir, container.image) };
+      envs.set(container.name, await containerEnv(this.pod(), container, base, source));
       mountVolumes(volumes, container);
     }
     return envs;
