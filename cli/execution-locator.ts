@@ -1,8 +1,7 @@
 import type { StatusResponse } from "../core/api-bodies.ts";
+import { EXECUTION_ID } from "../core/execution.ts";
 import { ApiFailure, type CrewApiClient } from "./api-client.ts";
 import { CommandFailure } from "./command-failure.ts";
-
-const KICKOFF_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** How many crews are asked at once when the crew of an execution is not given. */
 const CONCURRENT_LOOKUPS = 8;
@@ -17,7 +16,7 @@ export interface LocatedExecution {
  * one request; without, the crews the token may use are asked in turn, a few at a time, until one has it.
  */
 export async function locateExecution(client: CrewApiClient, id: string, crew?: string): Promise<LocatedExecution> {
-  if (!KICKOFF_ID.test(id)) throw new CommandFailure(`"${id}" is not a kickoff ID (a UUID, as kubecrew run prints)`);
+  if (!EXECUTION_ID.test(id)) throw new CommandFailure(`"${id}" is not a kickoff ID (a UUID, as kubecrew run prints)`);
   if (crew !== undefined) return { crew, status: await client.status(crew, id) };
   const { crews } = await client.crews();
   for (let i = 0; i < crews.length; i += CONCURRENT_LOOKUPS) {

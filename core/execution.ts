@@ -5,6 +5,9 @@ import { decision, humanInputWebhook, inputRequest, MAX_DECISIONS } from "./huma
 import { jsonObject } from "./json.ts";
 import { usageStatus } from "./usage.ts";
 
+/** An execution id as the API hands it out (kickoff_id, a UUID); paths and commands may spell it in upper case. */
+export const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export const executionPhases = ["Pending", "Running", "WaitingForInput", "Succeeded", "Failed", "Stopped"] as const;
 export const executionPhase = z.enum(executionPhases);
 export type ExecutionPhase = z.infer<typeof executionPhase>;

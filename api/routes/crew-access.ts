@@ -1,13 +1,11 @@
 import type { Request } from "express";
 import type { Crew } from "../../core/crew.ts";
+import { EXECUTION_ID } from "../../core/execution.ts";
 import { principalOf } from "../auth/bearer.ts";
 import { mayUseCrew } from "../auth/principal.ts";
 import { crewNotFound, executionNotFound, unauthorized } from "../errors.ts";
 import type { ExecutionBackend, ExecutionView } from "../execution-backend.ts";
 import { mayRead } from "./listings.ts";
-
-/** An execution id as the API hands it out (kickoff_id); paths may spell it in upper case. */
-export const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The crew a request names, and the execution it names, as the caller may see them (else the documented 401/404). */
 export interface CrewAccess {
