@@ -96,7 +96,9 @@ export function createApp(deps: ApiDeps): Express {
   app.use(integrationsFallback());
   app.use(connectionsRoutes({ tokens: deps.tokens, integrations: deps.integrations, ...sessions }));
 
-  if (deps.flows) app.use(flowRoutes({ flows: deps.flows, tokens: deps.tokens, ...sessions }));
+  if (deps.flows) {
+    app.use(flowRoutes({ flows: deps.flows, tokens: deps.tokens, ...sessions, outboundPolicy: deps.outboundPolicy }));
+  }
   app.use(crewListRoutes({ backend: deps.backend, tokens: deps.tokens, ...sessions }));
   app.use(
     "/crews/:crew",

@@ -1,6 +1,7 @@
 import type { FlowRunState } from "../core/flow/decide-flow.ts";
 import type { FlowDefinition } from "../core/flow/definition.ts";
-import type { Json } from "../core/json.ts";
+import type { FlowWebhookUrls } from "../core/flow-webhooks.ts";
+import type { Json, JsonObject } from "../core/json.ts";
 
 /** A flow the API serves, under `/flows/{name}/…`. */
 export interface LoadedFlow {
@@ -58,10 +59,22 @@ export interface FlowRunView {
 export interface FlowBackend {
   listFlows(): LoadedFlow[];
   getFlow(name: string): LoadedFlow | undefined;
-  kickoff(flow: LoadedFlow, state: Record<string, Json>): string | Promise<string>;
+  /** `given`: the kickoff's meta and webhook URLs (checked against the outbound policy already). */
+  kickoff(flow: LoadedFlow, state: Record<string, Json>, given?: FlowKickoffExtras): string | Promise<string>;
   getRun(flow: string, id: string): FlowRunView | undefined | Promise<FlowRunView | undefined>;
   /** The waiting method's feedback; answers the outcome chosen. */
   resume(run: FlowRunView, feedback: string): { outcome?: string } | Promise<{ outcome?: string }>;
   stop(run: FlowRunView): Promise<void>;
   onChange(id: string, listener: () => void): () => void;
+  /**
+   * The secret that signs the flow's webhooks where the backend holds it (`kubecrew dev`); without it the API names
+   * the Secret that holds it (flowSigningSecretName).
+   */
+  webhookSigningSecret?(flow: string): string;
+}
+
+/** What a kickoff gives beside the state. */
+export interface FlowKickoffExtras {
+  meta?: JsonObject;
+  webhooks?: FlowWebhookUrls;
 }

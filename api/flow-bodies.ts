@@ -52,7 +52,22 @@ export const flowKickoffRequest = z
     inputs: jsonObject
       .default({})
       .describe("The run's state over the state's defaults, checked against the flow's state schema"),
-    meta: jsonObject.optional().describe("Free-form data"),
+    meta: jsonObject.optional().describe("Free-form data, echoed in the run's webhooks"),
+    taskWebhookUrl: z
+      .string()
+      .url()
+      .optional()
+      .describe("POSTed once per method run that completed (event method: the method, its output and outcome)"),
+    stepWebhookUrl: z
+      .string()
+      .url()
+      .optional()
+      .describe("Accepted as the crew kickoff accepts it (checked against the outbound policy); flows send no steps"),
+    crewWebhookUrl: z
+      .string()
+      .url()
+      .optional()
+      .describe("POSTed once when the run has ended (event flow: completed or error, the final output)"),
   })
   .meta({ id: "FlowKickoffRequest" });
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { errorBody, kickoffResponse } from "../core/api-bodies.ts";
+import { errorBody, kickoffResponse, webhookSigningResponse } from "../core/api-bodies.ts";
 import {
   flowInputsResponse,
   flowKickoffRequest,
@@ -120,6 +120,24 @@ export const flowPaths: ExtraPaths = {
         "200": json(flowResumeResponse, "The method's feedback is recorded and the run goes on"),
         ...errors,
         "409": json(errorBody, "The run waits for no feedback (or for another method's than task_id)"),
+      },
+    },
+  },
+  "/flows/{flow}/webhook-signing": {
+    get: {
+      operationId: "getFlowWebhookSigning",
+      tags,
+      summary: "The secret that signs the flow's webhooks (org tokens; kubecrew dev)",
+      description:
+        "A run's webhooks (taskWebhookUrl: one per method run, event method; crewWebhookUrl: the run's end, event " +
+        "flow) carry X-Kubecrew-Signature: sha256=HMAC-SHA256(secret, timestamp + '.' + body), as a crew's. In " +
+        "kubecrew dev this answers the secret; on a cluster it answers 404 and the secret is in the Secret " +
+        "<flow>-flow-webhook (or the one the Flow's kubecrew.io/webhook-secret annotation names).",
+      ...params(false),
+      responses: {
+        "200": json(webhookSigningResponse, "The secret"),
+        ...errors,
+        "403": json(errorBody, "A user token"),
       },
     },
   },

@@ -16,7 +16,7 @@ import { readThrough } from "../kube/runtime/read-through.ts";
 import { decodedOrUndefined, isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
 import type { CachedTaskResult } from "../kube/typed-objects.ts";
 import { ApiError } from "./errors.ts";
-import type { FlowBackend, FlowRunEvent, FlowRunView, LoadedFlow } from "./flow-backend.ts";
+import type { FlowBackend, FlowKickoffExtras, FlowRunEvent, FlowRunView, LoadedFlow } from "./flow-backend.ts";
 
 /**
  * The flow routes' backend in cluster mode: Flows (those Ready) and FlowExecutions of one namespace in informer caches;
@@ -73,13 +73,18 @@ export class KubernetesFlows implements FlowBackend {
     return flow && loadedFlow(flow);
   }
 
-  async kickoff(flow: LoadedFlow, state: Record<string, Json>): Promise<string> {
+  async kickoff(flow: LoadedFlow, state: Record<string, Json>, given: FlowKickoffExtras = {}): Promise<string> {
     const id = randomUUID();
     await this.client.create(resourcePath(FLOW_EXECUTIONS, this.namespace), {
       apiVersion: API_VERSION,
       kind: FLOW_EXECUTIONS.kind,
       metadata: { name: id, namespace: this.namespace, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
-      spec: { flowRef: { name: flow.name }, inputs: state },
+      spec: {
+        flowRef: { name: flow.name },
+        inputs: state,
+        ...(given.meta ? { meta: given.meta } : {}),
+        ...(given.webhooks ? { webhooks: given.webhooks } : {}),
+      },
     });
     return id;
   }

@@ -11,7 +11,18 @@ export interface CrewSigningSecretsOptions {
   /** The key in the Secret's data that holds the signing key (KUBECREW_WEBHOOK_SECRET_KEY). */
   secretKey: string;
   log: Logger;
+  /** Whose webhooks the Secrets sign: Crews' (the default), or Flows' (controller/flow-webhooks.ts). */
+  owner?: SigningOwner;
 }
+
+/** The kind a generated Secret belongs to, the label naming its owner, and the Secret's name for an owner. */
+export interface SigningOwner {
+  type: { apiVersion: string; kind: string };
+  label: string;
+  secretName: (name: string, annotations: Record<string, string> | undefined) => string;
+}
+
+const CREW_OWNER: SigningOwner = { type: CREWS, label: LABEL_CREW, secretName: signingSecretName };
 
 /**
  * Every crew's webhooks are signed: a crew whose annotation names no Secret of its own and that has no `<crew>-webhook`
@@ -21,21 +32,23 @@ export interface CrewSigningSecretsOptions {
  */
 export class CrewSigningSecrets {
   private readonly o: CrewSigningSecretsOptions;
+  private readonly owner: SigningOwner;
 
   constructor(options: CrewSigningSecretsOptions) {
     this.o = options;
+    this.owner = options.owner ?? CREW_OWNER;
   }
 
   /** Which Secret signs the crew's webhooks, creating it first when the crew has none. */
   async ensure(crew: KubeObject): Promise<CrewWebhookSigning> {
     const { name = "", namespace = "", uid = "", annotations } = crew.metadata ?? {};
-    const secretName = signingSecretName(name, annotations);
+    const secretName = this.owner.secretName(name, annotations);
     const secretRef = { name: secretName, key: this.o.secretKey };
     // A Secret the crew names is its owner's to create: it is only read, when a delivery is signed.
     if (annotations?.[WEBHOOK_SECRET_ANNOTATION]) return { secretRef, generated: false };
     const path = resourcePath(SECRETS, namespace, secretName);
     let existing = await this.read(path);
-    const owner = existing && generatedOwner(existing);
+    const owner = existing && generatedOwner(existing, this.owner.type);
     if (existing && owner && owner.uid !== uid) {
       // Generated for an earlier Crew of this name, which is gone: the garbage collector would take it from this one.
       await deleteIfPresent(this.o.client, path, { uid: existing.metadata?.uid ?? "" });
@@ -48,13 +61,16 @@ export class CrewSigningSecrets {
         this.body(crew, secretName),
       );
       if (created) {
-        this.o.log.info({ namespace, crew: name, secret: secretName }, "Webhook signing Secret generated");
+        this.o.log.info(
+          { namespace, [this.owner.type.kind.toLowerCase()]: name, secret: secretName },
+          "Webhook signing Secret generated",
+        );
         return { secretRef, generated: true };
       }
       // Created meanwhile (by its owner, or by another controller): look at what is there.
       existing = await this.read(path);
     }
-    return { secretRef, generated: existing !== undefined && generatedOwner(existing)?.uid === uid };
+    return { secretRef, generated: existing !== undefined && generatedOwner(existing, this.owner.type)?.uid === uid };
   }
 
   private async read(path: string): Promise<KubeObject | undefined> {
@@ -69,14 +85,15 @@ export class CrewSigningSecrets {
   private body(crew: KubeObject, secretName: string): KubeObject & { type: string; data: Record<string, string> } {
     const { name = "", namespace = "", uid = "" } = crew.metadata ?? {};
     // No blockOwnerDeletion: it would need update on crews/finalizers, and nothing waits for this Secret to go.
-    const owner: OwnerReference = { apiVersion: CREWS.apiVersion, kind: CREWS.kind, name, uid, controller: true };
+    const { apiVersion, kind } = this.owner.type;
+    const owner: OwnerReference = { apiVersion, kind, name, uid, controller: true };
     return {
       apiVersion: SECRETS.apiVersion,
       kind: SECRETS.kind,
       metadata: {
         name: secretName,
         namespace,
-        labels: { [LABEL_CREW]: name, [LABEL_MANAGED_BY]: MANAGED_BY },
+        labels: { [this.owner.label]: name, [LABEL_MANAGED_BY]: MANAGED_BY },
         ownerReferences: [owner],
       },
       type: "Opaque",
@@ -85,9 +102,9 @@ export class CrewSigningSecrets {
   }
 }
 
-/** The Crew a Secret was generated for (its controller owner of kind Crew), if it is a generated one. */
-function generatedOwner(secret: KubeObject): OwnerReference | undefined {
+/** The Crew (or Flow) a Secret was generated for (its controller owner of that kind), if it is a generated one. */
+function generatedOwner(secret: KubeObject, type: SigningOwner["type"]): OwnerReference | undefined {
   return secret.metadata?.ownerReferences?.find(
-    (o) => o.controller && o.kind === CREWS.kind && o.apiVersion === CREWS.apiVersion,
+    (o) => o.controller && o.kind === type.kind && o.apiVersion === type.apiVersion,
   );
 }

@@ -20,7 +20,12 @@ export class MissingSigningSecretError extends Error {
 
 export interface WebhookSecretsOptions {
   client: Pick<KubeApi, "get">;
+  /** The Crews (or the Flows: their annotations name a Secret of their own). */
   crews: Pick<Informer<KubeObject>, "get">;
+  /** The Secret's name for an owner (default signingSecretName: a crew's). */
+  secretName?: (name: string, annotations: Record<string, string> | undefined) => string;
+  /** What the owner is called in a refusal's message. */
+  ownerWord?: string;
   /** The key in the Secret's data that holds the signing key. */
   secretKey: string;
   /** How long a read Secret is trusted. */
@@ -40,7 +45,9 @@ export class WebhookSecrets {
   }
 
   async secretFor(namespace: string, crew: string): Promise<string> {
-    const secretName = signingSecretName(crew, this.o.crews.get(namespace, crew)?.metadata?.annotations);
+    const nameOf = this.o.secretName ?? signingSecretName;
+    const secretName = nameOf(crew, this.o.crews.get(namespace, crew)?.metadata?.annotations);
+    const owner = this.o.ownerWord ?? "crew";
     const cacheKey = `${namespace}/${secretName}`;
     const cached = this.cache.get(cacheKey);
     if (cached && Date.now() - cached.at < (this.o.ttlMs ?? 30_000)) return cached.value;
@@ -52,11 +59,13 @@ export class WebhookSecrets {
       encoded = secret.data?.[this.o.secretKey];
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      throw new MissingSigningSecretError(`the crew's webhook signing Secret ${namespace}/${secretName} is missing`);
+      throw new MissingSigningSecretError(
+        `the ${owner}'s webhook signing Secret ${namespace}/${secretName} is missing`,
+      );
     }
     if (!encoded) {
       throw new MissingSigningSecretError(
-        `the crew's webhook signing Secret ${namespace}/${secretName} has no key "${this.o.secretKey}"`,
+        `the ${owner}'s webhook signing Secret ${namespace}/${secretName} has no key "${this.o.secretKey}"`,
       );
     }
     const value = Buffer.from(encoded, "base64").toString("utf8");

@@ -107,6 +107,34 @@ describe("WebhookDispatcher", () => {
     expect(reads).toEqual(["team/e1-human-input/authorization"]);
   });
 
+  it("signs a flow run's webhook with the flow's secret, not a crew's", async () => {
+    const r = await receiver([200]);
+    cleanup.push(r.close);
+    const asked: string[] = [];
+    const d = new WebhookDispatcher({
+      log: silentLogger(),
+      secretFor: async (_ns, crew) => {
+        asked.push(`crew ${crew}`);
+        return "crew-key";
+      },
+      flowSecretFor: async (namespace, flow) => {
+        asked.push(`flow ${namespace}/${flow}`);
+        return "flow-key";
+      },
+      onFinished: () => undefined,
+    });
+    cleanup.push(async () => d.stop());
+    d.enqueue({ ...delivery(r.url), hook: "method:write#1", kind: "method", crew: "", flow: "review" });
+    await d.idle();
+    const { headers, body } = r.received[0]!;
+    expect(asked).toEqual(["flow team/review"]);
+    expect(headers["x-kubecrew-signature"]).toBe(
+      signWebhook("flow-key", headers["x-kubecrew-timestamp"] as string, body),
+    );
+    expect(headers["x-kubecrew-event"]).toBe("method");
+    expect(headers["x-kubecrew-delivery"]).toBe("6c0f3a52-uid-of-e1/method:write#1");
+  });
+
   it("sends the same X-Kubecrew-Delivery (execution uid + hook) from every dispatcher, another run's differs", async () => {
     const r = await receiver([200, 200, 200]);
     cleanup.push(r.close);

@@ -30,9 +30,12 @@ export interface WebhookDelivery {
   kind: WebhookKind;
   namespace: string;
   execution: string;
-  /** The CrewExecution's metadata.uid: unique to this run, also against a later run of the same name. */
+  /** The CrewExecution's (or FlowExecution's) metadata.uid: unique to this run, also against a later run of the same name. */
   executionUid: string;
+  /** The crew whose secret signs it (a crew execution's hooks). */
   crew: string;
+  /** A flow run's hook (`execution` names a FlowExecution): signed with the flow's secret, recorded on the run. */
+  flow?: string;
   url: string;
   payload: JsonObject;
   /** A human-input webhook's credentials (the kickoff's): the Secret holding its Authorization header. */
@@ -47,6 +50,8 @@ export interface WebhookDispatcherOptions {
   log: Logger;
   /** The crew's signing secret; throws while there is none to read (the attempt fails and is retried). */
   secretFor: (namespace: string, crew: string) => Promise<string>;
+  /** The flow's signing secret (a flow run's hooks); throws while there is none to read. */
+  flowSecretFor?: (namespace: string, flow: string) => Promise<string>;
   /** A delivery's Authorization header from its credentials' Secret; throws while there is none to read. */
   authorizationFor?: (namespace: string, ref: CredentialsRef) => Promise<string>;
   /** Called once per delivery when it ends (sent, or given up). */
@@ -189,11 +194,19 @@ export class WebhookDispatcher {
     }
   }
 
+  private flowSecret(namespace: string, flow: string): Promise<string> {
+    if (!this.opts.flowSecretFor) throw new Error("no signing secret for flow webhooks");
+    return this.opts.flowSecretFor(namespace, flow);
+  }
+
   private async send(delivery: WebhookDelivery): Promise<{ ok: true } | { ok: false; retry: boolean; detail: string }> {
     const body = JSON.stringify(delivery.payload);
     const timestamp = webhookTimestamp(this.opts.now?.() ?? new Date());
     // Nothing goes out unsigned: without a secret to read this attempt fails, and the next one reads again.
-    const secret = await this.opts.secretFor(delivery.namespace, delivery.crew);
+    const secret =
+      delivery.flow !== undefined
+        ? await this.flowSecret(delivery.namespace, delivery.flow)
+        : await this.opts.secretFor(delivery.namespace, delivery.crew);
     // Nor without the credentials its kickoff gave (never logged: only the header carries them).
     const authorization =
       delivery.authorization && this.opts.authorizationFor

@@ -37,8 +37,11 @@ export type Action =
   | { type: "event"; eventType: "Normal" | "Warning"; reason: EventReason; message: string }
   | { type: "webhook"; hook: string; kind: WebhookKind; url: string; payload: JsonObject };
 
-/** task, step and crew: the kickoff's webhook URLs; human_input: its humanInputWebhook (AMP's). */
-export type WebhookKind = "task" | "step" | "crew" | "human_input";
+/**
+ * task, step and crew: the kickoff's webhook URLs; human_input: its humanInputWebhook (AMP's); method and flow: a flow
+ * run's (its kickoff's taskWebhookUrl and crewWebhookUrl, core/flow-webhooks.ts).
+ */
+export type WebhookKind = "task" | "step" | "crew" | "human_input" | "method" | "flow";
 
 export type EventReason =
   | "TaskStarted"

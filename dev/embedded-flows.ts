@@ -30,6 +30,7 @@ export async function embeddedFlows(
     eachConcurrency: EACH_CONCURRENCY,
     onMock: llm.provider === "mock",
     mockFeedbackAfterMs,
+    webhookFetch: executionOptions.webhookFetch,
   });
   return { flows: runs, names: flows.map((f) => f.name), close: () => executions.close() };
 }

@@ -12,10 +12,18 @@ import { feedbackOutcome, outputText, routerOutcome } from "../core/flow/outcome
 import type { Json } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
 import { runMethodAction } from "./flow-actions.ts";
+import { FlowRunWebhooks, type FlowRunHooks } from "./flow-webhooks.ts";
 import type { LocalExecutions } from "./local-executions.ts";
-import type { FlowBackend, FlowRunEvent, FlowRunView, LoadedFlow, MethodRun } from "../api/flow-backend.ts";
+import type {
+  FlowBackend,
+  FlowKickoffExtras,
+  FlowRunEvent,
+  FlowRunView,
+  LoadedFlow,
+  MethodRun,
+} from "../api/flow-backend.ts";
 
-interface Run extends FlowRunView {
+interface Run extends FlowRunView, FlowRunHooks {
   definition: FlowDefinition;
   graph: FlowRunState;
   children: Set<string>;
@@ -38,6 +46,8 @@ export interface FlowRunsOptions {
   mockFeedbackAfterMs?: number;
   /** Whether `kubecrew dev`'s model is the mock provider (a human_feedback that names no llm uses it). */
   onMock?: boolean;
+  /** The outbound client's fetch: a run's webhooks go only where the outbound URL policy allows. */
+  webhookFetch?: typeof fetch;
   now?: () => Date;
 }
 
@@ -50,6 +60,7 @@ export class FlowRuns implements FlowBackend {
   private readonly flows: Map<string, LoadedFlow>;
   private readonly crews: Map<string, Crew>;
   private readonly now: () => Date;
+  private readonly webhooks: FlowRunWebhooks;
 
   private readonly options: FlowRunsOptions;
 
@@ -58,6 +69,11 @@ export class FlowRuns implements FlowBackend {
     this.flows = new Map(options.flows.map((f) => [f.name, f]));
     this.crews = new Map(options.crews.map((c) => [c.metadata.name, c]));
     this.now = options.now ?? (() => new Date());
+    this.webhooks = new FlowRunWebhooks({ log: options.log, fetch: options.webhookFetch ?? fetch, now: this.now });
+  }
+
+  webhookSigningSecret(flow: string): string {
+    return this.webhooks.secretFor(flow);
   }
 
   listFlows(): LoadedFlow[] {
@@ -80,7 +96,7 @@ export class FlowRuns implements FlowBackend {
     return () => run?.listeners.delete(listener);
   }
 
-  kickoff(flow: LoadedFlow, state: Record<string, Json>): string {
+  kickoff(flow: LoadedFlow, state: Record<string, Json>, given: FlowKickoffExtras = {}): string {
     const id = randomUUID();
     const run: Run = {
       id,
@@ -99,6 +115,9 @@ export class FlowRuns implements FlowBackend {
       abort: new AbortController(),
       startedAt: this.now().getTime(),
       listeners: new Set(),
+      ...given,
+      activationOutputs: new Map(),
+      hooksSent: new Set(),
     };
     this.runs.set(id, run);
     this.options.log.info({ flow: flow.name, execution: id }, "Flow kicked off");
@@ -227,6 +246,7 @@ export class FlowRuns implements FlowBackend {
       ...(outcome ? { outcome } : {}),
     });
     run.outputs = { ...run.outputs, [record.method]: output };
+    run.activationOutputs.set(activation, output);
     run.result = output;
     this.event(run, "method_completed", record.method, {
       activation,
@@ -268,6 +288,7 @@ export class FlowRuns implements FlowBackend {
   }
 
   private changed(run: Run): void {
+    this.webhooks.deliverDue(run);
     for (const listener of run.listeners) listener();
   }
 }

@@ -2,13 +2,15 @@ import { Router, type Request, type Response } from "express";
 import { flowGraph } from "../../core/flow/flow-graph.ts";
 import { flowInputs, kickoffState } from "../../core/flow/state-inputs.ts";
 import type { Json } from "../../core/json.ts";
+import { refuseUrl, type OutboundPolicy } from "../../core/outbound/policy.ts";
 import { bearerAuth, principalOf } from "../auth/bearer.ts";
 import { mayUseCrew } from "../auth/principal.ts";
 import type { SessionAuth } from "../auth/session-auth.ts";
 import type { TokenStore } from "../auth/token-store.ts";
-import { ApiError, executionNotFound, unauthorized } from "../errors.ts";
+import { ApiError, badRequest, executionNotFound, forbidden, unauthorized } from "../errors.ts";
 import type { FlowBackend, FlowRunView, LoadedFlow } from "../flow-backend.ts";
 import { flowKickoffRequest, flowResumeRequest, type FlowStatusResponse } from "../flow-bodies.ts";
+import type { FlowWebhookUrls } from "../../core/flow-webhooks.ts";
 import { parseOr400 } from "../validation.ts";
 import { refuseWrongMethods } from "../../platform/http/wrong-methods.ts";
 
@@ -65,9 +67,15 @@ function seconds(m: { startTime: string; completionTime?: string }): number {
  * Declarative CrewAI flows served as AMP serves deployed flows: `GET /flows`, and per flow at `/flows/{flow}/`
  * `GET /inputs` (the state schema's fields), `POST /kickoff` (inputs checked against the state schema: 422 with the
  * missing and invalid fields), `GET /status/{id}` and its event stream, `POST /resume` (a human_feedback's answer),
- * `POST /stop/{id}`.
+ * `POST /stop/{id}`, and for org tokens `GET /webhook-signing` where the backend holds the secret (`kubecrew dev`).
  */
-export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessions?: SessionAuth }): Router {
+export function flowRoutes(deps: {
+  flows: FlowBackend;
+  tokens: TokenStore;
+  sessions?: SessionAuth;
+  /** Webhook URLs are checked against it at kickoff (and again after DNS resolution when delivered). */
+  outboundPolicy: OutboundPolicy;
+}): Router {
   const router = Router();
   const auth = bearerAuth(deps.tokens, deps.sessions);
   const flowFor = (req: Request): LoadedFlow => {
@@ -105,6 +113,7 @@ export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessi
   router.post("/flows/:flow/kickoff", auth, async (req, res) => {
     const flow = flowFor(req);
     const body = parseOr400(flowKickoffRequest, req.body ?? {}, "kickoff body");
+    const webhooks = kickoffWebhooks(body, deps.outboundPolicy);
     const judged = kickoffState(flow.definition, body.inputs as Record<string, Json>);
     if (!judged.ok) {
       const parts = [
@@ -116,7 +125,18 @@ export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessi
         invalid_inputs: judged.invalid,
       });
     }
-    res.json({ kickoff_id: await deps.flows.kickoff(flow, judged.state) });
+    const given = { ...(body.meta ? { meta: body.meta } : {}), ...(webhooks ? { webhooks } : {}) };
+    res.json({ kickoff_id: await deps.flows.kickoff(flow, judged.state, given) });
+  });
+  router.get("/flows/:flow/webhook-signing", auth, (req, res) => {
+    const flow = flowFor(req);
+    if (principalOf(req).kind !== "org") {
+      throw forbidden("Only an org token may read the flow's webhook signing secret");
+    }
+    if (!deps.flows.webhookSigningSecret) {
+      throw new ApiError(404, "Not Found", "On a cluster the flow's signing secret is in a Secret (docs/flows.md)");
+    }
+    res.set("Cache-Control", "no-store").json({ generated: true, secret: deps.flows.webhookSigningSecret(flow.name) });
   });
   router.get("/flows/:flow/status/:id", auth, async (req, res) => {
     const flow = flowFor(req);
@@ -151,6 +171,28 @@ export function flowRoutes(deps: { flows: FlowBackend; tokens: TokenStore; sessi
   });
   refuseWrongMethods(router);
   return router;
+}
+
+const webhookFields = { taskWebhookUrl: "task", stepWebhookUrl: "step", crewWebhookUrl: "crew" } as const;
+
+/** The kickoff's webhook URLs, each checked against the outbound policy as a crew kickoff's are (400 naming each). */
+function kickoffWebhooks(
+  body: Partial<Record<keyof typeof webhookFields, string>>,
+  policy: OutboundPolicy,
+): FlowWebhookUrls | undefined {
+  const urls: FlowWebhookUrls = {};
+  const refused: { field: string; message: string }[] = [];
+  for (const [field, key] of Object.entries(webhookFields) as [keyof typeof webhookFields, keyof FlowWebhookUrls][]) {
+    const url = body[field];
+    if (url === undefined) continue;
+    const refusal = refuseUrl(url, policy);
+    if (refusal) refused.push({ field, message: refusal.message });
+    urls[key] = url;
+  }
+  if (refused.length) {
+    throw badRequest(`Invalid kickoff request: ${refused.map((d) => `${d.field}: ${d.message}`).join("; ")}`, refused);
+  }
+  return Object.keys(urls).length ? urls : undefined;
 }
 
 /**

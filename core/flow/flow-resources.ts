@@ -2,6 +2,7 @@ import { z } from "zod";
 import { API_VERSION } from "../api-group.ts";
 import { condition, objectMeta } from "../crew.ts";
 import { requester } from "../execution.ts";
+import { flowWebhookUrls } from "../flow-webhooks.ts";
 import { jsonObject, jsonValue } from "../json.ts";
 
 /**
@@ -54,6 +55,7 @@ export const flowExecutionSpec = z.object({
   flowRef: z.object({ name: z.string().min(1) }),
   inputs: jsonObject.default({}).describe("The kickoff's state, defaults filled in"),
   meta: jsonObject.optional(),
+  webhooks: flowWebhookUrls.optional().describe("The kickoff's webhook URLs (core/flow-webhooks.ts)"),
   requestedBy: requester.optional(),
   stop: z.boolean().default(false).describe("Set to true to stop the run"),
   feedback: z
