@@ -18,7 +18,9 @@ export function stepHeading(step: StepBody, attempt: number): string {
         ? `check ${step.error === undefined ? "passed" : "failed"}`
         : step.kind === "delegation"
           ? `delegated to ${step.coworker ?? "(unnamed)"}`
-          : "LLM turn";
+          : step.kind === "decision"
+            ? `${(step.decision ?? "decided").replace("_", " ")} by ${step.decided_by?.subject ?? "(unknown)"}${step.tool ? ` (${step.tool})` : ""}`
+            : "LLM turn";
   return [
     `${what}${attempt > 1 ? ` (attempt ${attempt})` : ""}`,
     milliseconds(step.duration_ms),

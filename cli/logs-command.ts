@@ -69,6 +69,13 @@ function logLines(term: Terminal): (e: ExecutionEventBody) => void {
             term.style("dim", ` since ${e.requested_at}`),
         );
         break;
+      case "tool_call_held":
+        term.line(
+          term.style("yellow", `  ⏸ held ${printable(e.tool)} for approval`) +
+            ` (tool_call_id ${printable(e.tool_call_id)}${e.acts_as ? `, acting as ${printable(e.acts_as)}` : ""})` +
+            term.style("dim", ` since ${e.requested_at}`),
+        );
+        break;
       case "task_failed":
         term.line(term.style("red", `  ✗ failed: ${printable(e.error)}`));
         break;

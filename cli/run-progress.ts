@@ -56,6 +56,12 @@ export class RunProgress {
             `kubecrew resume ${printable(e.kickoff_id)} --approve, or --feedback "what to change"`,
         );
         break;
+      case "tool_call_held":
+        term.line(
+          `${term.style("yellow", `⏸ ${printable(e.task_id)} holds a call of ${printable(e.tool)} for approval`)}: ` +
+            `approve or deny it in the console's Waiting for you, or POST /resume with tool_call_id ${printable(e.tool_call_id)}`,
+        );
+        break;
       case "task_failed":
         this.running.delete(e.task_id);
         term.line(term.style("red", `✗ ${printable(e.task_id)}: ${printable(e.error)}`));

@@ -210,7 +210,13 @@ describe("decide: a person's answer", () => {
     expect(ofType(recorded, "webhook").map((h) => [h.hook, h.payload.output])).toEqual([
       ["human-input:draft:r1", "draft v1"],
       ["task:draft:r1", "draft v1"],
+      ["step:draft:1:0", undefined], // the person's decision to send answer 0 back is a step
     ]);
+    expect(ofType(recorded, "webhook")[2]!.payload.step).toMatchObject({
+      kind: "decision",
+      decision: "sent_back",
+      feedback: "Shorter, please",
+    });
     // Approved at last: the revision's answer is the context of the next task.
     const approved = decide(
       input({
@@ -218,11 +224,12 @@ describe("decide: a person's answer", () => {
         observed: second,
         decisions: [...decisions, approve(1, 50)],
         now: at(51),
-        delivered: [...delivered, "task:draft:r1", "human-input:draft:r1"],
+        delivered: [...delivered, "task:draft:r1", "human-input:draft:r1", "step:draft:1:0"],
       }),
     );
     expect(ofType(approved, "startTask")[0]?.assignment.context).toEqual([{ task: "draft", output: "draft v1" }]);
-    expect(ofType(approved, "webhook").map((h) => h.hook)).toEqual([]);
+    // Only the approval's own step is left to deliver.
+    expect(ofType(approved, "webhook").map((h) => h.hook)).toEqual(["step:draft:1:0:r1"]);
   });
 
   it("a sent-back answer's run, still in the cache, is neither the new run nor a reason to start it twice", () => {

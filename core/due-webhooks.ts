@@ -1,5 +1,6 @@
 import { buildAssignment } from "./assignment.ts";
 import type { CrewSpec } from "./crew.ts";
+import { decisionSteps } from "./decision-steps.ts";
 import type { Action, DecideInput } from "./decision.ts";
 import { isFinished, type ExecutionStatus } from "./execution.ts";
 import { requestFor } from "./human-input.ts";
@@ -80,21 +81,33 @@ function dueStepWebhooks(
     const results = [...(input.observed[task.name]?.results ?? [])].sort(
       (a, b) => (a.revision ?? 0) - (b.revision ?? 0) || a.attempt - b.attempt,
     );
-    const next = results
-      .flatMap((r) => (r.steps ?? []).map((step) => ({ attempt: r.attempt, revision: r.revision ?? 0, step })))
-      .find(({ attempt, revision, step }) => !delivered.has(stepHook(task.name, attempt, step.index, revision)));
+    // People's decisions are steps too, after the steps of the run they decided on (core/decision-steps.ts).
+    const decided = decisionSteps(task.name, results, input.execution.spec, input.execution.status);
+    const next = [
+      ...results.flatMap((r) =>
+        (r.steps ?? []).map((step) => ({
+          attempt: r.attempt,
+          revision: r.revision ?? 0,
+          index: step.index,
+          wire: () => stepWireForm(step),
+        })),
+      ),
+      ...decided.map((d) => ({ ...d, index: d.step.index as number, wire: () => d.step })),
+    ]
+      .sort((a, b) => a.revision - b.revision || a.attempt - b.attempt || a.index - b.index)
+      .find(({ attempt, revision, index }) => !delivered.has(stepHook(task.name, attempt, index, revision)));
     if (!next) continue;
-    const { attempt, revision, step } = next;
+    const { attempt, revision, index } = next;
     due.push({
       type: "webhook",
-      hook: stepHook(task.name, attempt, step.index, revision),
+      hook: stepHook(task.name, attempt, index, revision),
       kind: "step",
       url,
       payload: {
         kickoff_id: input.execution.name,
         task_id: task.name,
         attempt,
-        step: stepWireForm(step),
+        step: next.wire(),
         meta: input.execution.spec.meta ?? null,
       },
     });

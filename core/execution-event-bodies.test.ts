@@ -17,7 +17,7 @@ const result = (taskName: string, over: Partial<TaskResultSpec>): TaskResultSpec
 const wire = (events: ReturnType<typeof executionEvents>) => events.map((e) => ({ ...e.data, event: e.event }));
 
 describe("the event stream's bodies", () => {
-  it("describe every event a run that succeeded, one that failed, and one that waits for a person send", () => {
+  it("describe every event a run that succeeded, one that failed, one that waits for a person and one that holds a tool call send", () => {
     const llm = { index: 0, kind: "llm" as const, startedAt: "t", durationMs: 3, output: "hi" };
     const tokenUsage = { inputTokens: 1, outputTokens: 2, totalTokens: 3 };
     const tool = {
@@ -48,7 +48,37 @@ describe("the event stream's bodies", () => {
       },
       { c: [result("c", { output: "C" })] },
     );
-    const bodies = [...wire(succeeded), ...wire(failed), ...wire(waiting)];
+    const held = executionEvents(
+      "h",
+      {
+        phase: "WaitingForInput",
+        tasks: [{ name: "d", phase: "WaitingForInput", startTime: "t0" }],
+        inputRequests: [
+          {
+            kind: "toolCall",
+            task: "d",
+            revision: 0,
+            requestedAt: "t1",
+            toolCall: { id: "c1", tool: "gmail/send_email", arguments: { to: "x@example.com" }, actsAs: "alice" },
+          },
+        ],
+      },
+      { d: [result("d", { steps: [llm], stepCount: 1 })] },
+      [
+        {
+          kind: "toolCall",
+          task: "d",
+          revision: 0,
+          toolCallId: "c1",
+          approve: false,
+          feedback: "no",
+          decidedBy: { kind: "user", subject: "alice" },
+          decidedAt: "t2",
+        },
+      ],
+    );
+    expect(held.map((e) => e.event)).toEqual(["task_started", "step", "tool_call_held", "step"]);
+    const bodies = [...wire(succeeded), ...wire(failed), ...wire(waiting), ...wire(held)];
     expect(new Set(bodies.map((b) => b.event))).toEqual(new Set(knownEventNames));
     for (const body of bodies) expect(executionEventBody.parse(body)).toEqual(body);
   });

@@ -10,11 +10,23 @@ import { usageBody } from "./usage.ts";
 
 const base = { kickoff_id: z.string() };
 
-/** A step as `stepWireForm()` sends it. */
+/**
+ * A step as `stepWireForm()` sends it, or a person's decision as `decisionSteps()` does (kind `decision`: who decided,
+ * when and what, on a held tool call or a humanInput task's answer).
+ */
 export const stepBody = z.object({
   index: z.number().int(),
-  kind: z.enum(STEP_KINDS),
+  kind: z.enum([...STEP_KINDS, "decision"]),
   tool: z.string().optional(),
+  tool_call_id: z.string().optional().describe("decision: the held call decided on (POST /resume's tool_call_id)"),
+  acts_as: z.string().optional().describe("decision: the user whose connected account the call acts with"),
+  decision: z.enum(["approved", "denied", "sent_back"]).optional().describe("decision: what the person decided"),
+  decided_by: z
+    .object({ kind: z.enum(["org", "user"]), subject: z.string() })
+    .optional()
+    .describe("decision: the token that decided"),
+  decided_at: z.string().optional().describe("decision: when (started_at is when the wait began)"),
+  feedback: z.string().optional().describe("decision: the person's note, when they gave one"),
   coworker: z.string().optional(),
   input: z.string().optional(),
   output: z.string().optional(),
@@ -63,6 +75,18 @@ export const humanInputRequestedEvent = z.object({
   requested_at: z.string(),
 });
 
+export const toolCallHeldEvent = z.object({
+  ...base,
+  event: z.literal("tool_call_held"),
+  task_id: z.string(),
+  tool_call_id: z.string().describe("POST /resume's tool_call_id"),
+  tool: z.string().describe("The call as toolPolicy.requireApproval names it: gmail/send_email, http_request:POST"),
+  arguments: jsonObject.describe("The call's arguments, values under secret names redacted"),
+  acts_as: z.string().optional().describe("The user whose connected account the call would act with"),
+  revision: z.number().int().describe("Which run of the task stopped before the call"),
+  requested_at: z.string(),
+});
+
 export const taskFailedEvent = z.object({
   ...base,
   event: z.literal("task_failed"),
@@ -92,6 +116,7 @@ export const executionEventBody = z.discriminatedUnion("event", [
   taskStartedEvent,
   stepEvent,
   humanInputRequestedEvent,
+  toolCallHeldEvent,
   taskCompletedEvent,
   taskFailedEvent,
   executionCompletedEvent,

@@ -1,5 +1,6 @@
 import { eventId, type EventCursor, type EventLogShape, startCursor } from "./event-cursor.ts";
-import { isFinished, type ExecutionStatus } from "./execution.ts";
+import { decisionSteps } from "./decision-steps.ts";
+import { isFinished, type ExecutionSpec, type ExecutionStatus } from "./execution.ts";
 import type { JsonObject } from "./json.ts";
 import { successfulResult } from "./observed-task.ts";
 import type { TaskResultSpec } from "./task-result.ts";
@@ -9,16 +10,18 @@ import { executionUsage, taskModel, type LlmPrices } from "./usage.ts";
 /**
  * The events of one execution, derived from its status and results (level-based, as everything else): for each task
  * in order `task_started`, its `step`s (each attempt's, reported when the attempt ends) — for a humanInput task each
- * answer's steps, then `human_input_requested` with that answer once the execution asked a person about it — then
- * `task_completed` or `task_failed`; at the end `execution_completed` or `execution_failed`. A status only moves
- * forward, so each task's list only grows; tasks that run at once grow side by side, and a reader's place is a cursor
- * over the lists (core/event-cursor.ts), which is each event's id: a client resumes after the last id it saw
- * (`Last-Event-ID`).
+ * answer's steps, then `human_input_requested` with that answer once the execution asked a person about it; for a run
+ * that stopped before held tool calls its steps, then a `tool_call_held` per call; then each decision people made on
+ * them as a `step` of kind `decision` (core/decision-steps.ts) — then `task_completed` or `task_failed`; at the end
+ * `execution_completed` or `execution_failed`. A status only moves forward, so each task's list only grows; tasks that
+ * run at once grow side by side, and a reader's place is a cursor over the lists (core/event-cursor.ts), which is each
+ * event's id: a client resumes after the last id it saw (`Last-Event-ID`).
  */
 export type ExecutionEventName =
   | "task_started"
   | "step"
   | "human_input_requested"
+  | "tool_call_held"
   | "task_completed"
   | "task_failed"
   | "execution_completed"
@@ -46,8 +49,9 @@ export function executionEvents(
   kickoffId: string,
   status: ExecutionStatus | undefined,
   results: Record<string, TaskResultSpec[]>,
+  decisions?: ExecutionSpec["decisions"],
 ): ExecutionEvent[] {
-  const log = executionEventLog(kickoffId, status, results);
+  const log = executionEventLog(kickoffId, status, results, undefined, decisions);
   return eventsAfter(log, startCursor(log.shape)).events;
 }
 
@@ -79,6 +83,8 @@ export function executionEventLog(
   status: ExecutionStatus | undefined,
   results: Record<string, TaskResultSpec[]>,
   prices?: LlmPrices,
+  /** The execution's spec.decisions: people's decisions, each a step of the run it decided on. */
+  decisions?: ExecutionSpec["decisions"],
 ): ExecutionEventLog {
   const tasks: EventBody[][] = [];
   const closed: boolean[] = [];
@@ -96,21 +102,14 @@ export function executionEventLog(
     const attempts = [...(results[task.name] ?? [])].sort(
       (a, b) => (a.revision ?? 0) - (b.revision ?? 0) || a.attempt - b.attempt,
     );
-    const requests = (status?.inputRequests ?? []).filter((r) => r.kind === "taskOutput" && r.task === task.name);
+    const waits = waitEvents(task.name, attempts, status, decisions, base);
     const seen = new Set<string>();
+    // The waits of each run (and people's decisions on them) follow the run's steps, before the next run's.
     const asked = (upTo: number) => {
-      for (const request of requests.filter((r) => r.revision < upTo && !seen.has(`r${r.revision}`))) {
-        seen.add(`r${request.revision}`);
-        events.push({
-          event: "human_input_requested",
-          data: {
-            ...base,
-            task_id: task.name,
-            output: successfulResult({ results: attempts }, request.revision)?.output ?? "",
-            revision: request.revision,
-            requested_at: request.requestedAt,
-          },
-        });
+      for (const [revision, bodies] of waits) {
+        if (revision >= upTo || seen.has(`r${revision}`)) continue;
+        seen.add(`r${revision}`);
+        events.push(...bodies);
       }
     };
     for (const result of attempts) {
@@ -179,4 +178,53 @@ export function executionEventLog(
     execution: events,
     shape: { taskCounts: tasks.map((list) => list.length), taskClosed: closed, executionCount: events.length },
   };
+}
+
+/**
+ * Per run of a task (its revision, in order): what the execution asked people about it — its answer
+ * (`human_input_requested`) or its held tool calls (`tool_call_held`, all at once) — then each decision on them as a
+ * step. A run's waits are complete before the next run starts, so each task's list still only grows.
+ */
+function waitEvents(
+  task: string,
+  results: TaskResultSpec[],
+  status: ExecutionStatus | undefined,
+  decisions: ExecutionSpec["decisions"],
+  base: { kickoff_id: string },
+): Map<number, EventBody[]> {
+  const waits = new Map<number, EventBody[]>();
+  const of = (revision: number) => waits.get(revision) ?? waits.set(revision, []).get(revision)!;
+  for (const request of status?.inputRequests ?? []) {
+    if (request.task !== task) continue;
+    const data: JsonObject = { ...base, task_id: task };
+    if (request.kind === "toolCall" && request.toolCall) {
+      const call = request.toolCall;
+      of(request.revision).push({
+        event: "tool_call_held",
+        data: {
+          ...data,
+          tool_call_id: call.id,
+          tool: call.tool,
+          arguments: call.arguments,
+          ...(call.actsAs ? { acts_as: call.actsAs } : {}),
+          revision: request.revision,
+          requested_at: request.requestedAt,
+        },
+      });
+    } else if (request.kind === "taskOutput") {
+      of(request.revision).push({
+        event: "human_input_requested",
+        data: {
+          ...data,
+          output: successfulResult({ results }, request.revision)?.output ?? "",
+          revision: request.revision,
+          requested_at: request.requestedAt,
+        },
+      });
+    }
+  }
+  for (const { revision, attempt, step } of decisionSteps(task, results, { decisions }, status)) {
+    of(revision).push({ event: "step", data: { ...base, task_id: task, attempt, step } });
+  }
+  return new Map([...waits].sort((a, b) => a[0] - b[0]));
 }

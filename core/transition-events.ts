@@ -1,10 +1,11 @@
 import type { CrewSpec } from "./crew.ts";
 import type { Action } from "./decision.ts";
 import type { ExecutionStatus } from "./execution.ts";
+import type { InputRequest } from "./human-input-schema.ts";
 
 /**
- * The Events a decision records (decide.ts): each task's start and end, each answer that waits for a person, and the
- * execution's end.
+ * The Events a decision records (decide.ts): each task's start and end, each answer or held tool call that waits for a
+ * person, and the execution's end.
  */
 
 export function executionEvent(phase: "Succeeded" | "Failed" | "Stopped", message: string): Action {
@@ -30,12 +31,24 @@ export function transitionEvents(spec: CrewSpec, previous: ExecutionStatus, next
       });
     }
     if (state.phase === "WaitingForInput") {
-      actions.push({
-        type: "event",
-        eventType: "Normal",
-        reason: "HumanInputRequested",
-        message: `Task "${state.name}" (${position}) waits for a person to approve its answer or ask for a revision`,
-      });
+      const held = (next.inputRequests ?? []).filter(
+        (r) => r.kind === "toolCall" && r.task === state.name && r.revision === (state.revision ?? 0),
+      );
+      actions.push(
+        held.length > 0
+          ? {
+              type: "event",
+              eventType: "Normal",
+              reason: "ToolCallApprovalRequested",
+              message: `Task "${state.name}" (${position}) ${heldCallsText(held)}`,
+            }
+          : {
+              type: "event",
+              eventType: "Normal",
+              reason: "HumanInputRequested",
+              message: `Task "${state.name}" (${position}) waits for a person to approve its answer or ask for a revision`,
+            },
+      );
     }
     if (state.phase === "Succeeded") {
       if (before === "Pending") {
@@ -63,4 +76,25 @@ export function transitionEvents(spec: CrewSpec, previous: ExecutionStatus, next
     }
   }
   return actions;
+}
+
+/**
+ * What a run parked on held tool calls waits for, as its Event says it: each call's tool and the account it would act
+ * with, and so who may decide (core/tool-approval.ts) — never its arguments, which may carry what an Event must not.
+ */
+function heldCallsText(held: readonly InputRequest[]): string {
+  const calls = held.map((r) => {
+    const call = r.toolCall!;
+    const account = call.actsAs ? `, acting as ${call.actsAs}'s connected account` : "";
+    return `${call.tool} (tool_call_id ${call.id}${account})`;
+  });
+  const owners = [...new Set(held.flatMap((r) => (r.toolCall?.actsAs ? [r.toolCall.actsAs] : [])))];
+  const who =
+    owners.length === held.length
+      ? `only ${owners.join(" or ")}, whose account it would use, may approve or deny`
+      : owners.length > 0
+        ? `an app action only its account's owner (${owners.join(", ")}) may approve or deny; the others the user who started the execution or an org token`
+        : "the user who started the execution or an org token may approve or deny";
+  const what = held.length === 1 ? `its call of ${calls[0]}` : `its ${held.length} calls of ${calls.join(", ")}`;
+  return `waits for a person to approve ${what} before it is made: ${who} (POST /resume with its tool_call_id, or the console)`;
 }

@@ -45,7 +45,7 @@ const derived = new WeakMap<ExecutionView, { log: ExecutionEventLog; final: bool
 function eventsOf(view: ExecutionView, prices?: LlmPrices) {
   let d = derived.get(view);
   if (!d) {
-    const log = executionEventLog(view.id, view.status, view.results, prices);
+    const log = executionEventLog(view.id, view.status, view.results, prices, view.spec.decisions);
     d = { log, final: log.execution.some((e) => FINAL_EVENTS.includes(e.event)) };
     derived.set(view, d);
   }
