@@ -102,8 +102,9 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
         tags,
         summary: "The execution's events as Server-Sent Events",
         description:
-          "task_started, step, human_input_requested, task_completed, task_failed, execution_completed, " +
-          "execution_failed; each with an id and JSON data. An id is opaque: 1, 2, … while tasks run one after " +
+          "task_started, step (a person's decision is a step of kind decision), human_input_requested, " +
+          "tool_call_held, task_completed, task_failed, execution_completed, execution_failed; each with an id and " +
+          "JSON data. An id is opaque: 1, 2, … while tasks run one after " +
           "another, the counts per task (1.3~0) while several run at once. Send Last-Event-ID to resume after an " +
           "event. Comment lines keep a quiet stream open; the stream ends after the final event.",
         ...params({ kickoff_id: kickoffId }),
