@@ -1,58 +1,31 @@
 // "Waiting for you": every execution, across the crews, that waits for the signed-in person's answer — a task's
 // answer to approve or send back with feedback, or a tool call the crew's toolPolicy.requireApproval held, to approve
-// or deny. Read again every two seconds while shown (as the executions tab is); the crew API shows a user only the
-// executions they started, so no one sees another's wait.
+// or deny — kept live by the executions' event streams (live-waits.js). The crew API shows a user only the executions
+// they started, so no one sees another's wait.
 import { api, crewPath } from "./api.js";
 import { shortId, when } from "./format.js";
-import { html, useEffect, useState } from "./html.js";
+import { html, useState } from "./html.js";
+import { useWaits } from "./live-waits.js";
 
-const POLL_MS = 2000;
-
-/** The waits the signed-in person may answer: the running executions of every crew whose status has one. */
-async function loadWaiting() {
-  const { crews } = await api("/crews");
-  const lists = await Promise.all(
-    crews.map((crew) =>
-      api(crewPath(crew.name, "/executions")).then(({ executions }) =>
-        executions.filter((e) => e.status === "running").map((e) => ({ crew: crew.name, id: e.kickoff_id, e })),
-      ),
-    ),
-  );
-  const statuses = await Promise.all(
-    lists.flat().map(({ crew, id, e }) =>
-      api(crewPath(crew, `/status/${encodeURIComponent(id)}`))
-        .then((status) => [
-          ...(status.pending_human_input
-            ? [{ crew, id, by: e.requested_by?.subject, pending: status.pending_human_input }]
-            : []),
-          ...(status.pending_tool_calls ?? []).map((call) => ({ crew, id, by: e.requested_by?.subject, call })),
-        ])
-        .catch(() => []),
-    ),
-  );
-  return statuses.flat();
-}
-
-/** A held tool call: what it would do, and Approve / Deny (with a note the model is given on a denial). */
-function HeldCallItem({ item, onAnswered }) {
-  const { call } = item;
+/**
+ * The note box and the two buttons every wait has: Approve, and the other verdict (a revision, or a denial), which
+ * POST /resume with the note. `other.noteNeeded` is what to say when that verdict needs a note and has none.
+ */
+function Verdict({ item, label, noteLabel, rows, other, body, onAnswered }) {
   const [feedback, setFeedback] = useState("");
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState("");
-  const label = `${item.crew} ${shortId(item.id)} ${call.tool}`;
   const answer = async (approve) => {
+    if (!approve && other.noteNeeded && !feedback.trim()) {
+      setProblem(other.noteNeeded);
+      return;
+    }
     setBusy(true);
     setProblem("");
     try {
       await api(crewPath(item.crew, "/resume"), {
         method: "POST",
-        body: {
-          execution_id: item.id,
-          task_id: call.task_id,
-          tool_call_id: call.tool_call_id,
-          is_approve: approve,
-          human_feedback: feedback,
-        },
+        body: { execution_id: item.id, ...body, is_approve: approve, human_feedback: feedback },
       });
       onAnswered();
     } catch (err) {
@@ -60,13 +33,35 @@ function HeldCallItem({ item, onAnswered }) {
       setBusy(false);
     }
   };
-  const feedbackId = `note-${item.id}-${call.tool_call_id}`;
+  const noteId = `note-${item.id}-${body.tool_call_id ?? body.task_id}`;
+  return html`<label for=${noteId}>${noteLabel}</label>
+    <textarea
+      id=${noteId}
+      rows=${rows}
+      value=${feedback}
+      onInput=${(e) => setFeedback(e.currentTarget.value)}
+    ></textarea>
+    <p class="actions">
+      <button type="button" disabled=${busy} onClick=${() => answer(true)} aria-label=${`Approve ${label}`}>
+        Approve
+      </button>
+      <button type="button" disabled=${busy} onClick=${() => answer(false)} aria-label=${`${other.verb} ${label}`}>
+        ${other.text}
+      </button>
+    </p>
+    ${problem && html`<p role="alert" class="error">${problem}</p>`}`;
+}
+
+const executionLink = (item) =>
+  html`<a href=${`#${crewPath(item.crew)}/executions/${item.id}`}>${item.crew} · ${shortId(item.id)}</a>`;
+
+/** A held tool call: what it would do, and Approve / Deny (with a note the model is given on a denial). */
+function HeldCallItem({ item, onAnswered }) {
+  const { call } = item;
+  const label = `${item.crew} ${shortId(item.id)} ${call.tool}`;
   return html`<li class="waiting-item held-call" data-kickoff-id=${item.id} data-tool-call-id=${call.tool_call_id}>
     <article aria-label=${`Tool call waiting: ${label}`}>
-      <h2>
-        <a href=${`#${crewPath(item.crew)}/executions/${item.id}`}>${item.crew} · ${shortId(item.id)}</a>
-        — task <code>${call.task_id}</code> wants to call <code>${call.tool}</code>
-      </h2>
+      <h2>${executionLink(item)} — task <code>${call.task_id}</code> wants to call <code>${call.tool}</code></h2>
       <p>
         Waiting since
         ${when(call.requested_at)}${item.by ? `, started by ${item.by}` : ""}${
@@ -75,105 +70,43 @@ function HeldCallItem({ item, onAnswered }) {
       </p>
       <h3>Its arguments</h3>
       <pre class="arguments">${JSON.stringify(call.arguments, null, 2)}</pre>
-      <label for=${feedbackId}>Note (the agent is told it with a denial)</label>
-      <textarea
-        id=${feedbackId}
+      <${Verdict}
+        item=${item}
+        label=${label}
+        noteLabel="Note (the agent is told it with a denial)"
         rows="2"
-        value=${feedback}
-        onInput=${(e) => setFeedback(e.currentTarget.value)}
-      ></textarea>
-      <p class="actions">
-        <button type="button" disabled=${busy} onClick=${() => answer(true)} aria-label=${`Approve ${label}`}>
-          Approve
-        </button>
-        <button type="button" disabled=${busy} onClick=${() => answer(false)} aria-label=${`Deny ${label}`}>
-          Deny
-        </button>
-      </p>
-      ${problem && html`<p role="alert" class="error">${problem}</p>`}
+        other=${{ verb: "Deny", text: "Deny" }}
+        body=${{ task_id: call.task_id, tool_call_id: call.tool_call_id }}
+        onAnswered=${onAnswered}
+      />
     </article>
   </li>`;
 }
 
-function WaitingItem({ item, onAnswered }) {
-  const [feedback, setFeedback] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState("");
+/** A task's answer: Approve / Ask for a revision (which needs feedback). */
+function AnswerItem({ item, onAnswered }) {
   const label = `${item.crew} ${shortId(item.id)} ${item.pending.task_id}`;
-  const answer = async (approve) => {
-    if (!approve && !feedback.trim()) {
-      setProblem("Say what to change before asking for a revision.");
-      return;
-    }
-    setBusy(true);
-    setProblem("");
-    try {
-      await api(crewPath(item.crew, "/resume"), {
-        method: "POST",
-        body: {
-          execution_id: item.id,
-          task_id: item.pending.task_id,
-          is_approve: approve,
-          human_feedback: feedback,
-        },
-      });
-      onAnswered();
-    } catch (err) {
-      setProblem(err.message);
-      setBusy(false);
-    }
-  };
-  const feedbackId = `feedback-${item.id}-${item.pending.task_id}`;
   return html`<li class="waiting-item" data-kickoff-id=${item.id} data-task=${item.pending.task_id}>
     <article aria-label=${`Waiting: ${label}`}>
-      <h2>
-        <a href=${`#${crewPath(item.crew)}/executions/${item.id}`}>${item.crew} · ${shortId(item.id)}</a>
-        — task <code>${item.pending.task_id}</code>
-      </h2>
+      <h2>${executionLink(item)} — task <code>${item.pending.task_id}</code></h2>
       <p>Waiting since ${when(item.pending.requested_at)}${item.by ? `, started by ${item.by}` : ""}.</p>
       <h3>The task's answer</h3>
       <pre class="output">${item.pending.output}</pre>
-      <label for=${feedbackId}>Feedback (a note with an approval; what to change for a revision)</label>
-      <textarea
-        id=${feedbackId}
+      <${Verdict}
+        item=${item}
+        label=${label}
+        noteLabel="Feedback (a note with an approval; what to change for a revision)"
         rows="3"
-        value=${feedback}
-        onInput=${(e) => setFeedback(e.currentTarget.value)}
-      ></textarea>
-      <p class="actions">
-        <button type="button" disabled=${busy} onClick=${() => answer(true)} aria-label=${`Approve ${label}`}>
-          Approve
-        </button>
-        <button type="button" disabled=${busy} onClick=${() => answer(false)} aria-label=${`Revise ${label}`}>
-          Ask for a revision
-        </button>
-      </p>
-      ${problem && html`<p role="alert" class="error">${problem}</p>`}
+        other=${{ verb: "Revise", text: "Ask for a revision", noteNeeded: "Say what to change before asking for a revision." }}
+        body=${{ task_id: item.pending.task_id }}
+        onAnswered=${onAnswered}
+      />
     </article>
   </li>`;
 }
 
 export function WaitingPage() {
-  const [items, setItems] = useState(undefined);
-  const [problem, setProblem] = useState("");
-  const [tick, setTick] = useState(0);
-  useEffect(() => {
-    let stopped = false;
-    const load = () =>
-      loadWaiting()
-        .then((found) => {
-          if (stopped) return;
-          setProblem("");
-          setItems(found);
-        })
-        .catch((err) => !stopped && setProblem(err.message));
-    load();
-    const timer = setInterval(load, POLL_MS);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
-  }, [tick]);
+  const { items, problem, refresh } = useWaits();
   return html`<section aria-labelledby="waiting-title">
     <h1 id="waiting-title">Waiting for you</h1>
     ${problem && html`<p role="alert" class="error">${problem}</p>`}
@@ -187,12 +120,12 @@ export function WaitingPage() {
             ? html`<${HeldCallItem}
                 key=${`${item.id}/call/${item.call.tool_call_id}`}
                 item=${item}
-                onAnswered=${() => setTick((t) => t + 1)}
+                onAnswered=${() => refresh(item.id)}
               />`
-            : html`<${WaitingItem}
+            : html`<${AnswerItem}
                 key=${`${item.id}/${item.pending.task_id}/${item.pending.requested_at}`}
                 item=${item}
-                onAnswered=${() => setTick((t) => t + 1)}
+                onAnswered=${() => refresh(item.id)}
               />`,
         )}
       </ul>`

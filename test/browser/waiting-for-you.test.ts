@@ -15,7 +15,9 @@ import { quoteToolResults, startLlmFixture, toolCalls, type LlmFixture } from ".
 
 // Issue 32 item 5: the console's "Waiting for you" — a task's answer that waits for the person who started the run,
 // answered from the page (a revision with feedback, then an approval by keyboard) in real Chromium against kubecrew
-// dev; the list follows the run by itself, and another user never sees the item.
+// dev; the list follows the run by itself, and another user never sees the item. Held tool calls: approved from the
+// page; and followed through the execution's event stream alone (the executions' listing frozen): a decision made
+// elsewhere removes an item, the resumed run's next held call appears.
 
 const SECRET = "console-test-session-secret-0123456789abcdef";
 let dev: RunningDev;
@@ -205,5 +207,71 @@ describe("Waiting for you", () => {
     await expect.poll(async () => (await statusOf(hana, id, "poster")).status, { timeout: 30_000 }).toBe("completed");
     expect(received).toEqual([{ method: "POST", body: "hi" }]);
     expect((await statusOf(hana, id, "poster")).result!.output).toContain("posted");
+  });
+
+  it("follows held calls through the event stream: a decision made elsewhere and a new held call show at once", async () => {
+    received.length = 0;
+    const post = (path: string) => ({
+      name: "http_request",
+      input: { method: "POST", url: `http://${targetHost}/${path}`, body: path },
+    });
+    llm.enqueue(toolCalls(post("first")), toolCalls(post("second")), quoteToolResults());
+    const ivy = sessionOf("ivy");
+    const id = await kickoffAs(ivy, "unused", "poster");
+    const pendingCalls = async () =>
+      ((await statusOf(ivy, id, "poster")) as { pending_tool_calls?: { tool_call_id: string }[] }).pending_tool_calls ??
+      [];
+    await expect.poll(async () => (await pendingCalls()).length, { timeout: 30_000 }).toBe(1);
+    const [first] = await pendingCalls();
+
+    const streams: string[] = [];
+    page.on("request", (req) => {
+      if (req.url().includes(`/status/${id}/events`)) streams.push(req.url());
+    });
+    await signIn(ivy);
+    await page.goto(`${dev.url}/console/#/waiting`);
+    const heldIds = () =>
+      page
+        .locator(`li.held-call[data-kickoff-id="${id}"]`)
+        .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.toolCallId));
+    await expect.poll(heldIds, { timeout: 30_000 }).toEqual([first!.tool_call_id]);
+    expect(streams.length).toBeGreaterThan(0);
+
+    // From now on the page cannot learn anything from listing executions: only the execution's stream tells it.
+    await page.route("**/crews/*/executions", (route) =>
+      route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ executions: [] }) }),
+    );
+    const resume = (toolCallId: string, approve: boolean, feedback = "") =>
+      fetch(`${dev.url}/crews/poster/resume`, {
+        method: "POST",
+        headers: { cookie: ivy.cookie, "x-csrf-token": ivy.csrf, "content-type": "application/json" },
+        body: JSON.stringify({
+          execution_id: id,
+          task_id: "post",
+          tool_call_id: toolCallId,
+          is_approve: approve,
+          human_feedback: feedback,
+        }),
+      });
+    // Approved elsewhere (another tab, the API): the item goes; the resumed run holds its next call, which comes.
+    expect((await resume(first!.tool_call_id, true)).status).toBe(200);
+    await expect
+      .poll(
+        async () => {
+          const ids = await heldIds();
+          return ids.length === 1 && ids[0] !== first!.tool_call_id;
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(true);
+    const [second] = (await heldIds()) as [string];
+    const held = page.locator(`li.held-call[data-tool-call-id="${second}"]`);
+    expect(await held.locator("pre.arguments").textContent()).toContain("/second");
+    expect(received).toEqual([{ method: "POST", body: "first" }]);
+
+    expect((await resume(second, false, "Not twice")).status).toBe(200);
+    await page.getByText("Nothing waits for you.").waitFor({ timeout: 30_000 });
+    await expect.poll(async () => (await statusOf(ivy, id, "poster")).status, { timeout: 30_000 }).toBe("completed");
+    expect(received).toEqual([{ method: "POST", body: "first" }]); // the denied call was never made
   });
 });
