@@ -45,6 +45,14 @@ export const consoleEnv = z.object({
     .describe("The ID token claim listing the user's groups."),
   KUBECREW_CONSOLE_ADMIN_GROUPS: list.describe("Comma-separated groups whose members are org admins in the console."),
   KUBECREW_CONSOLE_ADMIN_EMAILS: list.describe("Comma-separated email addresses of org admins in the console."),
+  KUBECREW_TRACE_URL: z
+    .url({ protocol: /^https?$/ })
+    .refine((url) => url.includes("{trace_id}"), "must contain {trace_id}, where the execution's trace id goes")
+    .optional()
+    .describe(
+      "The console's link to an execution's trace in your trace viewer: an http(s) URL with `{trace_id}` " +
+        "(e.g. https://jaeger.example.com/trace/{trace_id}); no link when unset.",
+    ),
   KUBECREW_CONSOLE_PUBLIC_URL: z
     .url()
     .optional()
@@ -67,6 +75,8 @@ export interface ConsoleSettings {
   sessionTtlSeconds: number;
   oidc?: OidcSettings;
   publicUrl?: string;
+  /** KUBECREW_TRACE_URL: a URL template with `{trace_id}`, the link to an execution's trace. */
+  traceUrl?: string;
 }
 
 export function consoleSettingsFrom(e: z.infer<typeof consoleEnv>): ConsoleSettings {
@@ -91,5 +101,6 @@ export function consoleSettingsFrom(e: z.infer<typeof consoleEnv>): ConsoleSetti
         }
       : {}),
     ...(e.KUBECREW_CONSOLE_PUBLIC_URL ? { publicUrl: e.KUBECREW_CONSOLE_PUBLIC_URL.replace(/\/+$/, "") } : {}),
+    ...(e.KUBECREW_TRACE_URL ? { traceUrl: e.KUBECREW_TRACE_URL } : {}),
   };
 }

@@ -45,6 +45,7 @@ export function createConsole(config: ConsoleConfig, log: Logger): { router: Rou
     ...(config.adminKey ? { adminKey: config.adminKey } : {}),
     ...(config.adminKeyGuesses ? { adminKeyGuesses: config.adminKeyGuesses } : {}),
     ...(oidc ? { oidc } : {}),
+    ...(config.traceUrl ? { traceUrl: config.traceUrl } : {}),
   });
   return { router, sessions };
 }

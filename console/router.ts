@@ -28,6 +28,8 @@ export interface ConsoleOptions {
   adminKeyGuesses?: GuessLimit;
   /** OpenID Connect sign-in, when a provider is configured. */
   oidc?: OidcSignIn;
+  /** KUBECREW_TRACE_URL: the template (with `{trace_id}`) of the link to an execution's trace. */
+  traceUrl?: string;
   log: Logger;
 }
 
@@ -36,12 +38,16 @@ const fail = (res: Response, status: number, error: string, message: string, hea
 
 const digest = (text: string) => createHash("sha256").update(text).digest();
 
-/** What the page learns about its session: who is signed in, the CSRF token to send back, how else to sign in. */
+/**
+ * What the page learns about its session: who is signed in, the CSRF token to send back, how else to sign in; and,
+ * signed in, the template of the trace link.
+ */
 function sessionBody(session: ConsoleSession | undefined, options: ConsoleOptions) {
   const signIn = { admin_key: Boolean(options.adminKey), oidc: Boolean(options.oidc) };
   if (!session) return { signed_in: false, sign_in: signIn };
   const { kind, subject, admin, name, csrf } = session;
-  return { signed_in: true, user: { kind, subject, admin, name: name ?? subject }, csrf, sign_in: signIn };
+  const links = options.traceUrl ? { trace_url: options.traceUrl } : {};
+  return { signed_in: true, user: { kind, subject, admin, name: name ?? subject }, csrf, sign_in: signIn, ...links };
 }
 
 /**

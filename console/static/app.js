@@ -60,7 +60,8 @@ function App() {
   if (problem) page = html`<p role="alert" class="error">${problem}</p>`;
   else if (!session) page = html`<p class="loading">Loading…</p>`;
   else if (!session.signed_in) page = html`<${SignIn} session=${session} onSignedIn=${load} />`;
-  else if (route.page === "crew") page = html`<${CrewPage} ...${route} admin=${session.user.admin} />`;
+  else if (route.page === "crew")
+    page = html`<${CrewPage} ...${route} admin=${session.user.admin} traceUrl=${session.trace_url} />`;
   else if (route.page === "waiting") page = html`<${WaitingPage} />`;
   else if (route.page === "flows") page = html`<${FlowsPage} />`;
   else if (route.page === "flow") page = html`<${FlowPage} ...${route} />`;

@@ -16,7 +16,7 @@ const tabs = [
   { id: "apps", label: "Apps" },
 ];
 
-export function CrewPage({ crew: name, tab, execution, admin }) {
+export function CrewPage({ crew: name, tab, execution, admin, traceUrl }) {
   const [crew, setCrew] = useState(undefined);
   const [problem, setProblem] = useState("");
   useEffect(() => {
@@ -32,7 +32,8 @@ export function CrewPage({ crew: name, tab, execution, admin }) {
   if (problem) return html`<p role="alert" class="error">${problem}</p>`;
   if (!crew) return html`<p class="loading">Loading…</p>`;
   let content;
-  if (tab === "executions" && execution) content = html`<${ExecutionView} crew=${crew} id=${execution} />`;
+  if (tab === "executions" && execution)
+    content = html`<${ExecutionView} crew=${crew} id=${execution} traceUrl=${traceUrl} />`;
   else if (tab === "executions") content = html`<${ExecutionsTab} crew=${crew} />`;
   else if (tab === "status" && admin) content = html`<${StatusTab} crew=${crew} />`;
   else if (tab === "apps") content = html`<${AppsTab} />`;

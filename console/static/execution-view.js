@@ -1,8 +1,10 @@
 // One execution, live: each task's state, steps (LLM turns and tool calls) and output from the crew API's event
-// stream (Server-Sent Events), the final result or error, and a Stop button while it runs.
+// stream (Server-Sent Events), the final result or error, the tokens it used, a link to its trace when the operator
+// set one (KUBECREW_TRACE_URL), and a Stop button while it runs.
 import { api, crewPath } from "./api.js";
 import { seconds, shortId } from "./format.js";
 import { html, useEffect, useState } from "./html.js";
+import { UsageTable } from "./usage-table.js";
 
 const EVENTS = ["task_started", "step", "task_completed", "task_failed", "execution_completed", "execution_failed"];
 
@@ -75,10 +77,28 @@ function Task({ name, task }) {
   </li>`;
 }
 
-export function ExecutionView({ crew, id }) {
+/** The link to the execution's trace: the operator's template with the trace id in place of `{trace_id}`. */
+function TraceLink({ template, traceId }) {
+  if (!template || !traceId) return null;
+  const href = template.replaceAll("{trace_id}", encodeURIComponent(traceId));
+  return html`<p class="trace">
+    Trace: <a class="trace-link" href=${href} target="_blank" rel="noopener noreferrer">${traceId}</a>
+  </p>`;
+}
+
+export function ExecutionView({ crew, id, traceUrl }) {
   const [state, setState] = useState({ tasks: {}, final: undefined });
   const [problem, setProblem] = useState("");
   const [stopping, setStopping] = useState(false);
+  const [report, setReport] = useState(undefined);
+  const ended = Boolean(state.final);
+  useEffect(() => {
+    // /status names the trace (every shape, when tracing is on) and, once the execution ended, each task's usage;
+    // the stream repeats neither. Asked when the page opens and again at the end.
+    api(crewPath(crew.name, `/status/${encodeURIComponent(id)}`))
+      .then(setReport)
+      .catch(() => {});
+  }, [crew.name, id, ended]);
   useEffect(() => {
     setState({ tasks: {}, final: undefined });
     const source = new EventSource(crewPath(crew.name, `/status/${encodeURIComponent(id)}/events`));
@@ -111,6 +131,7 @@ export function ExecutionView({ crew, id }) {
 
   const final = state.final;
   const status = final ? final.status : "running";
+  const usedByTask = (report?.result?.tasks ?? []).filter((t) => t.usage).map((t) => [t.task_id, t.usage]);
   return html`<article class="execution" aria-labelledby="execution-title">
     <h2 id="execution-title">Execution ${shortId(id)}</h2>
     <p><a href=${`#${crewPath(crew.name)}/executions`}>All executions of ${crew.name}</a></p>
@@ -124,12 +145,14 @@ export function ExecutionView({ crew, id }) {
         ${stopping ? "Stopping…" : "Stop"}
       </button>`
     }
+    <${TraceLink} template=${traceUrl} traceId=${report?.trace_id} />
     ${problem && html`<p role="alert" class="error">${problem}</p>`}
     ${final?.error && html`<p role="alert" class="error">${final.error}</p>`}
     <h3>Tasks</h3>
     <ol class="tasks">
       ${crew.tasks.map((t) => html`<${Task} name=${t.name} task=${state.tasks[t.name]} />`)}
     </ol>
+    ${final && html`<${UsageTable} tasks=${usedByTask} total=${final.usage ?? report?.usage} />`}
     ${
       final?.output !== undefined &&
       html`<h3>Final output</h3>
