@@ -53,6 +53,32 @@ const document = {
   },
 };
 
+/** Six items, four at a time: a kill finds items running, items done and items not started yet. */
+const ITEMS = ["a", "b", "c", "d", "e", "f"];
+const fanOut = {
+  schema: "crewai.flow/v1",
+  name: "FanOutFlow",
+  methods: {
+    expand: {
+      start: true,
+      do: {
+        call: "each",
+        in: JSON.stringify(ITEMS).replaceAll('"', "'"),
+        do: [
+          {
+            name: "write",
+            action: {
+              call: "agent",
+              with: { role: "Writer", goal: "Write", backstory: "Plain.", input: "Part ${item}" },
+            },
+          },
+        ],
+      },
+    },
+    count: { listen: "expand", do: { call: "expression", expr: "size(outputs.expand)" } },
+  },
+};
+
 beforeAll(async () => {
   system = await startOwnSystem(kubeconfig, "flowrestart", { killWith: "SIGKILL" });
   await kubectl(
@@ -60,14 +86,19 @@ beforeAll(async () => {
     ["apply", "-n", system.namespace, "-f", "-"],
     flowManifest("steady", document, { provider: "mock", model: "sleep-1200" }),
   );
+  await kubectl(
+    kubeconfig,
+    ["apply", "-n", system.namespace, "-f", "-"],
+    flowManifest("fan-out", fanOut, { provider: "mock", model: "sleep-2500" }),
+  );
 });
 
 afterAll(async () => {
   await system?.stop();
 });
 
-async function status(id: string): Promise<Loose> {
-  const res = await system.api.call(`/flows/steady/status/${id}`);
+async function status(id: string, flow = "steady"): Promise<Loose> {
+  const res = await system.api.call(`/flows/${flow}/status/${id}`);
   if (res.status !== 200) throw new Error(`status ${id}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
@@ -76,7 +107,7 @@ describe.skipIf(installed)("a flow's controller killed at any point", () => {
   it("is SIGKILLed mid-run three times: every run completes, each method, item and task run exactly once", async () => {
     const { api, namespace } = system;
     let current = await system.startController({ identity: "replica-a" });
-    await waitFor("flow served", async () => (await api.call("/flows")).body.flows.length > 0, 30_000);
+    await waitFor("flow served", async () => (await api.call("/flows/steady/inputs")).status === 200, 30_000);
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) {
       const res = await api.call("/flows/steady/kickoff", { body: { inputs: { topic: "tides" } } });
@@ -86,7 +117,7 @@ describe.skipIf(installed)("a flow's controller killed at any point", () => {
     const killedMidRun: string[] = [];
     for (const [n, runFor] of [2500, 4000, 1500].entries()) {
       await sleep(runFor);
-      const running = (await Promise.all(ids.map(status))).filter((s) => s.status === "running");
+      const running = (await Promise.all(ids.map((id) => status(id)))).filter((s) => s.status === "running");
       killedMidRun.push(...running.map((s) => `${n}:${s.current_task}`));
       expect(await current.kill("SIGKILL")).toBeNull();
       await sleep(700); // tasks go on (and finish) while no controller runs
@@ -133,5 +164,76 @@ describe.skipIf(installed)("a flow's controller killed at any point", () => {
       const fe = JSON.parse(await kubectl(kubeconfig, ["get", "fe", id, "-n", namespace, "-o", "json"]));
       expect(fe.status.methods.map((m: Loose) => m.id)).toEqual(["gather#1", "expand#1", "count#1", "close#1"]);
     }
+  });
+
+  it("is SIGKILLed twice inside an each: no item is lost or run twice, the outputs keep the items' order", async () => {
+    const { api, namespace } = system;
+    for (const controller of system.controllers) await controller.kill("SIGKILL"); // the test before's last one
+    let current = await system.startController({ identity: "fan-a" });
+    await waitFor("fan-out served", async () => (await api.call("/flows/fan-out/inputs")).status === 200, 30_000);
+    const res = await api.call("/flows/fan-out/kickoff", { body: { inputs: {} } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const id = res.body.kickoff_id as string;
+    const items = async () =>
+      JSON.parse(
+        await kubectl(kubeconfig, [
+          ...["get", "crewexecutions", "-n", namespace, "-l", `kubecrew.io/flow-execution=${id}`, "-o", "json"],
+        ]),
+      ).items as Loose[];
+    const done = (children: Loose[]) => children.filter((c) => c.status?.phase === "Succeeded").length;
+
+    // 1. Items running, none done, the last two not started (four at a time).
+    const first = await waitFor("the fan-out under way", async () => {
+      const children = await items();
+      return children.length > 0 && done(children) === 0 ? children : undefined;
+    });
+    expect(await current.kill("SIGKILL")).toBeNull();
+    expect(first.length).toBeLessThanOrEqual(4);
+    await sleep(700);
+    current = await system.startController({ identity: "fan-b" });
+
+    // 2. Some items done, some not: killed again.
+    const second = await waitFor(
+      "some items done, some not",
+      async () => {
+        const children = await items();
+        return done(children) > 0 && done(children) < ITEMS.length ? children : undefined;
+      },
+      120_000,
+      100,
+    );
+    expect(await current.kill("SIGKILL")).toBeNull();
+    expect((await status(id, "fan-out")).current_task).toBe("expand");
+    await sleep(700);
+    await system.startController({ identity: "fan-a" });
+
+    const final = await waitFor(
+      "fan-out finished",
+      async () => {
+        const body = await status(id, "fan-out");
+        return body.status === "running" ? undefined : body;
+      },
+      180_000,
+      500,
+    );
+    expect(final.status, JSON.stringify(final)).toBe("completed");
+    expect(final.result.outputs.count).toBe(ITEMS.length);
+    // Each item's agent answered its own item, in the items' order.
+    expect(final.result.outputs.expand.map((o: Loose) => /Part (\w)/.exec(o.raw)?.[1])).toEqual(ITEMS);
+    const children = await items();
+    expect(children).toHaveLength(ITEMS.length);
+    expect(new Set(children.map((c) => c.metadata.name)).size).toBe(ITEMS.length);
+    const jobs = await jobsOf(kubeconfig, namespace);
+    for (const child of children) {
+      expect(child.status.phase).toBe("Succeeded");
+      expect(jobs.filter((j) => j.metadata.labels["kubecrew.io/execution"] === child.metadata.name)).toHaveLength(1);
+    }
+    const results = JSON.parse(
+      await kubectl(kubeconfig, [
+        ...["get", "crewtaskresults", "-n", namespace, "-l", `kubecrew.io/execution=${id}`, "-o", "json"],
+      ]),
+    ).items as Loose[];
+    expect(results.map((r) => r.metadata.labels["kubecrew.io/task"]).sort()).toEqual(["count", "expand"]);
+    expect(second.length).toBeGreaterThan(0);
   });
 });
