@@ -7,7 +7,7 @@ import { FileTaskIO, type TaskIO } from "./io.ts";
 import { KubernetesTaskIO } from "./kubernetes-io.ts";
 import { runCrewaiTask } from "./crewai-runtime.ts";
 import { runTask } from "./run-task.ts";
-import type { StepSummary } from "./step-recorder.ts";
+import type { StepSummary, StepTask } from "./step-recorder.ts";
 import { StepReporter } from "./step-reporter.ts";
 import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
 import { startTracing } from "../platform/telemetry/tracing.ts";
@@ -41,10 +41,18 @@ export async function runAssignedTask(
   const outbound = createOutboundClient(config.outbound);
   try {
     const assignment = await io.readAssignment();
-    const reporter = io.reportSteps
-      ? new StepReporter((sofar) => io.reportSteps!(sofar, config.attempt), logger)
-      : undefined;
-    const onStep = reporter ? { onStep: (_step: unknown, sofar: StepSummary) => reporter.push(sofar) } : {};
+    // One reporter per task whose steps come: a whole project's run reports each of its tasks' steps as they come.
+    const reporters = new Map<number, StepReporter>();
+    const reporterFor = (task?: StepTask) => {
+      const index = task?.index ?? assignment.task.index;
+      if (!reporters.has(index)) {
+        reporters.set(index, new StepReporter((sofar) => io.reportSteps!(sofar, config.attempt, task), logger));
+      }
+      return reporters.get(index)!;
+    };
+    const onStep = io.reportSteps
+      ? { onStep: (_step: unknown, sofar: StepSummary, task?: StepTask) => reporterFor(task).push(sofar) }
+      : {};
     const apps = config.apps ? { apps: config.apps } : {};
     outcome = await inTaskSpan(assignment, config.env[TRACEPARENT_ENV], async () =>
       assignment.runtime === "crewai"
@@ -73,7 +81,7 @@ export async function runAssignedTask(
             ...onStep,
           }),
     );
-    await reporter?.flushed();
+    await Promise.all([...reporters.values()].map((r) => r.flushed()));
   } catch (error) {
     const message = (error as Error).message;
     // The log line's message is the plain error line too: a container runtime may order stderr before stdout, and the

@@ -20,7 +20,7 @@ import { appsMcpServer, type AppsSettings } from "./apps-source.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
 import { apiKeyFor, modelLabel, type Env } from "./llm.ts";
 import { mcpHeaders } from "./mcp-headers.ts";
-import { StepRecorder, type StepSummary } from "./step-recorder.ts";
+import { StepRecorder, type StepSummary, type StepTask } from "./step-recorder.ts";
 
 /** The adapter's module: `<python> -m kubecrew_crewai` (crewai-adapter/). */
 export const ADAPTER_MODULE = "kubecrew_crewai";
@@ -50,10 +50,12 @@ export interface CrewaiRuntimeDeps {
   logger?: Logger;
   now?: () => number;
   resolver?: Resolver;
-  onStep?: (step: TaskStep, sofar: StepSummary) => void;
+  /** Each step as it ends; in a whole project's run with the task it belongs to (the task CrewAI runs now). */
+  onStep?: (step: TaskStep, sofar: StepSummary, task?: StepTask) => void;
   /**
    * A whole project's run (assignment.project): each task's outcome, with its steps, as CrewAI reports the task
-   * complete. The returned outcome is the last of them (or the failure that ended the run).
+   * complete. The returned outcome is the last of them (or the failure that ended the run): a task that failed (its
+   * output above the limit too) ends the run, as the execution ends with it.
    */
   onTaskOutcome?: (outcome: TaskOutcome) => Promise<void>;
 }
@@ -61,11 +63,22 @@ export interface CrewaiRuntimeDeps {
 const EMPTY_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 /** One line of the adapter's stdout. */
 const adapterLine = z.union([
-  z.object({ step: taskStep, taskIndex: z.number().int().min(0).optional() }),
+  z.object({ step: taskStep, taskIndex: z.number().int().min(0).optional(), agent: z.string().optional() }),
   z.object({ outcome: taskOutcome }),
 ]);
 
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim();
+
+/** An outcome whose output (with CrewAI's json_dict, which is stored beside it) is above the limit, as a failure. */
+export function withinOutputLimit(outcome: TaskOutcome): TaskOutcome {
+  if (outcome.error !== undefined || outcome.output === undefined) return outcome;
+  const jsonDict = outcome.jsonDict;
+  const bytes =
+    Buffer.byteLength(outcome.output, "utf8") + (jsonDict ? Buffer.byteLength(JSON.stringify(jsonDict), "utf8") : 0);
+  if (bytes <= MAX_TASK_OUTPUT_BYTES) return outcome;
+  const { output: _output, jsonDict: _jsonDict, ...rest } = outcome;
+  return { ...rest, error: `Task output is ${bytes} bytes, above the 1 MiB limit` };
+}
 
 /** Replaces each secret in a text (longest first); values under 6 characters are left alone. */
 export function redactor(secrets: (string | undefined)[]): (text: string) => string {
@@ -90,19 +103,37 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
   const llm = assignment.agent.llm;
   const model = llm ? modelLabel(llm) : undefined;
   const recorder = new StepRecorder(deps.onStep);
-  // A whole project's run records each task's steps apart (they come tagged with their task).
+  // A whole project's run records each task's steps apart (they come tagged with their task and its agent), and hands
+  // them on as that task's while it runs.
   const recorders = new Map<number, StepRecorder>();
+  const agents = new Map<number, string>();
   const recorderFor = (index: number | undefined) => {
-    if (!assignment.project || index === undefined) return recorder;
-    if (!recorders.has(index)) recorders.set(index, new StepRecorder());
+    const project = assignment.project;
+    if (!project || index === undefined) return recorder;
+    if (!recorders.has(index)) {
+      const name = project.tasks.find((t) => t.index === index)?.name ?? `task ${index}`;
+      recorders.set(
+        index,
+        new StepRecorder((step, sofar) => deps.onStep?.(step, sofar, { name, index, agent: agents.get(index) ?? "" })),
+      );
+    }
     return recorders.get(index)!;
   };
   const reports: Promise<void>[] = [];
   const reported = new Set<number>();
+  // A project's run ends at its first failed task: the execution fails with it, and what CrewAI would do next is moot.
+  const failedTask = new AbortController();
+  let last: TaskOutcome | undefined;
+  let failure: TaskOutcome | undefined;
   const taskEnded = (outcome: TaskOutcome) => {
     reported.add(outcome.taskIndex);
-    const whole = { ...outcome, ...recorderFor(outcome.taskIndex).summary() };
+    const whole = withinOutputLimit({ ...outcome, ...recorderFor(outcome.taskIndex).summary() });
+    last = whole;
     if (assignment.project && deps.onTaskOutcome) reports.push(deps.onTaskOutcome(whole));
+    if (assignment.project && whole.error !== undefined && !failure) {
+      failure = whole;
+      failedTask.abort(new Error(whole.error));
+    }
     return whole;
   };
   const base = {
@@ -188,29 +219,37 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
       },
       redact,
       log,
-      ...(deps.signal ? { signal: deps.signal } : {}),
+      signal: deps.signal ? AbortSignal.any([deps.signal, failedTask.signal]) : failedTask.signal,
       graceMs: deps.graceMs ?? ADAPTER_GRACE_MS,
-      onStep: (step, taskIndex) => recorderFor(taskIndex).record(step),
+      onStep: (step, taskIndex, agent) => {
+        if (taskIndex !== undefined && agent !== undefined) agents.set(taskIndex, agent);
+        recorderFor(taskIndex).record(step);
+      },
       onOutcome: taskEnded,
     });
     await Promise.all(reports);
+    // A project's run: a failure the run did not report is the first unreported task's (the one CrewAI was running).
+    const open = assignment.project?.tasks.find((t) => !reported.has(t.index));
+    const openTask = open ? { taskName: open.name, taskIndex: open.index, ...recorderFor(open.index).summary() } : {};
+    if (assignment.project && last && (failure || !open)) {
+      // Each task's outcome was checked and reported as it came: the run's is its first failure, else the last task's.
+      log.info({ model, tasks: result.outcomes, executionTime: seconds() }, "Project run ended");
+      return failure ?? last;
+    }
     if (deps.signal?.aborted) {
       const reason = deps.signal.reason instanceof Error ? deps.signal.reason.message : String(deps.signal.reason);
-      log.warn({ model, reason }, "Task interrupted");
-      return ended({ error: oneLine(reason) });
+      log.warn({ model, reason, ...(open ? { task: open.name } : {}) }, "Task interrupted");
+      return { ...ended({ error: oneLine(reason) }), ...openTask };
     }
     const outcome = result.outcome;
-    if (assignment.project && outcome) {
-      // Each task's outcome was checked and reported as it came; the last is the run's.
-      log.info({ model, tasks: result.outcomes, executionTime: seconds() }, "Project run ended");
-      return { ...outcome, ...recorderFor(outcome.taskIndex).summary() };
-    }
-    if (!outcome) {
-      const error = result.error ?? "The CrewAI adapter ended without an outcome";
+    if (!outcome || open) {
+      const error =
+        result.error ??
+        (open
+          ? "The CrewAI adapter ended before it reported this task"
+          : "The CrewAI adapter ended without an outcome");
       log.warn({ model, error }, "Task failed");
-      // A project's run that died mid-way: the failure is the first task's that has not reported.
-      const open = assignment.project?.tasks.find((t) => !reported.has(t.index));
-      return { ...ended({ error }), ...(open ? { taskName: open.name, taskIndex: open.index } : {}) };
+      return { ...ended({ error }), ...openTask };
     }
     if (outcome.error !== undefined || outcome.output === undefined) {
       const error = outcome.error ?? "The CrewAI adapter reported neither an output nor an error";
@@ -218,13 +257,10 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
       return ended({ error, tokenUsage: outcome.tokenUsage });
     }
     // CrewAI's json_dict (output_json, or the output_pydantic model's JSON) counts against the limit with the output.
+    const checked = withinOutputLimit(outcome);
+    if (checked.error !== undefined) return ended({ error: checked.error, tokenUsage: outcome.tokenUsage });
     const jsonDict = outcome.jsonDict;
-    const bytes =
-      Buffer.byteLength(outcome.output, "utf8") + (jsonDict ? Buffer.byteLength(JSON.stringify(jsonDict), "utf8") : 0);
-    if (bytes > MAX_TASK_OUTPUT_BYTES) {
-      return ended({ error: `Task output is ${bytes} bytes, above the 1 MiB limit`, tokenUsage: outcome.tokenUsage });
-    }
-    log.info({ model, tokenUsage: outcome.tokenUsage, bytes, executionTime: seconds() }, "Task succeeded");
+    log.info({ model, tokenUsage: outcome.tokenUsage, executionTime: seconds() }, "Task succeeded");
     return ended({ output: outcome.output, ...(jsonDict ? { jsonDict } : {}), tokenUsage: outcome.tokenUsage });
   } finally {
     await proxy.close();
@@ -251,7 +287,7 @@ function runAdapter(
     log: Logger;
     signal?: AbortSignal;
     graceMs: number;
-    onStep: (step: Omit<TaskStep, "index">, taskIndex?: number) => void;
+    onStep: (step: Omit<TaskStep, "index">, taskIndex?: number, agent?: string) => void;
     onOutcome?: (outcome: TaskOutcome) => void;
   },
 ): Promise<AdapterResult> {
@@ -286,7 +322,7 @@ function runAdapter(
       }
       if ("step" in parsed) {
         const { index: _index, ...step } = parsed.step;
-        options.onStep(step, parsed.taskIndex);
+        options.onStep(step, parsed.taskIndex, parsed.agent);
       } else {
         outcome = parsed.outcome;
         outcomes += 1;

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { open, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { taskAssignment, taskOutcome, type TaskAssignment, type TaskOutcome } from "../core/task-assignment.ts";
-import type { StepSummary } from "./step-recorder.ts";
+import type { StepSummary, StepTask } from "./step-recorder.ts";
 
 /**
  * Where a runner gets its task and where it reports the outcome. The embedded mode uses files; in a Job pod the
@@ -11,8 +11,11 @@ import type { StepSummary } from "./step-recorder.ts";
 export interface TaskIO {
   readAssignment(): Promise<TaskAssignment>;
   reportOutcome(outcome: TaskOutcome): Promise<void>;
-  /** The task's steps so far, while it runs (optional: where nobody watches, they come with the outcome only). */
-  reportSteps?(sofar: StepSummary, attempt: number): Promise<void>;
+  /**
+   * The task's steps so far, while it runs (optional: where nobody watches, they come with the outcome only); in a whole
+   * project's run, `task` says which of its tasks they are of.
+   */
+  reportSteps?(sofar: StepSummary, attempt: number, task?: StepTask): Promise<void>;
   /** A whole project's run (assignment.project): each task's outcome as the task ends, before the run's last. */
   reportTaskOutcome?(outcome: TaskOutcome): Promise<void>;
 }
@@ -74,7 +77,7 @@ export class FileTaskIO implements TaskIO {
   readonly assignmentPath: string;
   readonly outcomePath: string;
   readonly stepsPath: string | undefined;
-  readonly reportSteps: ((sofar: StepSummary, attempt: number) => Promise<void>) | undefined;
+  readonly reportSteps: ((sofar: StepSummary, attempt: number, task?: StepTask) => Promise<void>) | undefined;
   readonly reportTaskOutcome: ((outcome: TaskOutcome) => Promise<void>) | undefined;
 
   /** `outcomes`: where a whole project's run keeps its tasks' outcomes so far (a JSON array, rewritten whole). */
@@ -83,7 +86,11 @@ export class FileTaskIO implements TaskIO {
     this.outcomePath = paths.outcome;
     this.stepsPath = paths.steps;
     const stepsPath = paths.steps;
-    this.reportSteps = stepsPath ? (sofar) => writeFileAtomically(stepsPath, JSON.stringify(sofar) + "\n") : undefined;
+    // A project's tasks run one at a time: the file holds the running one's steps, and says which task that is.
+    this.reportSteps = stepsPath
+      ? (sofar, _attempt, task) =>
+          writeFileAtomically(stepsPath, JSON.stringify(task ? { ...sofar, task } : sofar) + "\n")
+      : undefined;
     const outcomesPath = paths.outcomes;
     const sofar: TaskOutcome[] = [];
     this.reportTaskOutcome = outcomesPath

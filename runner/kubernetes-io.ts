@@ -9,7 +9,7 @@ import { CREW_EXECUTIONS, CREW_TASK_RESULTS, resourcePath } from "../kube/resour
 import { CONTEXT_FILES, taskLabels, taskResultName } from "../kube/task-names.ts";
 import type { RunnerConfig } from "./config.ts";
 import { AssignmentError, readAssignmentFile, type TaskIO } from "./io.ts";
-import type { StepSummary } from "./step-recorder.ts";
+import type { StepSummary, StepTask } from "./step-recorder.ts";
 
 /** Where a runner in a Job pod finds the apiserver and its container's paths: part of the runner's config. */
 export type KubernetesIOConfig = RunnerConfig["kubernetes"];
@@ -65,12 +65,17 @@ export function taskResultObject(assignment: TaskAssignment, outcome: TaskOutcom
   };
 }
 
-/** An outcome without output or error: what a running attempt's result says. */
-function progressOutcome(assignment: TaskAssignment, attempt: number) {
+/** The apiserver refused an object for its size (etcd's request limit). */
+const tooLarge = (err: unknown): err is KubeApiError =>
+  err instanceof KubeApiError && (err.statusCode === 413 || /too large|exceeds/i.test(err.message));
+const storeRefused = (err: KubeApiError) => `Task output could not be stored: ${err.message}`;
+
+/** An outcome without output or error: what a running attempt's result says (of a project's `task` when given). */
+function progressOutcome(assignment: TaskAssignment, attempt: number, task?: StepTask) {
   return {
-    taskName: assignment.task.name,
-    taskIndex: assignment.task.index,
-    agent: assignment.agent.role,
+    taskName: task?.name ?? assignment.task.name,
+    taskIndex: task?.index ?? assignment.task.index,
+    agent: task ? task.agent : assignment.agent.role,
     executionTime: 0,
     attempt,
   };
@@ -131,23 +136,26 @@ export class KubernetesTaskIO implements TaskIO {
     }
   }
 
-  private progressCreated = false;
+  /** The tasks whose steps result this pod has created. */
+  private readonly progressCreated = new Set<number>();
 
   /**
    * The attempt's steps so far on a CrewTaskResult of its own (`<pod>-steps`, no output or error: neither a success
    * nor a failure to the controller), created with the first step and merge-patched after each one, so steps survive
-   * the pod and the API streams them while the task runs. Outside a pod (no POD_NAME) there is none.
+   * the pod and the API streams them while the task runs. A whole project's run has one per task (`<pod>-steps-<index>`
+   * for the tasks after the first). Outside a pod (no POD_NAME) there is none.
    */
-  async reportSteps(sofar: StepSummary, attempt: number): Promise<void> {
+  async reportSteps(sofar: StepSummary, attempt: number, task?: StepTask): Promise<void> {
     const assignment = this.assignment;
     if (!assignment || !this.podName) return;
     const namespace = assignment.execution.namespace;
-    const name = `${this.podName}-steps`;
-    if (this.progressCreated) {
+    const index = task?.index ?? assignment.task.index;
+    const name = index === assignment.task.index ? `${this.podName}-steps` : `${this.podName}-steps-${index}`;
+    if (this.progressCreated.has(index)) {
       await this.client.mergePatch(resourcePath(CREW_TASK_RESULTS, namespace, name), { spec: sofar });
       return;
     }
-    const started = { ...taskOutcome.parse({ ...progressOutcome(assignment, attempt), ...sofar }) };
+    const started = { ...taskOutcome.parse({ ...progressOutcome(assignment, attempt, task), ...sofar }) };
     const object = taskResultObject(assignment, started, this.podName);
     object.metadata = { ...object.metadata, name, generateName: undefined } as typeof object.metadata;
     try {
@@ -155,7 +163,7 @@ export class KubernetesTaskIO implements TaskIO {
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
     }
-    this.progressCreated = true;
+    this.progressCreated.add(index);
   }
 
   async reportOutcome(outcome: TaskOutcome): Promise<void> {
@@ -167,17 +175,14 @@ export class KubernetesTaskIO implements TaskIO {
       await this.createWithRetry(path, object);
     } catch (err) {
       if (isAlreadyExists(err)) return; // this attempt's result is already there (a retried request)
-      if (
-        err instanceof KubeApiError &&
-        (err.statusCode === 413 || /too large|exceeds/i.test(err.message)) &&
-        checked.error === undefined
-      ) {
+      if (tooLarge(err) && checked.error === undefined) {
         // The apiserver refused the size: report that as the task's failure instead of losing the outcome.
         const failed = {
           ...checked,
           output: undefined,
+          jsonDict: undefined,
           parked: undefined,
-          error: `Task output could not be stored: ${err.message}`,
+          error: storeRefused(err),
         };
         await this.createWithRetry(path, taskResultObject(this.assignment, failed, this.podName));
         throw new Error(failed.error, { cause: err });
@@ -188,14 +193,23 @@ export class KubernetesTaskIO implements TaskIO {
     }
   }
 
-  /** A whole project's run: one task's outcome as the task ends; the run's last comes through reportOutcome. */
+  /**
+   * A whole project's run: one task's outcome as the task ends; the run's last comes through reportOutcome too. An
+   * output the apiserver refuses for its size becomes the task's failure, as in reportOutcome.
+   */
   async reportTaskOutcome(outcome: TaskOutcome): Promise<void> {
     if (!this.assignment) throw new Error("reportTaskOutcome before readAssignment");
-    const object = taskResultObject(this.assignment, taskOutcome.parse(outcome), this.podName);
+    const checked = taskOutcome.parse(outcome);
+    const path = resourcePath(CREW_TASK_RESULTS, this.assignment.execution.namespace);
     try {
-      await this.createWithRetry(resourcePath(CREW_TASK_RESULTS, this.assignment.execution.namespace), object);
+      await this.createWithRetry(path, taskResultObject(this.assignment, checked, this.podName));
     } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
+      if (isAlreadyExists(err)) return;
+      if (!tooLarge(err) || checked.error !== undefined) throw err;
+      const failed = { ...checked, output: undefined, jsonDict: undefined, error: storeRefused(err) };
+      await this.createWithRetry(path, taskResultObject(this.assignment, failed, this.podName)).catch((again) => {
+        if (!isAlreadyExists(again)) throw again;
+      });
     }
   }
 

@@ -33,6 +33,14 @@ export interface StepSummary {
   toolsUsed: string[];
 }
 
+/** In a whole project's run (one run for every task), the task a step belongs to. */
+export interface StepTask {
+  name: string;
+  index: number;
+  /** Its agent's role, as CrewAI reports it ("" when it names none). */
+  agent: string;
+}
+
 export class StepRecorder {
   private readonly steps: TaskStep[] = [];
   private readonly tools: string[] = [];
