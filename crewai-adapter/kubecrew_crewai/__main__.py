@@ -42,6 +42,25 @@ def end_with_parent() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
+#: The exit status after SIGTERM, as a shell reports a process that signal ended.
+STOPPED_STATUS = 128 + 15
+
+
+def end_on_sigterm(emitter: Emitter) -> None:
+    """SIGTERM (a stop, the Job's deletion, its deadline, the runner's end) ends the process at once. Every step and
+    outcome was written as it happened, so nothing is left to save. A handler of CrewAI's (its telemetry's, were it on)
+    or of the project's would instead raise SystemExit in whatever the crew is doing, and the interpreter would then
+    wait for its threads (an LLM call in flight). A line being written is finished first, so the runner never reads
+    half of one."""
+    import signal
+
+    def stop(_signum: int, _frame: object) -> None:
+        emitter.quiet(timeout=1.0)
+        os._exit(STOPPED_STATUS)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def main() -> int:
     end_with_parent()
     protocol = take_stdout()
@@ -59,6 +78,7 @@ def main() -> int:
     handler.addFilter(RedactingFilter(redactor))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     emitter = Emitter(protocol, redactor)
+    end_on_sigterm(emitter)
 
     if launch.project is not None:
         from .project import run_project

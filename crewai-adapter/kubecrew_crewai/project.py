@@ -110,6 +110,8 @@ class ProjectRun:
         self._tasks = project.tasks
         self._lock = threading.Lock()
         self.current: int = project.tasks[0].index if project.tasks else 0
+        #: The role of the agent on the task running now ("" when CrewAI names none, as a hierarchical crew's tasks).
+        self.agent = ""
         self._started: dict[int, float] = {}
         self._tokens: dict[int, dict[str, int]] = {}
         self.reported: set[int] = set()
@@ -118,18 +120,19 @@ class ProjectRun:
     # StepSink: the step belongs to the task running now (one at a time in sequential and hierarchical crews).
     def step(self, step: dict[str, Any]) -> None:
         with self._lock:
-            index = self.current
+            index, agent = self.current, self.agent
             usage = step.get("tokenUsage")
             if isinstance(usage, dict):
                 total = self._tokens.setdefault(index, {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0})
                 for key in total:
                     total[key] += int(usage.get(key, 0))
-        self._sink.step(step, task_index=index)
+        self._sink.step(step, task_index=index, agent=agent)
 
-    def task_started(self, name: str | None) -> None:
+    def task_started(self, name: str | None, agent: str = "") -> None:
         with self._lock:
             index = self._index.get(name or "", self.current)
             self.current = index
+            self.agent = agent
             self._started.setdefault(index, time.monotonic())
 
     def outcome(self, index: int, agent: str, fields: dict[str, Any]) -> None:
@@ -178,7 +181,9 @@ class ProjectRun:
         # steps are tagged before the next task starts and written before its outcome.
         @crewai_event_bus.on(TaskStartedEvent)
         async def on_task_started(_source: Any, event: TaskStartedEvent) -> None:
-            self.task_started(getattr(event.task, "name", None) or event.task_name)
+            task = event.task
+            agent = str(getattr(getattr(task, "agent", None), "role", "") or "").strip()
+            self.task_started(getattr(task, "name", None) or event.task_name, agent)
 
         @crewai_event_bus.on(TaskCompletedEvent)
         async def on_task_completed(_source: Any, event: TaskCompletedEvent) -> None:

@@ -37,19 +37,26 @@ class Emitter:
         self._lock = threading.Lock()
         self._index = 0
 
-    def step(self, step: dict[str, Any], task_index: int | None = None) -> None:
-        """A step; in a whole project's run (project.py) with the index of the task it belongs to."""
+    def step(self, step: dict[str, Any], task_index: int | None = None, agent: str | None = None) -> None:
+        """A step; in a whole project's run (project.py) with the index of the task it belongs to and its agent's role,
+        so that the runner reports it as that task's while the task runs."""
         with self._lock:
             numbered = {"index": self._index, **step}
             self._index += 1
             line: dict[str, Any] = {"step": self._redactor.value(numbered)}
             if task_index is not None:
                 line["taskIndex"] = task_index
+            if agent:
+                line["agent"] = self._redactor.value(agent)
             self._write(line)
 
     def outcome(self, outcome: dict[str, Any]) -> None:
         with self._lock:
             self._write({"outcome": self._redactor.value(outcome)})
+
+    def quiet(self, timeout: float) -> None:
+        """Waits (at most `timeout` seconds) for a line being written to be whole, and lets no other line start."""
+        self._lock.acquire(timeout=timeout)
 
     def _write(self, line: dict[str, Any]) -> None:
         self._stream.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")

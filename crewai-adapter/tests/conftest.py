@@ -55,6 +55,9 @@ class ChatServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.answer = "Fixture answer."
+        #: Requests from this one on (counted from 0) get no answer until the server stops.
+        self.hold_from: int | None = None
+        self.stopping = threading.Event()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -62,6 +65,9 @@ class ChatServer:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 outer.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                if outer.hold_from is not None and len(outer.requests) > outer.hold_from:
+                    outer.stopping.wait(timeout=120)
+                    return
                 reply = {
                     "id": "chatcmpl-test",
                     "object": "chat.completion",
@@ -91,4 +97,5 @@ class ChatServer:
 def chat_server() -> Iterator[ChatServer]:
     server = ChatServer()
     yield server
+    server.stopping.set()
     server.server.shutdown()

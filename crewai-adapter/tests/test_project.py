@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+import signal
 import subprocess
 import sys
+import time
 from typing import Any
 
 from .conftest import ChatServer, launch_message
@@ -99,3 +101,41 @@ def test_tasks_that_differ_from_the_crews_are_refused_naming_both(chat_server: C
     assert code == 1
     assert "has the tasks ['research_task', 'reporting_task'], the Crew lists ['research_task']" in lines[0]["outcome"]["error"]
     assert chat_server.requests == []
+
+
+def test_sigterm_mid_project_ends_the_process_at_once_with_each_line_whole(chat_server: ChatServer, tmp_path: Path) -> None:
+    src = create_project(tmp_path, "stopped")
+    chat_server.hold_from = 1  # the second task's model call never gets its answer
+    message = project_message(chat_server, "stopped.crew:Stopped", ["research_task", "reporting_task"])
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    env.update(HOME=str(tmp_path), PYTHONPATH=str(src))
+    adapter = subprocess.Popen(
+        [sys.executable, "-m", "kubecrew_crewai"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert adapter.stdin is not None and adapter.stdout is not None
+    adapter.stdin.write(json.dumps(message))
+    adapter.stdin.close()
+    lines = []
+    for text in adapter.stdout:
+        lines.append(json.loads(text))
+        if "outcome" in lines[-1]:
+            break
+    deadline = time.monotonic() + 60
+    while len(chat_server.requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(chat_server.requests) == 2  # the second task is waiting for its model
+    stopped = time.monotonic()
+    adapter.send_signal(signal.SIGTERM)
+    rest = adapter.stdout.read()
+    status = adapter.wait(timeout=30)
+    took = time.monotonic() - stopped
+    assert status == 143
+    assert took < 2.5, f"the adapter took {took:.1f} s to end after SIGTERM"
+    lines += [json.loads(line) for line in rest.splitlines()]
+    # The finished task's outcome stands; nothing of the stopped one claims an outcome (the runner reports the stop).
+    assert [line["outcome"]["taskName"] for line in lines if "outcome" in line] == ["research_task"]
