@@ -522,4 +522,54 @@ describe("the installed chart on the local node", () => {
     expect(pods.items.length).toBeGreaterThanOrEqual(3);
     expect(new Set(pods.items.map((p) => p.spec.serviceAccountName))).toEqual(new Set(["kubecrew-runner"]));
   });
+
+  // The controller's pod-bound token was matched by the runner's results policy, which refused it the results of a
+  // flow's methods: on kind no flow method ever ended (issue 33).
+  it("a flow run completes: the controller, in its pod, records each method's result past the runner's policy", async () => {
+    const flow = {
+      apiVersion: "kubecrew.io/v1alpha1",
+      kind: "Flow",
+      metadata: { name: "tally" },
+      spec: {
+        schema: "crewai.flow/v1",
+        name: "Tally",
+        state: { type: "dict", default: { word: "tide" } },
+        methods: {
+          double: { start: true, do: { call: "expression", expr: "state.word + state.word" } },
+          report: { listen: "double", do: { call: "expression", expr: "'total: ' + outputs.double" } },
+        },
+      },
+    };
+    mustSucceed("apply the Flow", kubectl(["apply", "-n", namespace, "-f", "-"], JSON.stringify(flow)));
+    const ready = `jsonpath={.status.conditions[?(@.type=="Ready")].status}`;
+    await eventually(() => kubectl(["get", "flow", "tally", "-n", namespace, "-o", ready]).stdout === "True", {
+      timeoutMs: 60_000,
+      message: "flow tally Ready",
+    });
+    const id = "5b1e2a9c-3d4f-4e6a-8b7c-9d0e1f2a3b4c";
+    const run = { flowRef: { name: "tally" }, inputs: { word: "pool" } };
+    mustSucceed(
+      "create the FlowExecution",
+      kubectl(
+        ["create", "-n", namespace, "-f", "-"],
+        JSON.stringify({
+          apiVersion: "kubecrew.io/v1alpha1",
+          kind: "FlowExecution",
+          metadata: { name: id },
+          spec: run,
+        }),
+      ),
+    );
+    await eventually(
+      () => kubectl(["get", "fe", id, "-n", namespace, "-o", "jsonpath={.status.phase}"]).stdout === "Succeeded",
+      { timeoutMs: 60_000, intervalMs: 500, message: `flow run ${id} to succeed` },
+    );
+    const results = kubectlJson<{ items: { spec: { taskName: string; output: string } }[] }>([
+      ...["get", "crewtaskresults", "-n", namespace, "-l", `kubecrew.io/execution=${id}`],
+    ]);
+    expect(results.items.map((r) => [r.spec.taskName, r.spec.output]).sort()).toEqual([
+      ["double", "poolpool"],
+      ["report", "total: poolpool"],
+    ]);
+  });
 });
