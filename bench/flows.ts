@@ -1,95 +1,267 @@
 /**
- * bench/flows: a declarative flow of BENCH_METHODS agent methods in a chain (each a child execution whose task runs as
- * a local runner process, on the mock provider) in `kubecrew dev`, against the same number of one-task crews run one
- * after another in the same process and run: seconds per method and per crew, and the flow's rate as a share of the
- * crews' (target ≥ 0.9). BENCH_ROUNDS alternates the two that many times; the medians are reported.
- *   npm run bench:flows   [BENCH_METHODS=20 BENCH_ROUNDS=2]
+ * bench/flows (issue 33): a declarative flow of BENCH_FLOW_METHODS (20) methods on the local control plane with KWOK
+ * (hack/local-cluster.sh up --kwok: one fake node; its stages move pods to Running and Succeeded, and the runner's
+ * stand-in, controller-scale-runner.ts, writes each task's CrewTaskResult) — agent methods in a chain with, in the
+ * middle, an `each` over BENCH_EACH_ITEMS (50) items, each item an agent run — against the same work as one-task crews
+ * in the same run and the same shape: the chain's agents one after another, the items four at a time (the controller's
+ * bound on an each's items running at once). The controller runs in this process, so its apiserver writes are counted.
+ * Printed per side: method runs per minute (an item counts as a method run: one agent, one child execution, one Job)
+ * and the flow's methods per minute; the controller's writes per method run (Events included) and by resource; and the
+ * flow's rate as a share of the crews' (target ≥ 0.9). BENCH_ROUNDS (3) alternates the two; medians are reported.
+ * Timing starts once the controller is idle (the Flow judged, its Crews and their signing Secrets made).
+ *   npm run bench:flows   [BENCH_FLOW_METHODS=20 BENCH_EACH_ITEMS=50 BENCH_ROUNDS=3 BENCH_KUBECONFIG=…]
  */
 import { loadavg } from "node:os";
-import { silentLogger } from "../core/logger.ts";
-import { crewYaml, startTestDev, tokens } from "../test/support/dev-server.ts";
+import { stringify } from "yaml";
+import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
+import { CREW_EXECUTIONS, FLOW_EXECUTIONS, FLOWS, resourcePath } from "../kube/resources.ts";
+import { applyCrew, crewYaml } from "../test/e2e/support/fixture.ts";
+import { RunnerStandIn } from "./controller-scale-runner.ts";
+import {
+  benchCluster,
+  benchNamespace,
+  deleteNamespace,
+  startBenchController,
+  watchWithTimes,
+  writeCounter,
+} from "./controller-support.ts";
 
-const METHODS = Number(process.env.BENCH_METHODS ?? 20);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(2))
-    .join(" ");
+const METHODS = Number(process.env.BENCH_FLOW_METHODS ?? 20);
+const ITEMS = Number(process.env.BENCH_EACH_ITEMS ?? 50);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** The controller's bound on an each's items running at once (controller/flow-controller.ts). */
+const EACH_AT_ONCE = 4;
+const CHAIN = METHODS - 1;
+const RUNS = CHAIN + ITEMS;
+const load = () => loadavg()[0]!.toFixed(1);
 
-/** A chain: m1 starts, each next method listens to the one before; every method asks one agent. */
-function chainFlow(methods: number): string {
-  const lines = ["schema: crewai.flow/v1", "name: ChainFlow", "methods:"];
-  for (let i = 1; i <= methods; i++) {
-    lines.push(`  m${i}:`);
-    lines.push(i === 1 ? "    start: true" : `    listen: m${i - 1}`);
-    lines.push("    do:", "      call: agent", "      with:");
-    lines.push("        role: Writer", "        goal: Write one line", "        backstory: Brief.");
-    lines.push(`        input: "Line ${i}"`);
-  }
-  return lines.join("\n") + "\n";
-}
-
-console.log(`bench:flows: ${METHODS} methods against ${METHODS} one-task crews, ${ROUNDS} rounds; load ${load()}`);
-const dev = await startTestDev(
-  { "chain-flow.yaml": chainFlow(METHODS), "single.yaml": crewYaml("single", "mock", { tasks: 1 }) },
-  { log: silentLogger(), env: { KUBECREW_LLM_PROVIDER: "mock", KUBECREW_LLM_MODEL: "mock" } },
-);
-const headers = { authorization: `Bearer ${tokens.org}`, "content-type": "application/json" };
-async function call(path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${dev.url}${path}`, {
-    method: body === undefined ? "GET" : "POST",
-    headers,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+/** m1 … m<n> in a chain, each asking one agent, but the middle one: an each over ITEMS items, an agent per item. */
+function benchFlow(): Record<string, unknown> {
+  const agent = (input: string) => ({
+    call: "agent",
+    with: { role: "Writer", goal: "Write one line", backstory: "Brief.", input },
   });
-  if (res.status !== 200) throw new Error(`bench:flows: ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as Record<string, unknown>;
-}
-async function finished(path: string, deadlineMs: number): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const body = await call(path);
-    if (body.status !== "running") return body;
-    if (Date.now() > deadline) throw new Error(`bench:flows: ${path} not finished within ${deadlineMs} ms`);
-    await sleep(25);
+  const middle = Math.ceil(METHODS / 2);
+  const items = Array.from({ length: ITEMS }, (_, i) => `'item ${i + 1}'`).join(", ");
+  const methods: Record<string, unknown> = {};
+  for (let i = 1; i <= METHODS; i++) {
+    methods[`m${i}`] = {
+      ...(i === 1 ? { start: true } : { listen: `m${i - 1}` }),
+      do:
+        i === middle
+          ? { call: "each", in: `[${items}]`, do: [{ name: "write", action: agent("Write ${item}") }] }
+          : agent(`Line ${i}`),
+    };
   }
+  return { schema: "crewai.flow/v1", name: "BenchFlow", methods };
 }
 
-async function crews(): Promise<number> {
+const cluster = benchCluster(["--kwok"]);
+const client = new KubeClient(cluster.kubeConfig);
+// Crew tasks and method children may wait for the fake node's pods: long timeouts (a deadline is not measured here).
+const namespace = await benchNamespace(cluster, {});
+await applyCrew(
+  cluster.kubeconfig,
+  namespace,
+  crewYaml("single", "mock", { tasks: 1, taskTimeout: 3600, executionTimeout: 7200 }),
+);
+await applyCrew(
+  cluster.kubeconfig,
+  namespace,
+  stringify({
+    apiVersion: FLOWS.apiVersion,
+    kind: FLOWS.kind,
+    metadata: {
+      name: "bench",
+      annotations: { "kubecrew.io/llm": JSON.stringify({ provider: "mock", model: "mock" }) },
+    },
+    spec: benchFlow(),
+  }),
+);
+
+// What the bench sees: each execution's uid (the stand-in's results are owned by it) and end; each run's end.
+const uids = new Map<string, string>();
+const ended = new Map<string, (phase: string) => void>();
+const endedPhases = new Map<string, string>();
+const noteEnd = (name: string, phase: string | undefined) => {
+  if (!phase || !["Succeeded", "Failed", "Stopped"].includes(phase) || endedPhases.has(name)) return;
+  endedPhases.set(name, phase);
+  ended.get(name)?.(phase);
+};
+type Phased = KubeObject & { status?: { phase?: string } };
+/** When the bench first saw each crew execution (created by it, or by the controller for a method) and its end. */
+const firstSeen = new Map<string, number>();
+const endSeen = new Map<string, number>();
+const executions = await watchWithTimes<Phased>(client, resourcePath(CREW_EXECUTIONS, namespace), (e, at) => {
+  const name = e.metadata!.name!;
+  uids.set(name, e.metadata!.uid!);
+  if (!firstSeen.has(name)) firstSeen.set(name, at);
+  if (["Succeeded", "Failed", "Stopped"].includes(e.status?.phase ?? "") && !endSeen.has(name)) endSeen.set(name, at);
+  noteEnd(name, e.status?.phase);
+});
+const runs = await watchWithTimes<Phased>(client, resourcePath(FLOW_EXECUTIONS, namespace), (r) =>
+  noteEnd(r.metadata!.name!, r.status?.phase),
+);
+const flowReady = new Promise<void>((resolve) => {
+  void watchWithTimes<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(
+    client,
+    resourcePath(FLOWS, namespace),
+    (f) => {
+      if (f.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) resolve();
+    },
+  ).then((i) => informers.push(i));
+});
+const informers: { stop(): Promise<void> }[] = [executions, runs];
+const runner = new RunnerStandIn({ client, namespace, uidOf: (e) => uids.get(e) });
+await runner.start();
+informers.push(runner);
+const writes = writeCounter();
+const controller = await startBenchController(cluster, namespace, writes.onWrite);
+
+function whenEnded(name: string): Promise<string> {
+  const known = endedPhases.get(name);
+  if (known) return Promise.resolve(known);
+  return new Promise((resolve) => ended.set(name, resolve));
+}
+
+async function create(path: string, body: KubeObject): Promise<void> {
+  await client.create(path, body);
+}
+
+/** One crew execution, to its end. */
+async function crew(name: string): Promise<void> {
+  await create(resourcePath(CREW_EXECUTIONS, namespace), {
+    apiVersion: CREW_EXECUTIONS.apiVersion,
+    kind: CREW_EXECUTIONS.kind,
+    metadata: { name, namespace },
+    spec: { crewRef: { name: "single" }, inputs: { topic: "bench" } },
+  });
+  const phase = await whenEnded(name);
+  if (phase !== "Succeeded") throw new Error(`bench:flows: crew execution ${name} ended ${phase}`);
+}
+
+interface Side {
+  seconds: number;
+  writes: number;
+  byResource: [string, number][];
+  /** Median ms from the last execution's end before one was created to its creation, as the bench's watch saw them. */
+  gapMs: number;
+}
+
+async function timed(work: () => Promise<void>): Promise<Side> {
+  writes.reset();
   const started = performance.now();
-  for (let i = 0; i < METHODS; i++) {
-    const { kickoff_id } = await call("/crews/single/kickoff", { inputs: { topic: `line ${i}` } });
-    const end = await finished(`/crews/single/status/${String(kickoff_id)}`, 120_000);
-    if (end.status !== "completed") throw new Error(`bench:flows: a crew ended ${JSON.stringify(end)}`);
-  }
-  return (performance.now() - started) / 1000 / METHODS;
+  await work();
+  const finished = performance.now();
+  return {
+    seconds: (finished - started) / 1000,
+    writes: writes.total(),
+    byResource: [...writes.byResource].sort((a, b) => b[1] - a[1]),
+    gapMs: handOverMs(started, finished),
+  };
 }
 
-async function flow(): Promise<number> {
-  const started = performance.now();
-  const { kickoff_id } = await call("/flows/chain-flow/kickoff", { inputs: {} });
-  const end = await finished(`/flows/chain-flow/status/${String(kickoff_id)}`, 60_000 + METHODS * 10_000);
-  if (end.status !== "completed") throw new Error(`bench:flows: the flow ended ${JSON.stringify(end)}`);
-  return (performance.now() - started) / 1000 / METHODS;
+/** Over the executions created in [from, to]: how long after the latest end before it each one was created. */
+function handOverMs(from: number, to: number): number {
+  const created = [...firstSeen].filter(([, at]) => at >= from && at <= to);
+  const ends = [...endSeen].filter(([name]) => created.some(([n]) => n === name)).map(([, at]) => at);
+  const gaps = created.flatMap(([, at]) => {
+    const before = ends.filter((end) => end <= at);
+    return before.length ? [at - Math.max(...before)] : [];
+  });
+  return gaps.length ? median(gaps) : NaN;
 }
 
+/** The flow's work as crews: the chain's agents one after another, the items EACH_AT_ONCE at a time between them. */
+async function crews(round: number): Promise<Side> {
+  return timed(async () => {
+    const middle = Math.ceil(METHODS / 2);
+    let n = 0;
+    for (let i = 1; i <= METHODS; i++) {
+      if (i !== middle) {
+        await crew(`c${round}-${n++}`);
+        continue;
+      }
+      const items = Array.from({ length: ITEMS }, () => `c${round}-${n++}`);
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: EACH_AT_ONCE }, async () => {
+          while (next < items.length) await crew(items[next++]!);
+        }),
+      );
+    }
+  });
+}
+
+async function flow(round: number): Promise<Side> {
+  const name = `f${round}`;
+  return timed(async () => {
+    await create(resourcePath(FLOW_EXECUTIONS, namespace), {
+      apiVersion: FLOW_EXECUTIONS.apiVersion,
+      kind: FLOW_EXECUTIONS.kind,
+      metadata: { name, namespace },
+      spec: { flowRef: { name: "bench" }, inputs: {} },
+    });
+    const phase = await whenEnded(name);
+    if (phase !== "Succeeded") throw new Error(`bench:flows: flow run ${name} ended ${phase}`);
+  });
+}
+
+const perMinute = (side: Side, units: number) => (units / side.seconds) * 60;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const perCrew: number[] = [];
-const perMethod: number[] = [];
+const top = (side: Side) => side.byResource.map(([k, v]) => `${k} ${(v / RUNS).toFixed(2)}`).join(", ");
+
+/** Waits until the controller has written nothing for `quietMs` (the Flow's Crews and Secrets made, their status). */
+async function settled(quietMs = 3000): Promise<void> {
+  for (;;) {
+    const before = writes.total();
+    await new Promise((r) => setTimeout(r, quietMs));
+    if (writes.total() === before) return;
+  }
+}
+
+console.log(
+  `bench:flows on the local control plane with KWOK (one fake node): a flow of ${METHODS} methods (${CHAIN} agents` +
+    ` in a chain, an each over ${ITEMS} items in the middle: ${RUNS} method runs) against ${RUNS} one-task crews` +
+    ` (the chain's one after another, the items ${EACH_AT_ONCE} at a time); ${ROUNDS} rounds; load ${load()}`,
+);
+const flowRates: number[] = [];
+const crewRates: number[] = [];
+const ratios: number[] = [];
+const flowWrites: number[] = [];
+const crewWrites: number[] = [];
 try {
+  await flowReady;
+  await settled();
   for (let round = 1; round <= ROUNDS; round++) {
-    perCrew.push(await crews());
-    perMethod.push(await flow());
+    const c = await crews(round);
+    const f = await flow(round);
+    crewRates.push(perMinute(c, RUNS));
+    flowRates.push(perMinute(f, RUNS));
+    ratios.push(c.seconds / f.seconds);
+    crewWrites.push(c.writes / RUNS);
+    flowWrites.push(f.writes / RUNS);
     console.log(
-      `round ${round}: ${perMethod.at(-1)!.toFixed(3)} s per flow method, ${perCrew.at(-1)!.toFixed(3)} s per crew; load ${load()}`,
+      `round ${round}: flow ${f.seconds.toFixed(1)} s (${perMinute(f, RUNS).toFixed(1)} method runs/min,` +
+        ` ${perMinute(f, METHODS).toFixed(1)} methods/min, ${(f.writes / RUNS).toFixed(2)} writes per method run);` +
+        ` crews ${c.seconds.toFixed(1)} s (${perMinute(c, RUNS).toFixed(1)} crews/min,` +
+        ` ${(c.writes / RUNS).toFixed(2)} writes per crew); ratio ${(c.seconds / f.seconds).toFixed(2)}; load ${load()}`,
     );
+    console.log(
+      `  hand-over (an execution's end to the next one's creation, median): flow ${f.gapMs.toFixed(0)} ms,` +
+        ` crews ${c.gapMs.toFixed(0)} ms`,
+    );
+    console.log(`  flow writes per method run:  ${top(f)}`);
+    console.log(`  crew writes per crew:        ${top(c)}`);
   }
 } finally {
-  await dev.stop();
+  await controller.stop();
+  for (const i of informers) await i.stop();
+  await deleteNamespace(cluster.kubeconfig, namespace).catch(() => undefined);
+  cluster.stop();
 }
-const method = median(perMethod);
-const crew = median(perCrew);
 console.log(
-  `bench:flows: ${(60 / method).toFixed(1)} methods/min (${method.toFixed(3)} s each), ` +
-    `${(60 / crew).toFixed(1)} crews/min (${crew.toFixed(3)} s each); the flow's rate is ${(crew / method).toFixed(2)} of the crews' (target ≥ 0.9)`,
+  `bench:flows: ${median(flowRates).toFixed(1)} method runs/min against ${median(crewRates).toFixed(1)} one-task` +
+    ` crews/min; writes ${median(flowWrites).toFixed(2)} per method run against ${median(crewWrites).toFixed(2)} per` +
+    ` crew; the flow's rate is ${median(ratios).toFixed(2)} of the crews' (target ≥ 0.9)`,
 );
