@@ -3,6 +3,7 @@ import { configOrExit } from "../core/config.ts";
 import { loadConfig } from "./config.ts";
 import { start } from "./server.ts";
 import { exitIfCannotListen } from "../platform/http/listen-error.ts";
+import { startTracing } from "../platform/telemetry/tracing.ts";
 
 /** `kubecrew integrations`: the OAuth integrations service (port 8787 unless KUBECREW_INTEGRATIONS_PORT or PORT says otherwise). */
 export function registerIntegrationsCommand(program: Command): void {
@@ -11,6 +12,10 @@ export function registerIntegrationsCommand(program: Command): void {
     .description("Run the integrations service: third-party OAuth sign-in and the encrypted provider token store")
     .action(async () => {
       const config = configOrExit("integrations", () => loadConfig(process.env));
+      // The standard OTEL_* variables: no exporter and no connection when no endpoint is set.
+      const tracing = configOrExit("integrations", () =>
+        startTracing({ env: process.env, serviceName: "kubecrew-integrations" }),
+      );
       // The port comes from KUBECREW_INTEGRATIONS_PORT, else PORT, else 8787: the line names the one to change.
       const port =
         process.env["KUBECREW_INTEGRATIONS_PORT"] || !process.env["PORT"] ? "KUBECREW_INTEGRATIONS_PORT" : "PORT";
@@ -18,7 +23,10 @@ export function registerIntegrationsCommand(program: Command): void {
         start(config),
       );
       const shutdown = () => {
-        void service.stop().then(() => process.exit(0));
+        void service
+          .stop()
+          .then(() => tracing.stop())
+          .then(() => process.exit(0));
       };
       process.once("SIGTERM", shutdown);
       process.once("SIGINT", shutdown);

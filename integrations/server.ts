@@ -24,6 +24,7 @@ import { appsRoutes } from "./routes/apps.ts";
 import { createAppCredentialRevocations } from "./apps/app-credential-revocations.ts";
 import { createAppToolCalls } from "./apps/app-tool-calls.ts";
 import { registeredRoutes, type RegisteredRoute } from "./routes/registered-routes.ts";
+import { requestSpans, tracedAppToolCalls, tracedFetch } from "./tracing.ts";
 
 export interface IntegrationsService {
   url: string;
@@ -101,22 +102,19 @@ export function createIntegrationsApp(
   const connections = createConnectionStore(store, keys, cipher, now);
   const signIns = createSignInStore(store, keys);
   const outbound = createOutboundClient(config.outbound);
-  const clients = createOAuthClients(outbound.fetch);
+  // Spans of the provider calls (no-ops without tracing): the token endpoints' and the SDKs' that take a fetch.
+  const fetch = tracedFetch(outbound.fetch);
+  const clients = createOAuthClients(fetch);
   const signIn = createSignIn({ config, signIns, connections, clients, logger, now });
   const accessTokens = createAccessTokens({ config, store, keys, connections, clients, logger, now });
   const revocations = createAppCredentialRevocations(store, keys, now);
-  const toolCalls = createAppToolCalls({
-    config,
-    connections,
-    accessTokens,
-    signIn,
-    fetch: outbound.fetch,
-    dispatcher: outbound.dispatcher,
-    logger,
-  });
+  const toolCalls = tracedAppToolCalls(
+    createAppToolCalls({ config, connections, accessTokens, signIn, fetch, dispatcher: outbound.dispatcher, logger }),
+  );
 
   const app = express();
   app.disable("x-powered-by");
+  app.use(requestSpans());
   app.use((req, res, next) => {
     const started = performance.now();
     // The route pattern, not the URL: connect links carry a one-time session id and callbacks an authorization code.

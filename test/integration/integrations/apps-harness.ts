@@ -22,12 +22,16 @@ export function credential(user: string | null, apps: string[], overrides: Parti
   });
 }
 
-/** The official MCP client on /v1/mcp with a credential. */
-export async function appsClient(serviceUrl: string, token: string): Promise<Client & { text(r: unknown): string }> {
+/** The official MCP client on /v1/mcp with a credential (and more headers, e.g. a traceparent). */
+export async function appsClient(
+  serviceUrl: string,
+  token: string,
+  headers: Record<string, string> = {},
+): Promise<Client & { text(r: unknown): string }> {
   const client = new Client({ name: "apps-test", version: "1.0.0" });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${serviceUrl}/v1/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
+      requestInit: { headers: { ...headers, authorization: `Bearer ${token}` } },
     }),
   );
   return Object.assign(client, {

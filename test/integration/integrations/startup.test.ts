@@ -1,34 +1,7 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startRedis, freePort, type RedisServer } from "../../support/redis.ts";
+import { launchIntegrationsCommand } from "./command-process.ts";
 import { internalApiKey, integrationsEnv, startIntegrations, uniquePrefix } from "./harness.ts";
-
-/** Starts `kubecrew integrations` (the real command, registered on a commander program as cli/main.ts does). */
-function launch(env: Record<string, string>) {
-  const script = `
-    import { Command } from "commander";
-    import { registerIntegrationsCommand } from "./integrations/command.ts";
-    const program = new Command("kubecrew");
-    registerIntegrationsCommand(program);
-    await program.parseAsync(["node", "kubecrew", "integrations"]);
-  `;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-    cwd: new URL("../../../", import.meta.url).pathname,
-    env: { PATH: process.env["PATH"] ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  const done = once(child, "exit").then(([code]) => {
-    clearTimeout(timer);
-    return { code: code as number | null, stdout, stderr };
-  });
-  return { child, done };
-}
 
 describe("startup", () => {
   const redisUrl = inject("redisUrl");
@@ -56,7 +29,10 @@ describe("startup", () => {
     ["not hexadecimal", "g".repeat(64)],
     ["empty", ""],
   ])("stops with one clear line when KUBECREW_OAUTH_DB_ENCRYPTION_KEY is %s", async (_, key) => {
-    const { code, stdout, stderr } = await launch({ ...(await env()), KUBECREW_OAUTH_DB_ENCRYPTION_KEY: key }).done;
+    const { code, stdout, stderr } = await launchIntegrationsCommand({
+      ...(await env()),
+      KUBECREW_OAUTH_DB_ENCRYPTION_KEY: key,
+    }).done;
     expect(code).toBe(1);
     expect(stdout).toBe("");
     const lines = stderr.trim().split("\n");
@@ -69,7 +45,7 @@ describe("startup", () => {
   it("stops with one clear line when KUBECREW_OAUTH_DB_ENCRYPTION_KEY is missing", async () => {
     const withoutKey: Record<string, string> = await env();
     delete withoutKey["KUBECREW_OAUTH_DB_ENCRYPTION_KEY"];
-    const { code, stderr } = await launch(withoutKey).done;
+    const { code, stderr } = await launchIntegrationsCommand(withoutKey).done;
     expect(code).toBe(1);
     expect(stderr.trim()).toBe(
       "kubecrew integrations: Invalid configuration: KUBECREW_OAUTH_DB_ENCRYPTION_KEY: is required (64 hexadecimal characters; generate one with `openssl rand -hex 32`)",
@@ -83,7 +59,7 @@ describe("startup", () => {
       KUBECREW_INTEGRATIONS_PORT: String(port),
       KUBECREW_INTEGRATIONS_HOST: "127.0.0.1",
     };
-    const { child, done } = launch(settings);
+    const { child, done } = launchIntegrationsCommand(settings);
     let health: unknown;
     for (let i = 0; i < 100 && !health; i++) {
       health = await fetch(`http://127.0.0.1:${port}/health`).then(
