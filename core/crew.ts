@@ -89,7 +89,13 @@ export const llmConfig = z.object({
     .max(131072)
     .optional()
     .describe("local: the context window in tokens (default 4096)"),
-  threads: z.number().int().min(1).max(256).optional().describe("local: CPU threads (default: every core)"),
+  threads: z
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe("local: CPU threads (default: half the cores, at least 1)"),
 });
 export type LlmConfig = z.infer<typeof llmConfig>;
 

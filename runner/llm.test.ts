@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { LlmConfig } from "../core/crew.ts";
 import { apiKeyFor, apiKeyVariables, languageModelFor, LlmConfigError } from "./llm.ts";
@@ -67,5 +70,36 @@ describe("languageModelFor", () => {
 
   it("needs a baseURL for openai-compatible", () => {
     expect(() => languageModelFor({ provider: "openai-compatible", model: "m" }, {}, fetch)).toThrow(/needs a baseURL/);
+  });
+});
+
+describe("languageModelFor, the local provider", () => {
+  const local: LlmConfig = { provider: "local", model: "smollm2-135m" };
+  const FILE = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+  it("finds the model folder mounted at /models under the local test node's container root", () => {
+    // The controller points the runner at /models; on the local node that mount is <container root>/models.
+    const root = mkdtempSync(join(tmpdir(), "kubecrew-pod-"));
+    try {
+      mkdirSync(join(root, "models"));
+      writeFileSync(join(root, "models", FILE), "");
+      const env = { KUBECREW_CONTAINER_ROOT: root, KUBECREW_MODEL_DIR: "/models" };
+      expect(languageModelFor(local, env, fetch)).toMatchObject({ provider: "local", modelId: "smollm2-135m" });
+      const byPath = { ...local, model: `/models/${FILE}` };
+      expect(languageModelFor(byPath, env, fetch)).toMatchObject({ modelId: `/models/${FILE}` });
+      expect(() => languageModelFor({ ...local, model: "other.gguf" }, env, fetch)).toThrow(
+        new LlmConfigError(
+          `The local model other.gguf is not at ${join(root, "models", "other.gguf")}: pull it with \`kubecrew model pull\`, or mount its volume there`,
+        ),
+      );
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("reads /models as it is in a real pod (no container root)", () => {
+    expect(() => languageModelFor(local, { KUBECREW_MODEL_DIR: "/models" }, fetch)).toThrow(
+      `is not at /models/${FILE}`,
+    );
   });
 });

@@ -4,14 +4,24 @@
  * context sequence.
  */
 import { access } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { getLlama, LlamaChat, LlamaLogLevel, type Llama, type LlamaContext } from "node-llama-cpp";
 
 export interface LocalModelSettings {
   /** The GGUF file. */
   path: string;
   contextSize: number;
-  /** CPU threads; 0: as many as the machine has. */
+  /** CPU threads (defaultLocalThreads() when the crew names none). */
   threads: number;
+}
+
+/**
+ * The threads a model runs on when the crew names none: half the cores, at least one. With every core, llama.cpp's
+ * threads wait for each other at each token, so one the machine's other work delays stalls the whole turn: on 2 busy
+ * cores, 2 threads ran some 30 times slower than 1 (bench/README.md). node-llama-cpp's own default is at least 4.
+ */
+export function defaultLocalThreads(cores = availableParallelism()): number {
+  return Math.max(1, Math.floor(cores / 2));
 }
 
 export interface LoadedModel {
@@ -46,10 +56,7 @@ async function load(settings: LocalModelSettings): Promise<LoadedModel> {
   }
   const llama = await llamaEngine();
   const model = await llama.loadModel({ modelPath: settings.path });
-  const context = await model.createContext({
-    contextSize: settings.contextSize,
-    ...(settings.threads > 0 ? { threads: settings.threads } : {}),
-  });
+  const context = await model.createContext({ contextSize: settings.contextSize, threads: settings.threads });
   const chat = new LlamaChat({ contextSequence: context.getSequence() });
   let queue: Promise<unknown> = Promise.resolve();
   return {
