@@ -6,6 +6,8 @@ const stepSummary = z.object({
   steps: z.array(taskStep),
   stepCount: z.number().int().min(0),
   toolsUsed: z.array(z.string()),
+  /** A whole project's run: which of its tasks the steps are of (runner/io.ts). */
+  task: z.object({ name: z.string(), index: z.number().int().min(0), agent: z.string() }).optional(),
 });
 export type StepsSoFar = z.infer<typeof stepSummary>;
 

@@ -64,20 +64,22 @@ export class TaskProcess {
     const { assignment } = this.options;
     // The running attempt as a result without output or error (what a CrewTaskResult is while its pod runs): its
     // steps so far. successfulResult() and failures ignore it.
-    const progress: TaskResultSpec[] =
-      this.live && this.state === "running" && this.live.attempt === this.attempt
-        ? [
-            {
-              executionRef: { name: assignment.execution.id },
-              taskName: assignment.task.name,
-              taskIndex: assignment.task.index,
-              agent: assignment.agent.role,
-              attempt: this.live.attempt,
-              executionTime: 0,
-              ...this.live.sofar,
-            },
-          ]
-        : [];
+    // A whole project's run: the steps of the task it runs now.
+    const live = this.live && this.state === "running" && this.live.attempt === this.attempt ? this.live : undefined;
+    const { task, ...sofar } = live?.sofar ?? { steps: [], stepCount: 0, toolsUsed: [] };
+    const progress: TaskResultSpec[] = live
+      ? [
+          {
+            executionRef: { name: assignment.execution.id },
+            taskName: task?.name ?? assignment.task.name,
+            taskIndex: task?.index ?? assignment.task.index,
+            agent: task ? task.agent : assignment.agent.role,
+            attempt: live.attempt,
+            executionTime: 0,
+            ...sofar,
+          },
+        ]
+      : [];
     // A humanInput task's revision runs as a run of its own: its results say which answer they are.
     const revision = this.revision;
     // A whole project's run: the tasks that ended so far (until the attempt's end moves them to its results).

@@ -41,3 +41,24 @@ export function createCrewaiProject(python: string, dir: string, name: string): 
   writeFileSync(toolFile, filled);
   return { root, src: join(root, "src"), pkg };
 }
+
+/**
+ * The CLI's template defines its custom tool but gives it to no agent: gives it to the researcher, as a user filling
+ * in the template would (`tools=[MyCustomTool()]` in crew.py).
+ */
+export function giveToolToResearcher(project: CrewaiProject, name: string): void {
+  const crewFile = join(project.pkg, "crew.py");
+  const source = readFileSync(crewFile, "utf8");
+  const wired = source
+    .replace(
+      "from crewai.project import",
+      `from ${name}.tools.custom_tool import MyCustomTool\nfrom crewai.project import`,
+    )
+    .replace(
+      "config=self.agents_config['researcher'], # type: ignore[index]",
+      "config=self.agents_config['researcher'], tools=[MyCustomTool()],  # type: ignore[index]",
+    );
+  if (wired === source || !wired.includes("tools=[MyCustomTool()]"))
+    throw new Error(`${crewFile}: the CLI's crew.py changed`);
+  writeFileSync(crewFile, wired);
+}

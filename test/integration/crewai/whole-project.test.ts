@@ -1,12 +1,12 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningDev } from "../../../dev/start.ts";
 import { crewaiPython } from "../../support/crewai.ts";
-import { createCrewaiProject } from "../../support/crewai-project.ts";
+import { createCrewaiProject, giveToolToResearcher } from "../../support/crewai-project.ts";
 import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
 import {
   answer,
@@ -107,20 +107,7 @@ beforeAll(async () => {
   llm = await startLlmFixture();
   const root = mkdtempSync(join(tmpdir(), "kubecrew-projects-"));
   const project = createCrewaiProject(python, root, "tidepool");
-  // The CLI's template defines the custom tool but gives it to no agent: the researcher gets it.
-  const crewFile = join(project.pkg, "crew.py");
-  const source = readFileSync(crewFile, "utf8");
-  const wired = source
-    .replace(
-      "from crewai.project import",
-      "from tidepool.tools.custom_tool import MyCustomTool\nfrom crewai.project import",
-    )
-    .replace(
-      "config=self.agents_config['researcher'], # type: ignore[index]",
-      "config=self.agents_config['researcher'], tools=[MyCustomTool()],  # type: ignore[index]",
-    );
-  if (wired === source || !wired.includes("tools=[MyCustomTool()]")) throw new Error("the CLI's crew.py changed");
-  writeFileSync(crewFile, wired);
+  giveToolToResearcher(project, "tidepool");
   src = project.src;
   mkdirSync(join(project.src, "hier"));
   writeFileSync(join(project.src, "hier", "__init__.py"), "");
@@ -156,6 +143,34 @@ const status = async (crew: string, id: string) =>
   (await (await fetch(`${dev.url}/crews/${crew}/status/${id}`, { headers: auth })).json()) as Status;
 const text = (r: RecordedRequest) => JSON.stringify(r.body.messages);
 
+interface Frame {
+  event: string;
+  data: Record<string, unknown>;
+}
+const stepIndex = (f: Frame) => (f.data.step as { index: number }).index;
+
+/** The event stream's frames, read until `enough` of them have come (or the stream ends). */
+async function readEvents(res: Response, enough: (frames: Frame[]) => boolean): Promise<Frame[]> {
+  const reader = res.body!.getReader();
+  let raw = "";
+  const frames = () =>
+    raw
+      .split("\n\n")
+      .slice(0, -1) // the last block is still coming
+      .filter((block) => /^event: /m.test(block) && /^data: /m.test(block))
+      .map((block) => ({
+        event: /^event: (.*)$/m.exec(block)![1]!,
+        data: JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as Record<string, unknown>,
+      }));
+  while (!enough(frames())) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    raw += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return frames();
+}
+
 describe("a whole CrewAI project in kubecrew dev (spec.runner.crew)", { timeout: 300_000 }, () => {
   it("runs the CLI's project with its own tool; each task is reported as it finishes, its output the next's context", async () => {
     const tool = await crewaiToolName(
@@ -164,11 +179,24 @@ describe("a whole CrewAI project in kubecrew dev (spec.runner.crew)", { timeout:
     const from = llm.requests.length;
     llm.enqueue(
       toolCalls({ name: tool, input: { argument: "tides" } }),
-      answer("Tides follow the moon."),
+      // The first task's answer takes a while: its first steps are streamed meanwhile.
+      answer("Tides follow the moon.", undefined, 4000),
       // The second task's answer takes a while: the first task's result is in /status meanwhile.
       answer("A report on tides.", undefined, 4000),
     );
     const id = await kickoff("tidepool", { topic: "tides", current_year: "2026" });
+    // The research's steps as CrewAI emits them: its tool call and the tool's answer while it waits for the model.
+    const events = await fetch(`${dev.url}/crews/tidepool/status/${id}/events`, { headers: auth });
+    const early = await readEvents(events, (frames) =>
+      frames.some((f) => f.event === "step" && f.data.task_id === "research_task" && stepIndex(f) === 1),
+    );
+    expect(early.map((f) => [f.event, f.data.task_id])).toEqual([
+      ["task_started", "research_task"],
+      ["step", "research_task"],
+      ["step", "research_task"],
+    ]);
+    expect(await status("tidepool", id)).toMatchObject({ status: "running", progress: { completed_tasks: 0 } });
+    await events.body?.cancel();
     const midway = await waitFor(async () => {
       const s = await status("tidepool", id);
       return s.status !== "running" || (s.progress?.completed_tasks ?? 0) >= 1 ? s : undefined;
