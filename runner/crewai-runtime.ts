@@ -32,7 +32,8 @@ const QUIET_ENV = {
   CREWAI_DISABLE_TELEMETRY: "true",
   CREWAI_DISABLE_TRACKING: "true",
   CREWAI_TRACING_ENABLED: "false",
-  OTEL_SDK_DISABLED: "true",
+  // Not OTEL_SDK_DISABLED: the operator's (or none) reaches the adapter, which traces with kubecrew's own provider
+  // (crewai-adapter/kubecrew_crewai/tracing.py) and then sets it for everything CrewAI makes.
 };
 
 export interface CrewaiRuntimeDeps {

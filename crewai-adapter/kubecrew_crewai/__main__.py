@@ -14,6 +14,7 @@ import sys
 
 from .protocol import Emitter, take_stdout
 from .redact import RedactingFilter, Redactor
+from .tracing import Tracing, start_tracing
 
 #: CrewAI's telemetry, its traces and OpenTelemetry off: no call leaves the process but the crew's own.
 QUIET_ENV = {
@@ -61,7 +62,7 @@ def end_on_sigterm(emitter: Emitter) -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
-def main() -> int:
+def main(tracing: Tracing | None = None) -> int:
     end_with_parent()
     protocol = take_stdout()
     for name, value in QUIET_ENV.items():
@@ -79,6 +80,8 @@ def main() -> int:
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     emitter = Emitter(protocol, redactor)
     end_on_sigterm(emitter)
+    if tracing is not None:
+        tracing.follow(launch)
 
     if launch.project is not None:
         from .project import run_project
@@ -110,7 +113,12 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    status = main()
+    # kubecrew's own spans (tracing.py) from the operator's OTEL_* variables, made before main() sets
+    # OTEL_SDK_DISABLED for CrewAI's telemetry (the OpenTelemetry SDK reads it when a provider is made).
+    tracing = start_tracing(os.environ)
+    status = main(tracing)
+    if tracing is not None:
+        tracing.finish(status)
     sys.stdout.flush()
     sys.stderr.flush()
     # The outcome is written: the interpreter's teardown (CrewAI's event bus and thread pools, thousands of modules)
