@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
+import { configSchema, derived, variable } from "../core/config.ts";
 
 /** The crew API's base URL as the commands use it: http(s), no credentials, query or fragment, no trailing slash. */
 export function parseApiUrl(text: string): string | undefined {
@@ -20,9 +21,10 @@ export const API_URL_PROBLEM = "must be an http:// or https:// URL without crede
 const unsetWhenEmpty = (value: unknown) => (value === "" ? undefined : value);
 
 /** What the commands that call the crew API (run, status, list, logs, stop, login, logout) read from the environment. */
-export const clientConfigSchema = z
-  .object({
-    KUBECREW_URL: z
+export const clientConfigSchema = configSchema({
+  url: variable(
+    "KUBECREW_URL",
+    z
       .preprocess(
         unsetWhenEmpty,
         z
@@ -32,23 +34,34 @@ export const clientConfigSchema = z
           .optional(),
       )
       .meta({ description: "The crew API the commands call.", defaultText: "the URL `kubecrew login` saved" }),
-    KUBECREW_TOKEN: z
+  ),
+  token: variable(
+    "KUBECREW_TOKEN",
+    z
       .preprocess(unsetWhenEmpty, z.string().optional())
       .meta({ description: "The bearer token the commands send.", defaultText: "the token `kubecrew login` saved" }),
-    XDG_CONFIG_HOME: z
-      .string()
-      .optional()
-      .describe("The configuration folder `kubecrew login` saves to (kubecrew/config.json), when absolute."),
-    HOME: z.string().optional().describe("The home folder whose .config holds `kubecrew login`'s file otherwise."),
-  })
-  .transform((e) => ({
-    url: e.KUBECREW_URL,
-    token: e.KUBECREW_TOKEN,
+  ),
+  loginFile: derived(
+    {
+      configHome: variable(
+        "XDG_CONFIG_HOME",
+        z
+          .string()
+          .optional()
+          .describe("The configuration folder `kubecrew login` saves to (kubecrew/config.json), when absolute."),
+      ),
+      home: variable(
+        "HOME",
+        z.string().optional().describe("The home folder whose .config holds `kubecrew login`'s file otherwise."),
+      ),
+    },
     // The XDG base directory rule: a relative XDG_CONFIG_HOME is ignored.
-    loginFile: join(
-      e.XDG_CONFIG_HOME && isAbsolute(e.XDG_CONFIG_HOME) ? e.XDG_CONFIG_HOME : join(e.HOME || homedir(), ".config"),
-      "kubecrew",
-      "config.json",
-    ),
-  }));
+    ({ configHome, home }) =>
+      join(
+        configHome && isAbsolute(configHome) ? configHome : join(home || homedir(), ".config"),
+        "kubecrew",
+        "config.json",
+      ),
+  ),
+});
 export type ClientConfig = z.infer<typeof clientConfigSchema>;

@@ -1,23 +1,24 @@
 import { Redis } from "ioredis";
 import { z } from "zod";
-import { configOrExit, parseConfig } from "../core/config.ts";
+import { configOrExit, configSchema, parseConfig, variable } from "../core/config.ts";
 import { RedisTokenStore } from "../api/auth/redis-token-store.ts";
 import { TokenStoreUnavailable, type ManagedTokenStore } from "../api/auth/token-store.ts";
 import { CommandFailure } from "./command-failure.ts";
 
 /** What the `token` and `client` commands read from the environment. */
-export const adminCliConfigSchema = z
-  .object({
-    KUBECREW_REDIS_URL: z
+export const adminCliConfigSchema = configSchema({
+  redisUrl: variable(
+    "KUBECREW_REDIS_URL",
+    z
       .string({ error: "is required: the Redis that holds the API's tokens (redis://host:6379)" })
       .regex(/^rediss?:\/\//, "a redis:// or rediss:// URL")
       .describe("The Redis holding the API's tokens and clients (`kubecrew token`, `kubecrew client`)."),
-    KUBECREW_REDIS_KEY_PREFIX: z
-      .string()
-      .default("kubecrew:")
-      .describe("The prefix of the API's Redis keys, as the API has it."),
-  })
-  .transform((e) => ({ redisUrl: e.KUBECREW_REDIS_URL, redisKeyPrefix: e.KUBECREW_REDIS_KEY_PREFIX }));
+  ),
+  redisKeyPrefix: variable(
+    "KUBECREW_REDIS_KEY_PREFIX",
+    z.string().default("kubecrew:").describe("The prefix of the API's Redis keys, as the API has it."),
+  ),
+});
 
 export { CommandFailure } from "./command-failure.ts";
 export { table } from "./table.ts";

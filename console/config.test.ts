@@ -1,8 +1,8 @@
 import { expect, it } from "vitest";
 import { parseConfig } from "../core/config.ts";
-import { consoleEnv, consoleSettingsFrom } from "./config.ts";
+import { consoleSettingsSchema } from "./config.ts";
 
-const settings = (env: Record<string, string>) => consoleSettingsFrom(parseConfig(consoleEnv, env));
+const settings = (env: Record<string, string>) => parseConfig(consoleSettingsSchema, env);
 
 it("takes KUBECREW_TRACE_URL as the trace link's template, and none when unset", () => {
   const template = "https://jaeger.example.com/trace/{trace_id}";

@@ -1,6 +1,7 @@
 import { errors, jwtVerify, SignJWT } from "jose";
 import { z } from "zod";
-import { parseConfig } from "./config.ts";
+import { configSchema, parseConfig, variable } from "./config.ts";
+import { KubecrewError } from "./errors.ts";
 
 /**
  * The execution-scoped app credential: what a task pod (or a `kubecrew dev` task) shows the integrations service's
@@ -12,19 +13,20 @@ import { parseConfig } from "./config.ts";
 export const APP_CREDENTIAL_ISSUER = "kubecrew-controller";
 export const APP_CREDENTIAL_AUDIENCE = "kubecrew-integrations";
 
-/** The environment variable every holder of the signing key reads, with the project's config convention. */
-export const appsSigningKeyEnv = {
-  KUBECREW_APPS_SIGNING_KEY: z
+/** The variable every holder of the signing key reads, with the project's config convention. */
+export const appsSigningKey = variable(
+  "KUBECREW_APPS_SIGNING_KEY",
+  z
     .string({ error: "is required (at least 32 characters; generate one with `openssl rand -hex 32`)" })
     .min(32, "must be at least 32 characters (generate one with `openssl rand -hex 32`)")
     .describe(
       "Signs the execution-scoped app credentials; the same key in the integrations service and in what starts executions (at least 32 characters).",
     ),
-};
+);
 
 /** Reads KUBECREW_APPS_SIGNING_KEY; a missing or short key throws ConfigError naming the variable. */
 export function appsSigningKeyFrom(env: Record<string, string | undefined>): string {
-  return parseConfig(z.object(appsSigningKeyEnv), env).KUBECREW_APPS_SIGNING_KEY;
+  return parseConfig(configSchema({ signingKey: appsSigningKey }), env).signingKey;
 }
 
 export interface AppCredentialGrant {
@@ -51,7 +53,8 @@ export interface AppCredentialClaims {
 export type AppCredentialProblem = "expired" | "bad_signature" | "malformed";
 
 /** Why a credential was refused: expired, not signed with our key, or not one of our credentials at all. */
-export class AppCredentialError extends Error {
+export class AppCredentialError extends KubecrewError {
+  readonly code = "invalid_app_credential";
   override name = "AppCredentialError";
   readonly problem: AppCredentialProblem;
 

@@ -7,14 +7,14 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { format, resolveConfig } from "prettier";
-import { apiEnv } from "../api/config.ts";
+import { apiConfigSchema } from "../api/config.ts";
 import { adminCliConfigSchema } from "../cli/token-store-session.ts";
 import { clientConfigSchema } from "../cli/client-config.ts";
 import { controllerEnv } from "../controller/config.ts";
 import { modelDirVariables } from "../core/local-models.ts";
-import { devEnv } from "../dev/config.ts";
+import { devConfigSchema } from "../dev/config.ts";
 import { appsSettingsVariables } from "../integrations/apps/apps-settings.ts";
-import { integrationsEnv } from "../integrations/config.ts";
+import { integrationsConfigSchema } from "../integrations/config.ts";
 import { providerVariables } from "../integrations/provider-settings.ts";
 import { kubeconfigVariables } from "../kube/runtime/kubeconfig.ts";
 import { tracingVariables } from "../platform/telemetry/tracing.ts";
@@ -35,11 +35,11 @@ export const COMPONENTS: ComponentVariables[] = [
     title: "The controller (`kubecrew controller`)",
     schemas: [controllerEnv, kubeconfigVariables],
   },
-  { component: "api", title: "The crew API (`kubecrew api`)", schemas: [apiEnv, kubeconfigVariables] },
+  { component: "api", title: "The crew API (`kubecrew api`)", schemas: [apiConfigSchema, kubeconfigVariables] },
   {
     component: "integrations",
     title: "The integrations service (`kubecrew integrations`)",
-    schemas: [integrationsEnv, appsSettingsVariables, providerVariables],
+    schemas: [integrationsConfigSchema, appsSettingsVariables, providerVariables],
   },
   {
     component: "runner",
@@ -54,7 +54,7 @@ export const COMPONENTS: ComponentVariables[] = [
   {
     component: "dev",
     title: "Local development (`kubecrew dev`, `npm start`)",
-    schemas: [devEnv, tracingVariables, modelDirVariables],
+    schemas: [devConfigSchema, tracingVariables, modelDirVariables],
   },
   {
     component: "cli",

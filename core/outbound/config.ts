@@ -1,51 +1,49 @@
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
+import { configSchema, variable } from "../config.ts";
 import { runnerPolicy, type OutboundPolicy } from "./policy.ts";
 
 const addressOrRange = (entry: string) => (entry.includes("/") ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry));
 
 /**
- * The outbound policy's variables, the same in every component; each component passes its own defaults (a cluster
- * refuses loopback, `kubecrew dev` allows it).
+ * The outbound policy's fields, each beside its variable, the same in every component; each component passes its own
+ * defaults (a cluster refuses loopback, `kubecrew dev` allows it). Their config object is the OutboundPolicy.
  */
-export function outboundEnvSchema(defaults: OutboundPolicy) {
+export function outboundFields(defaults: OutboundPolicy) {
   return {
-    KUBECREW_OUTBOUND_ALLOW_LOOPBACK: z
-      .stringbool()
-      .default(defaults.allowLoopback)
-      .describe("Outbound calls (webhooks, LLM providers, MCP servers, provider APIs) may reach loopback addresses."),
-    KUBECREW_OUTBOUND_ALLOW_PRIVATE: z
-      .stringbool()
-      .default(defaults.allowPrivate)
-      .describe("Outbound calls may reach private, link-local and other non-public addresses."),
-    KUBECREW_OUTBOUND_ALLOW: z
-      .string()
-      .default(defaults.allow.join(","))
-      .transform((raw) =>
-        raw
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean),
-      )
-      .refine(
-        (entries) => entries.every(addressOrRange),
-        "must be a comma-separated list of IP addresses or CIDR ranges",
-      )
-      .describe(
-        "Comma-separated IP addresses or CIDR ranges outbound calls may reach although the policy refuses them.",
-      ),
-  };
-}
-
-export function outboundPolicyFrom(env: {
-  KUBECREW_OUTBOUND_ALLOW_LOOPBACK: boolean;
-  KUBECREW_OUTBOUND_ALLOW_PRIVATE: boolean;
-  KUBECREW_OUTBOUND_ALLOW: string[];
-}): OutboundPolicy {
-  return {
-    allowLoopback: env.KUBECREW_OUTBOUND_ALLOW_LOOPBACK,
-    allowPrivate: env.KUBECREW_OUTBOUND_ALLOW_PRIVATE,
-    allow: env.KUBECREW_OUTBOUND_ALLOW,
+    allowLoopback: variable(
+      "KUBECREW_OUTBOUND_ALLOW_LOOPBACK",
+      z
+        .stringbool()
+        .default(defaults.allowLoopback)
+        .describe("Outbound calls (webhooks, LLM providers, MCP servers, provider APIs) may reach loopback addresses."),
+    ),
+    allowPrivate: variable(
+      "KUBECREW_OUTBOUND_ALLOW_PRIVATE",
+      z
+        .stringbool()
+        .default(defaults.allowPrivate)
+        .describe("Outbound calls may reach private, link-local and other non-public addresses."),
+    ),
+    allow: variable(
+      "KUBECREW_OUTBOUND_ALLOW",
+      z
+        .string()
+        .default(defaults.allow.join(","))
+        .transform((raw): readonly string[] =>
+          raw
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean),
+        )
+        .refine(
+          (entries) => entries.every(addressOrRange),
+          "must be a comma-separated list of IP addresses or CIDR ranges",
+        )
+        .describe(
+          "Comma-separated IP addresses or CIDR ranges outbound calls may reach although the policy refuses them.",
+        ),
+    ),
   };
 }
 
@@ -54,6 +52,27 @@ export function outboundPolicyFrom(env: {
  * with the same defaults); invalid variables, which stop the runner itself, leave the defaults.
  */
 export function runnerPolicyFromEnv(env: Record<string, string | undefined>): OutboundPolicy {
-  const parsed = z.object(outboundEnvSchema(runnerPolicy)).safeParse(env);
-  return parsed.success ? outboundPolicyFrom(parsed.data) : runnerPolicy;
+  const parsed = configSchema(outboundFields(runnerPolicy)).safeParse(env);
+  return parsed.success ? (parsed.data satisfies OutboundPolicy) : runnerPolicy;
+}
+
+// TRANSITIONAL (removed once controller/config.ts uses outboundFields): the variables by name, and the policy of them.
+export function outboundEnvSchema(defaults: OutboundPolicy) {
+  const fields = outboundFields(defaults);
+  return {
+    KUBECREW_OUTBOUND_ALLOW_LOOPBACK: fields.allowLoopback.schema,
+    KUBECREW_OUTBOUND_ALLOW_PRIVATE: fields.allowPrivate.schema,
+    KUBECREW_OUTBOUND_ALLOW: fields.allow.schema,
+  };
+}
+export function outboundPolicyFrom(env: {
+  KUBECREW_OUTBOUND_ALLOW_LOOPBACK: boolean;
+  KUBECREW_OUTBOUND_ALLOW_PRIVATE: boolean;
+  KUBECREW_OUTBOUND_ALLOW: readonly string[];
+}): OutboundPolicy {
+  return {
+    allowLoopback: env.KUBECREW_OUTBOUND_ALLOW_LOOPBACK,
+    allowPrivate: env.KUBECREW_OUTBOUND_ALLOW_PRIVATE,
+    allow: env.KUBECREW_OUTBOUND_ALLOW,
+  };
 }

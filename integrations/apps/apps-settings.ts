@@ -1,5 +1,5 @@
-import { appsSigningKeyEnv } from "../../core/app-credential.ts";
-import { ConfigError, parseConfig } from "../../core/config.ts";
+import { appsSigningKey, appsSigningKeyFrom } from "../../core/app-credential.ts";
+import { ConfigError } from "../../core/config.ts";
 import { z } from "zod";
 import { endpointUrl } from "../provider-settings.ts";
 
@@ -40,9 +40,11 @@ const roots: [keyof ProviderApiRoots, string][] = [
 
 /** What loadAppsSettings reads: for docs/configuration.md. */
 export const appsSettingsVariables = z.object({
-  KUBECREW_APPS_SIGNING_KEY: appsSigningKeyEnv.KUBECREW_APPS_SIGNING_KEY.optional().describe(
-    "Verifies the execution-scoped app credentials (the key the controller or kubecrew dev signs them with, at least 32 characters); without it /v1/mcp answers 503.",
-  ),
+  [appsSigningKey.name]: appsSigningKey.schema
+    .optional()
+    .describe(
+      "Verifies the execution-scoped app credentials (the key the controller or kubecrew dev signs them with, at least 32 characters); without it /v1/mcp answers 503.",
+    ),
   APPS_CONNECT_RETURN_URL: z.string().optional().meta({
     description: 'Where a "connect at <url>" link returns the browser; on an allowed return host.',
     defaultText: "this service's own page",
@@ -62,9 +64,7 @@ export const appsSettingsVariables = z.object({
 });
 
 export function loadAppsSettings(env: Env): AppsSettings {
-  const signingKey = env["KUBECREW_APPS_SIGNING_KEY"]?.trim()
-    ? parseConfig(z.object(appsSigningKeyEnv), env).KUBECREW_APPS_SIGNING_KEY
-    : undefined;
+  const signingKey = env[appsSigningKey.name]?.trim() ? appsSigningKeyFrom(env) : undefined;
   const apiRoots: ProviderApiRoots = {};
   for (const [provider, variable] of roots) {
     const url = endpointUrl(env, variable);
