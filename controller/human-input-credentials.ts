@@ -1,5 +1,6 @@
 import { isNotFound, type KubeApi } from "../kube/runtime/client.ts";
 import { resourcePath, SECRETS } from "../kube/resources.ts";
+import { KubecrewError } from "../core/errors.ts";
 
 /** Where an execution's human-input webhook credentials are: spec.humanInputWebhook.authentication.secretRef. */
 export interface CredentialsRef {
@@ -8,7 +9,8 @@ export interface CredentialsRef {
 }
 
 /** The credentials' Secret is not there (yet): nothing goes out without them, so the attempt fails and is retried. */
-export class MissingCredentialsError extends Error {
+export class MissingCredentialsError extends KubecrewError {
+  readonly code = "missing_credentials";
   override name = "MissingCredentialsError";
 }
 

@@ -1,6 +1,7 @@
 import { isNotFound, type KubeApi, type KubeObject } from "../kube/runtime/client.ts";
 import type { Informer } from "../kube/runtime/informer.ts";
 import { resourcePath, SECRETS } from "../kube/resources.ts";
+import { KubecrewError } from "../core/errors.ts";
 
 /** Crew annotation naming the Secret that holds the crew's webhook signing key (default `<crew>-webhook`). */
 export const WEBHOOK_SECRET_ANNOTATION = "kubecrew.io/webhook-secret";
@@ -14,7 +15,8 @@ export function signingSecretName(crew: string, annotations: Record<string, stri
 }
 
 /** The crew's signing Secret (or its key) is not there: nothing may be sent unsigned, so the attempt fails. */
-export class MissingSigningSecretError extends Error {
+export class MissingSigningSecretError extends KubecrewError {
+  readonly code = "missing_signing_secret";
   override name = "MissingSigningSecretError";
 }
 

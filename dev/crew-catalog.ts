@@ -9,12 +9,14 @@ import { importCrewAI } from "../core/crewai-import/import-crew.ts";
 import { unknownFields, type StructuralSchema } from "../kube/unknown-fields.ts";
 import { repoRoot } from "./config.ts";
 import { findCrewAIProjects, type CrewAISource } from "./crewai-projects.ts";
+import { KubecrewError } from "../core/errors.ts";
 
 /** The Crew CRD `kubectl apply` checks manifests against: the same file the chart installs. */
 const CREW_CRD = join(repoRoot, "crds/crews.yaml");
 
 /** Crew manifests that would not apply to a cluster: one line per problem, each naming its file and field. */
-export class CrewManifestError extends Error {
+export class CrewManifestError extends KubecrewError {
+  readonly code = "invalid_crew_manifest";
   readonly problems: string[];
 
   constructor(problems: string[]) {

@@ -7,9 +7,12 @@ import { isFinished } from "../core/execution.ts";
 import type { Json } from "../core/json.ts";
 import { statusResponse } from "../core/status-view.ts";
 import type { LocalExecutions } from "./local-executions.ts";
+import { KubecrewError } from "../core/errors.ts";
 
 /** A method's action that kubecrew's runtime does not run (Python: `script`, `code`). */
-export class UnsupportedAction extends Error {}
+export class UnsupportedAction extends KubecrewError {
+  readonly code = "unsupported_action";
+}
 
 export function unsupportedActionMessage(action: AtomicAction, at: string): string | undefined {
   if (action.call === "script" || action.call === "code") {

@@ -1,7 +1,9 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { KubecrewError } from "../core/errors.ts";
 
 /** Stored ciphertext could not be decrypted: tampered with, bound to another record, or under an unknown key. */
-export class TamperedCiphertextError extends Error {
+export class TamperedCiphertextError extends KubecrewError {
+  readonly code = "tampered_ciphertext";
   override name = "TamperedCiphertextError";
 }
 

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { allowedAppActions, appToolName } from "../core/apps.ts";
 import type { AssignedMcpServer } from "../core/task-tools.ts";
 import { DEFAULT_MCP_TIMEOUT_SECONDS } from "../core/tools.ts";
+import { KubecrewError } from "../core/errors.ts";
 
 /** Where a task's connected apps are served (the integrations service's `/v1/mcp`) and its credential's file. */
 export interface AppsSettings {
@@ -14,7 +15,8 @@ export interface AppsSettings {
 export const APPS_SOURCE_NAME = "apps";
 
 /** An agent with apps whose task cannot reach them: the message names what is missing, never the credential. */
-export class AppsSourceError extends Error {
+export class AppsSourceError extends KubecrewError {
+  readonly code = "apps_unavailable";
   override name = "AppsSourceError";
 }
 

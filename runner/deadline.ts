@@ -1,5 +1,8 @@
+import { KubecrewError } from "../core/errors.ts";
+
 /** An operation that did not finish within its time limit. */
-export class DeadlineError extends Error {
+export class DeadlineError extends KubecrewError {
+  readonly code = "deadline_exceeded";
   override name = "DeadlineError";
 }
 

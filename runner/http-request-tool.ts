@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import { hostAllowed } from "./allowed-hosts.ts";
 import { MAX_HTTP_BODY_BYTES, MAX_TOOL_OUTPUT_CHARS } from "./tool-limits.ts";
+import { KubecrewError } from "../core/errors.ts";
 
 /** The built-in `http_request` tool: one HTTP request to a host the crew's toolPolicy allows. */
 export const HTTP_REQUEST_TOOL = "http_request";
@@ -20,7 +21,8 @@ export const HTTP_REQUEST_DESCRIPTION =
   "(long bodies are cut, with a marker). Only hosts the crew allows can be called; redirects are returned, not followed.";
 
 /** A request the tool refuses to send; the model receives the message as the tool's result. */
-export class HttpRequestRefused extends Error {
+export class HttpRequestRefused extends KubecrewError {
+  readonly code = "http_request_refused";
   override name = "HttpRequestRefused";
 }
 

@@ -3,6 +3,7 @@ import { open, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { taskAssignment, taskOutcome, type TaskAssignment, type TaskOutcome } from "../core/task-assignment.ts";
 import type { StepSummary, StepTask } from "./step-recorder.ts";
+import { KubecrewError } from "../core/errors.ts";
 
 /**
  * Where a runner gets its task and where it reports the outcome. The embedded mode uses files; in a Job pod the
@@ -21,7 +22,8 @@ export interface TaskIO {
 }
 
 /** The problem with an assignment that cannot be read or does not match the schema. */
-export class AssignmentError extends Error {
+export class AssignmentError extends KubecrewError {
+  readonly code = "invalid_assignment";
   override name = "AssignmentError";
 }
 

@@ -11,6 +11,7 @@ import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import { defaultLocalThreads } from "./local-llama.ts";
 import { createLocalLanguageModel } from "./local-model.ts";
 import { createMockLanguageModel, type LanguageModelV3 } from "./mock-model.ts";
+import { KubecrewError } from "../core/errors.ts";
 
 /** The process environment as the runner's config module hands it over (API keys are looked up by name). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -51,7 +52,8 @@ export const llmKeyVariables = z.object({
 });
 
 /** A configuration problem (missing key or base URL): retrying cannot help. */
-export class LlmConfigError extends Error {
+export class LlmConfigError extends KubecrewError {
+  readonly code = "llm_not_configured";
   override name = "LlmConfigError";
 }
 

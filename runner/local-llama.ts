@@ -6,6 +6,7 @@
 import { access } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { getLlama, LlamaChat, LlamaLogLevel, type Llama, type LlamaContext } from "node-llama-cpp";
+import { KubecrewError } from "../core/errors.ts";
 
 export interface LocalModelSettings {
   /** The GGUF file. */
@@ -33,7 +34,8 @@ export interface LoadedModel {
 }
 
 /** The model file is missing or cannot be loaded: retrying cannot help. */
-export class LocalModelError extends Error {
+export class LocalModelError extends KubecrewError {
+  readonly code = "local_model_unavailable";
   override name = "LocalModelError";
 }
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { secretEnvName } from "../core/tools.ts";
 import type { AssignedMcpServer } from "../core/task-tools.ts";
 import type { Env } from "./llm.ts";
+import { KubecrewError } from "../core/errors.ts";
 
 /** The variables an MCP server's headers are read from: for docs/configuration.md. */
 export const mcpHeaderVariables = z.object({
@@ -14,7 +15,8 @@ export const mcpHeaderVariables = z.object({
 });
 
 /** A header whose Secret did not reach the runner: names the variable, never a value. */
-export class McpHeaderError extends Error {
+export class McpHeaderError extends KubecrewError {
+  readonly code = "mcp_header_missing";
   override name = "McpHeaderError";
 }
 

@@ -11,10 +11,15 @@ import { withDeadline } from "./deadline.ts";
 import type { Env } from "./llm.ts";
 import { mcpHeaders } from "./mcp-headers.ts";
 import type { JsonSchema } from "./schema-arguments.ts";
+import { DependencyUnavailable } from "../core/errors.ts";
 
 /** An MCP server that cannot be used for the task: down, slow, refused, or not speaking MCP. */
-export class McpServerError extends Error {
+export class McpServerError extends DependencyUnavailable {
   override name = "McpServerError";
+
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("MCP server", message, options);
+  }
 }
 
 export interface McpTool {

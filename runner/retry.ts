@@ -1,5 +1,6 @@
 import { APICallError } from "ai";
 import { abortableSleep } from "./abortable-sleep.ts";
+import { KubecrewError } from "../core/errors.ts";
 
 /**
  * How the runner retries one LLM call. Transient errors (429, 408, 409, 5xx, request timeouts, connection resets) are
@@ -83,7 +84,8 @@ export function backoffDelayMs(retry: number, policy: RetryPolicy, random: () =>
 }
 
 /** The last error of a call that failed for good, with how many attempts were made. */
-export class LlmCallError extends Error {
+export class LlmCallError extends KubecrewError {
+  readonly code = "llm_call_failed";
   override name = "LlmCallError";
   readonly attempts: number;
   readonly transient: boolean;

@@ -1,5 +1,6 @@
 import { DependencyUnavailable } from "../../core/errors.ts";
 import type { Fetch } from "../../platform/outbound/outbound-fetch.ts";
+import { KubecrewError } from "../../core/errors.ts";
 
 /** The integrations service's internal API as the crew API uses it: a user's connections, connect links, deletes. */
 export interface IntegrationsSettings {
@@ -35,7 +36,8 @@ export class IntegrationsUnavailable extends DependencyUnavailable {
 }
 
 /** The integrations service refused the request with a 4xx: its status and `{error, message}`. */
-export class IntegrationsRefused extends Error {
+export class IntegrationsRefused extends KubecrewError {
+  readonly code = "integrations_refused";
   override name = "IntegrationsRefused";
   readonly status: number;
   constructor(status: number, message: string) {

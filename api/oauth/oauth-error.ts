@@ -1,5 +1,8 @@
+import { KubecrewError } from "../../core/errors.ts";
+
 /** An error answer of the token endpoint (RFC 6749 §5.2): `{error, error_description}`. */
-export class OAuthError extends Error {
+export class OAuthError extends KubecrewError {
+  readonly code = "oauth_error";
   readonly status: number;
   readonly error: string;
   readonly headers: Record<string, string>;

@@ -1,10 +1,13 @@
+import { KubecrewError } from "../errors.ts";
+
 /**
  * JSON with comments, as CrewAI's JSON-first crew files are written (`crew.jsonc`, `agents/<name>.jsonc`): `//` and
  * `/* … *\/` comments and trailing commas before `}` or `]` are allowed; everything else is strict JSON. The test of
  * conformance parses every fixture with CrewAI's own loader as well and compares the values.
  */
 
-export class JsoncError extends Error {
+export class JsoncError extends KubecrewError {
+  readonly code = "invalid_jsonc";
   override name = "JsoncError";
 }
 

@@ -1,5 +1,6 @@
 import { Environment, type ASTNode } from "@marcbachmann/cel-js";
 import type { Json } from "../json.ts";
+import { KubecrewError } from "../errors.ts";
 
 /**
  * CEL as a flow uses it: `call: expression`, `each.in`, a step's `if`, and the `${…}` parts of action mappings. The
@@ -7,7 +8,9 @@ import type { Json } from "../json.ts";
  * run. Values go in as JSON (whole numbers as CEL ints) and come out as JSON.
  */
 
-export class CelProblem extends Error {}
+export class CelProblem extends KubecrewError {
+  readonly code = "invalid_expression";
+}
 
 /** Macros whose first argument binds a local name (not a root the expression reads). */
 const BINDING_MACROS = new Set(["all", "exists", "exists_one", "filter", "map"]);

@@ -1,4 +1,5 @@
 import ipaddr from "ipaddr.js";
+import { KubecrewError } from "../errors.ts";
 
 /**
  * The one outbound URL policy: which URLs kubecrew may call (webhooks, LLM providers, OAuth providers, agent tools).
@@ -30,8 +31,9 @@ const METADATA = ["169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:e
 
 export type RefusalReason = "invalid-url" | "scheme" | "metadata" | "loopback" | "private" | "reserved";
 
-export class OutboundRefusedError extends Error {
+export class OutboundRefusedError extends KubecrewError {
   override name = "OutboundRefusedError";
+  /** Stable since before the error hierarchy: callers and logs match on it. */
   readonly code = "EOUTBOUND_REFUSED";
   readonly reason: RefusalReason;
 

@@ -1,4 +1,5 @@
 import type { V1Container, V1ObjectFieldSelector, V1Pod } from "@kubernetes/client-node";
+import { KubecrewError } from "../../core/errors.ts";
 
 /** Reads ConfigMaps (data and binaryData) and Secrets of the pod's namespace as bytes; undefined when absent. */
 export interface ObjectSource {
@@ -7,7 +8,9 @@ export interface ObjectSource {
 }
 
 /** A reference the kubelet would wait for (CreateContainerConfigError) rather than start the container without. */
-export class ContainerConfigError extends Error {}
+export class ContainerConfigError extends KubecrewError {
+  readonly code = "container_config_error";
+}
 
 /** `$(NAME)` expands to an earlier variable, `$$(NAME)` is a literal `$(NAME)`, an unknown `$(NAME)` stays as written. */
 export function expandVariables(text: string, env: Record<string, string>): string {

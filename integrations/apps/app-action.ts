@@ -4,6 +4,7 @@ import type { Fetch } from "../../platform/outbound/outbound-fetch.ts";
 import type { OutboundPolicy } from "../../core/outbound/policy.ts";
 import type { ProviderApiRoots } from "./apps-settings.ts";
 import type { ProviderAccount } from "../connection-store.ts";
+import { KubecrewError } from "../../core/errors.ts";
 
 /** What an action is given to call its provider: the user's fresh access token and the checked fetch. */
 export interface ActionContext {
@@ -38,7 +39,8 @@ export function defineAction<Shape extends z.ZodRawShape>(
  * A provider API's refusal, as the SDKs report it differently: the HTTP status and the provider's own message. Never
  * the request (which carries the access token).
  */
-export class ProviderApiError extends Error {
+export class ProviderApiError extends KubecrewError {
+  readonly code = "provider_api_error";
   override name = "ProviderApiError";
   readonly status: number;
 

@@ -15,6 +15,12 @@ class StoreDown extends DependencyUnavailable {
   }
 }
 
+/** An error of kubecrew's own that carries a status (as IntegrationsRefused, ProviderApiError) and so a string code. */
+class RefusedUpstream extends KubecrewError {
+  readonly code = "refused_upstream";
+  readonly status = 400;
+}
+
 describe("errorMapper", () => {
   let url: string;
   let close: () => void;
@@ -30,6 +36,9 @@ describe("errorMapper", () => {
     });
     app.get("/dependency", () => {
       throw new DependencyUnavailable("integrations service", "answered HTTP 502", { retryAfterSeconds: 7 });
+    });
+    app.get("/own-error", () => {
+      throw new RefusedUpstream("upstream said no");
     });
     app.get("/bug", () => {
       throw new Error("secret internals");
@@ -74,6 +83,13 @@ describe("errorMapper", () => {
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({ error: "Internal Server Error", message: "An unexpected error occurred" });
     expect(logged.filter((line) => line.includes("secret internals"))).toHaveLength(1);
+  });
+
+  it("does not take an error of kubecrew's own with status 400 for a body that failed to decompress", async () => {
+    // zlib's errors reach the mapper as status 400 with a string code; kubecrew's own errors have a code too.
+    const res = await fetch(`${url}/own-error`, { headers: { "Content-Encoding": "gzip" } });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: "Internal Server Error", message: "An unexpected error occurred" });
   });
 });
 

@@ -1,3 +1,5 @@
+import { KubecrewError } from "../../core/errors.ts";
+
 /** The deepest nesting of objects and arrays a JSON request body may have: far beyond any real payload. */
 export const MAX_JSON_DEPTH = 64;
 
@@ -29,7 +31,8 @@ export function nestsDeeperThan(text: Uint8Array, max: number): boolean {
 }
 
 /** What a body parser's `verify` hook throws for a body nested too deep (body-parser keeps `status` and `type`). */
-export class BodyTooDeepError extends Error {
+export class BodyTooDeepError extends KubecrewError {
+  readonly code = "body_too_deep";
   override name = "BodyTooDeepError";
   readonly status = 400;
   readonly statusCode = 400;

@@ -1,3 +1,5 @@
+import { KubecrewError } from "../../core/errors.ts";
+
 /** The settings a command's server listens by: the variables to name when it cannot. */
 export interface ListenVariables {
   host: string;
@@ -9,24 +11,26 @@ export interface ListenVariables {
  * port when it is taken or needs privileges, the host otherwise (an address this machine does not have, a name that
  * does not resolve).
  */
-export class ListenError extends Error {
+export class ListenError extends KubecrewError {
+  readonly code = "listen_failed";
   override name = "ListenError";
   readonly host: string;
   readonly port: number;
-  readonly code: string | undefined;
+  /** The system's error code (EADDRINUSE, EACCES, …). */
+  readonly errno: string | undefined;
 
   constructor(host: string, port: number, cause: NodeJS.ErrnoException) {
     super(`cannot listen on ${hostPort(host, port)}: ${cause.message}`, { cause });
     this.host = host;
     this.port = port;
-    this.code = cause.code;
+    this.errno = cause.code;
   }
 
   /** One line: what went wrong and, in parentheses, the variable to change. */
   explain(variables: ListenVariables): string {
     const { host, port } = this;
     const at = `cannot listen on ${hostPort(host, port)}`;
-    switch (this.code) {
+    switch (this.errno) {
       case "EADDRINUSE":
         return `port ${port} is in use (${variables.port})`;
       case "EACCES":
@@ -39,7 +43,7 @@ export class ListenError extends Error {
         return `${at}: ${host} is neither an IP address nor a host name that resolves (${variables.host})`;
       case "EINVAL":
       case "EAFNOSUPPORT":
-        return `${at}: this machine cannot listen on ${host} (${this.code}) (${variables.host})`;
+        return `${at}: this machine cannot listen on ${host} (${this.errno}) (${variables.host})`;
       default:
         return `${this.message} (${variables.host}, ${variables.port})`;
     }

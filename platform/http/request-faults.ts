@@ -1,3 +1,5 @@
+import { KubecrewError } from "../../core/errors.ts";
+
 /**
  * Failures that happen while a request is read, before any route runs: a malformed %-escape in the path (the router
  * throws URIError), a body that is not valid for its Content-Encoding, an unknown encoding, a body nested too deep,
@@ -19,8 +21,10 @@ export function requestFault(err: unknown, contentEncoding?: string): RequestFau
   if (e.type === "request.aborted" || e.type === "request.size.invalid") {
     return { status: 400, message: "Request body ended before its declared length" };
   }
-  // body-parser hands on the decompression stream's error with status 400 and zlib's code (Z_DATA_ERROR, ERR_…).
-  if (e.status === 400 && e.type === undefined && typeof e.code === "string" && contentEncoding) {
+  // body-parser hands on the decompression stream's error with status 400 and zlib's code (Z_DATA_ERROR, ERR_…);
+  // kubecrew's own errors carry a `code` too, and are not that.
+  const zlibCode = typeof e.code === "string" && !(err instanceof KubecrewError);
+  if (e.status === 400 && e.type === undefined && zlibCode && contentEncoding) {
     return { status: 400, message: `Request body is not valid ${contentEncoding.toLowerCase()} data` };
   }
   return undefined;
