@@ -4,6 +4,7 @@ import { ConfigError, logLevel, parseConfig } from "../core/config.ts";
 import { appsEnv, appsSettingsFrom } from "../core/execution-apps.ts";
 import { outboundEnvSchema, outboundPolicyFrom } from "../core/outbound/config.ts";
 import { clusterPolicy } from "../core/outbound/policy.ts";
+import { llmPricesEnv } from "../core/usage.ts";
 import { EVENT_BURST, EVENTS_PER_SECOND } from "../kube/runtime/events.ts";
 import { modelVolumeSource } from "./model-volume.ts";
 
@@ -171,6 +172,10 @@ export const controllerEnv = z.object({
     .default(EVENTS_PER_SECOND)
     .describe("Kubernetes Events posted per second at most (0: none), in bursts of up to KUBECREW_EVENTS_BURST."),
   KUBECREW_EVENTS_BURST: z.coerce.number().int().min(1).default(EVENT_BURST).describe("Events posted at once at most."),
+  KUBECREW_LLM_PRICES: llmPricesEnv.describe(
+    'Model → US dollars per million input/output tokens (JSON: {"<model>": {"input": <usd>, "output": <usd>}}), for the ' +
+      "CrewExecution status's `usage.costUsd` and kubecrew_llm_cost_usd_total; empty: no cost.",
+  ),
   ...appsEnv,
   ...outboundEnvSchema(clusterPolicy),
   ...runnerTelemetryEnv,
@@ -236,6 +241,7 @@ export const controllerConfigSchema = controllerEnv.transform((c) => {
     shutdownTimeoutMs: c.KUBECREW_SHUTDOWN_TIMEOUT_SECONDS * 1000,
     events: { perSecond: c.KUBECREW_EVENTS_PER_SECOND, burst: c.KUBECREW_EVENTS_BURST },
     outbound: outboundPolicyFrom(c),
+    llmPrices: c.KUBECREW_LLM_PRICES,
     ...(apps ? { apps } : {}),
   };
 });

@@ -176,7 +176,7 @@ export async function startController(config: ControllerConfig, deps: Controller
     events,
     webhooks,
     startLimit,
-    llmTokens: metrics.llmTokens,
+    usage: { tokens: metrics.llmTokens, cost: metrics.llmCost, prices: config.llmPrices },
     ...(config.apps
       ? { appCredentials: new AppCredentials({ client, settings: config.apps, fetch: outbound.fetch, log }) }
       : {}),

@@ -35,8 +35,8 @@ import type { ExecutionRef, TaskJobSettings } from "./task-job.ts";
 import { decideWithinLimit, startTask } from "./task-start.ts";
 import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webhooks.ts";
 import type { ReconcileResult } from "../kube/runtime/worker.ts";
-import type { Counter } from "prom-client";
-import { countFinishedExecution, type LlmTokenLabels } from "./usage-metrics.ts";
+import { withUsage } from "../core/execution-usage.ts";
+import { countFinishedExecution, resultsByTask, type UsageCounters } from "./usage-metrics.ts";
 import { executionTraceparent } from "./execution-trace.ts";
 
 const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
@@ -58,8 +58,8 @@ export interface ExecutionReconcilerOptions {
   appCredentials?: AppCredentials;
   /** The limit on tasks starting at once (absent: none). */
   startLimit?: Pick<StartLimit, "tryStart" | "settle" | "forget">;
-  /** kubecrew_llm_tokens_total, counted as an execution finishes (controller/usage-metrics.ts). */
-  llmTokens?: Pick<Counter<LlmTokenLabels>, "inc">;
+  /** The usage counters and price table: counted, and priced on the status, as an execution finishes. */
+  usage?: UsageCounters;
 }
 
 /**
@@ -213,10 +213,15 @@ export class ExecutionReconciler {
     switch (action.type) {
       case "setStatus": {
         const { execution } = current;
-        const updated = await applyStatus(client, this.o.caches.executions, CREW_EXECUTIONS, execution, action.status);
+        // The finished phase is written once, with what the execution's LLM calls used (core/execution-usage.ts).
+        const finishing = isFinished(action.status.phase) && !isFinished(status?.phase);
+        const spec = action.status.crewSpec ?? input.crew;
+        const desired = finishing
+          ? withUsage(action.status, spec, resultsByTask(input.observed), this.o.usage?.prices ?? {})
+          : action.status;
+        const updated = await applyStatus(client, this.o.caches.executions, CREW_EXECUTIONS, execution, desired);
         if (updated) {
-          if (this.o.llmTokens && isFinished(action.status.phase) && !isFinished(status?.phase))
-            countFinishedExecution(this.o.llmTokens, ref.crew, action.status.crewSpec ?? input.crew, input.observed);
+          if (this.o.usage && finishing) countFinishedExecution(this.o.usage, ref.crew, spec, input.observed);
           // The next write of this reconcile is guarded by the version just written.
           const written = decodedOrUndefined(updated);
           if (written) current.execution = written;
@@ -225,7 +230,7 @@ export class ExecutionReconciler {
             "Status updated",
           );
         }
-        return action.status;
+        return desired;
       }
       case "startTask":
         await startTask(this.o, action, current.execution, ref, input);

@@ -1,7 +1,7 @@
 import { Counter, Gauge } from "prom-client";
 import { executionPhases } from "../core/execution.ts";
 import { RuntimeMetrics } from "../kube/runtime/metrics.ts";
-import type { LlmTokenLabels } from "./usage-metrics.ts";
+import type { LlmCostLabels, LlmTokenLabels } from "./usage-metrics.ts";
 
 /**
  * The controller's Prometheus metrics: the runtime's (`kubecrew_controller_` reconciles, queue, apiserver requests,
@@ -14,6 +14,7 @@ export class ControllerMetrics extends RuntimeMetrics {
   readonly waitingToStart: Gauge;
   readonly webhookDeliveries: Counter<"result">;
   readonly llmTokens: Counter<LlmTokenLabels>;
+  readonly llmCost: Counter<LlmCostLabels>;
 
   constructor(sources: {
     phases: () => (string | undefined)[];
@@ -64,6 +65,12 @@ export class ControllerMetrics extends RuntimeMetrics {
       name: "kubecrew_llm_tokens_total",
       help: "Tokens of the LLM calls of finished executions, by crew, model and direction (input, output)",
       labelNames: ["crew", "model", "direction"],
+      registers,
+    });
+    this.llmCost = new Counter({
+      name: "kubecrew_llm_cost_usd_total",
+      help: "US dollars the LLM calls of finished executions cost, by crew and model (models priced in KUBECREW_LLM_PRICES)",
+      labelNames: ["crew", "model"],
       registers,
     });
   }

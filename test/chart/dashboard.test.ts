@@ -46,6 +46,7 @@ it("queries only metrics the controller exports, one query or more per panel", a
       }
     }
   }
-  // The usage counter this dashboard is for.
+  // The usage counters this dashboard is for.
   expect(named).toContain("kubecrew_llm_tokens_total");
+  expect(named).toContain("kubecrew_llm_cost_usd_total");
 });

@@ -8,11 +8,14 @@ import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
 
 /**
  * On a real control plane, traced into the real OpenTelemetry Collector: the kickoff's trace reaches the controller
- * (its Job-start spans) and the task pods (their runner's spans under it); and kubecrew_llm_tokens_total on the
- * controller's metrics adds up the tokens the LLM fixture reported for a batch of executions. The API runs in this
- * process (its tracer is this process's); the controller and the pods export on their own.
+ * (its Job-start spans) and the task pods (their runner's spans under it); kubecrew_llm_tokens_total on the
+ * controller's metrics adds up the tokens the LLM fixture reported for a batch of executions; a finished execution's
+ * usage and cost (the controller's price table) are on its CrewExecution status and in kubecrew_llm_cost_usd_total.
+ * The API runs in this process (its tracer is this process's); the controller and the pods export on their own.
  */
 const kubeconfig = inject("kubeconfig");
+/** The controller's price table: US dollars per million tokens of the fixture's model. */
+const PRICES = { "fixture-model": { input: 2, output: 10 } };
 let collector: RunningCollector;
 let llm: LlmFixture;
 let tracing: Tracing;
@@ -40,7 +43,7 @@ beforeAll(async () => {
   system = await startOwnSystem(kubeconfig, "otel", { crews: [crew()] });
   controller = await system.startController({
     identity: "otel-a",
-    env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpEndpoint },
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpEndpoint, KUBECREW_LLM_PRICES: JSON.stringify(PRICES) },
   });
 });
 
@@ -123,5 +126,28 @@ describe.skipIf(installed)("observability on a cluster", () => {
     };
     await waitFor("the counters", async () => ((await metric("input")) === want.input ? true : undefined), 30_000);
     expect({ input: await metric("input"), output: await metric("output") }).toEqual(want);
+  });
+
+  it("writes a finished execution's usage and cost on its CrewExecution status and into the cost counter", async () => {
+    const cost = () =>
+      controller.metric(`kubecrew_llm_cost_usd_total{crew="counted",model="openai-compatible/fixture-model"}`);
+    const before = (await cost()) || 0;
+    llm.enqueue(
+      answer("Tides follow the moon.", { inputTokens: 1000, outputTokens: 100 }),
+      answer("In short: the moon.", { inputTokens: 2000, outputTokens: 300 }),
+    );
+    const id = await kickoff(system.api, "counted");
+    expect(await finalStatus(system.api, "counted", id)).toMatchObject({ status: "completed" });
+    const execution = await system.client.get<{
+      status: { usage?: unknown; tasks: { name: string; usage?: unknown }[] };
+    }>(`/apis/kubecrew.io/v1alpha1/namespaces/${system.namespace}/crewexecutions/${id}`);
+    // $2 and $10 per million: 1000 × 2 + 100 × 10 = $0.003; 2000 × 2 + 300 × 10 = $0.007.
+    expect(execution.status.usage).toEqual({ inputTokens: 3000, outputTokens: 400, totalTokens: 3400, costUsd: 0.01 });
+    expect(execution.status.tasks.map((t) => [t.name, t.usage])).toEqual([
+      ["research", { inputTokens: 1000, outputTokens: 100, totalTokens: 1100, costUsd: 0.003 }],
+      ["summary", { inputTokens: 2000, outputTokens: 300, totalTokens: 2300, costUsd: 0.007 }],
+    ]);
+    await waitFor("the cost counter", async () => ((await cost()) > before + 0.0099 ? true : undefined), 30_000);
+    expect((await cost()) - before).toBeCloseTo(0.01, 9);
   });
 });
