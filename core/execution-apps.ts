@@ -71,23 +71,3 @@ export function appsSettingsOf(e: AppsValues): AppsSettings | undefined {
 
 /** The apps settings as a field of a config object (undefined without KUBECREW_APPS_URL). */
 export const appsSettings = derived(appsFields, appsSettingsOf);
-
-// TRANSITIONAL (removed once controller/config.ts uses appsSettings): the variables by name, and the settings of them.
-export const appsEnv = Object.fromEntries(Object.values(appsFields).map((v) => [v.name, v.schema])) as {
-  KUBECREW_APPS_URL: (typeof appsFields)["url"]["schema"];
-  KUBECREW_APPS_SIGNING_KEY: (typeof appsFields)["signingKey"]["schema"];
-  KUBECREW_INTEGRATIONS_URL: (typeof appsFields)["integrationsUrl"]["schema"];
-  KUBECREW_OAUTH_INTERNAL_API_KEY: (typeof appsFields)["internalApiKey"]["schema"];
-};
-export const appsSettingsFrom = (e: {
-  KUBECREW_APPS_URL?: string | undefined;
-  KUBECREW_APPS_SIGNING_KEY?: string | undefined;
-  KUBECREW_INTEGRATIONS_URL?: string | undefined;
-  KUBECREW_OAUTH_INTERNAL_API_KEY?: string | undefined;
-}) =>
-  appsSettingsOf({
-    url: e.KUBECREW_APPS_URL,
-    signingKey: e.KUBECREW_APPS_SIGNING_KEY,
-    integrationsUrl: e.KUBECREW_INTEGRATIONS_URL,
-    internalApiKey: e.KUBECREW_OAUTH_INTERNAL_API_KEY,
-  });

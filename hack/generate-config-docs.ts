@@ -10,7 +10,7 @@ import { format, resolveConfig } from "prettier";
 import { apiConfigSchema } from "../api/config.ts";
 import { adminCliConfigSchema } from "../cli/token-store-session.ts";
 import { clientConfigSchema } from "../cli/client-config.ts";
-import { controllerEnv } from "../controller/config.ts";
+import { controllerConfigSchema } from "../controller/config.ts";
 import { modelDirVariables } from "../core/local-models.ts";
 import { devConfigSchema } from "../dev/config.ts";
 import { appsSettingsVariables } from "../integrations/apps/apps-settings.ts";
@@ -33,7 +33,7 @@ export const COMPONENTS: ComponentVariables[] = [
   {
     component: "controller",
     title: "The controller (`kubecrew controller`)",
-    schemas: [controllerEnv, kubeconfigVariables],
+    schemas: [controllerConfigSchema, kubeconfigVariables],
   },
   { component: "api", title: "The crew API (`kubecrew api`)", schemas: [apiConfigSchema, kubeconfigVariables] },
   {

@@ -55,24 +55,3 @@ export function runnerPolicyFromEnv(env: Record<string, string | undefined>): Ou
   const parsed = configSchema(outboundFields(runnerPolicy)).safeParse(env);
   return parsed.success ? (parsed.data satisfies OutboundPolicy) : runnerPolicy;
 }
-
-// TRANSITIONAL (removed once controller/config.ts uses outboundFields): the variables by name, and the policy of them.
-export function outboundEnvSchema(defaults: OutboundPolicy) {
-  const fields = outboundFields(defaults);
-  return {
-    KUBECREW_OUTBOUND_ALLOW_LOOPBACK: fields.allowLoopback.schema,
-    KUBECREW_OUTBOUND_ALLOW_PRIVATE: fields.allowPrivate.schema,
-    KUBECREW_OUTBOUND_ALLOW: fields.allow.schema,
-  };
-}
-export function outboundPolicyFrom(env: {
-  KUBECREW_OUTBOUND_ALLOW_LOOPBACK: boolean;
-  KUBECREW_OUTBOUND_ALLOW_PRIVATE: boolean;
-  KUBECREW_OUTBOUND_ALLOW: readonly string[];
-}): OutboundPolicy {
-  return {
-    allowLoopback: env.KUBECREW_OUTBOUND_ALLOW_LOOPBACK,
-    allowPrivate: env.KUBECREW_OUTBOUND_ALLOW_PRIVATE,
-    allow: env.KUBECREW_OUTBOUND_ALLOW,
-  };
-}
