@@ -68,7 +68,12 @@ const resumed: TaskResultSpec = {
 };
 
 const alice = { kind: "user", subject: "alice" } as const;
-const decided = (toolCallId: string, approve: boolean, s: number, by = alice): PersonDecision => ({
+const decided = (
+  toolCallId: string,
+  approve: boolean,
+  s: number,
+  by: PersonDecision["decidedBy"] = alice,
+): PersonDecision => ({
   kind: "toolCall",
   task: "mail",
   revision: 0,

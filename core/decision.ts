@@ -48,6 +48,7 @@ export type EventReason =
   | "TaskSucceeded"
   | "TaskFailed"
   | "HumanInputRequested"
+  | "ToolCallApprovalRequested"
   | "ExecutionSucceeded"
   | "ExecutionFailed"
   | "ExecutionStopped";

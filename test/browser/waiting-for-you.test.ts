@@ -233,7 +233,7 @@ describe("Waiting for you", () => {
     const heldIds = () =>
       page
         .locator(`li.held-call[data-kickoff-id="${id}"]`)
-        .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.toolCallId));
+        .evaluateAll((els) => els.map((e) => e.getAttribute("data-tool-call-id")));
     await expect.poll(heldIds, { timeout: 30_000 }).toEqual([first!.tool_call_id]);
     expect(streams.length).toBeGreaterThan(0);
 
