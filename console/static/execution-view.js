@@ -41,7 +41,9 @@ function Step({ step }) {
         ? `check ${step.error === undefined ? "passed" : "failed"}`
         : step.kind === "delegation"
           ? `delegated to ${step.coworker}`
-          : "LLM turn";
+          : step.kind === "decision"
+            ? `${step.decision?.replace("_", " ") ?? "decided"} by ${step.decided_by?.subject}${step.tool ? ` (${step.tool})` : ""}`
+            : "LLM turn";
   return html`<li class=${`step step-${step.kind}`}>
     <span>${what}${step.attempt > 1 ? ` (attempt ${step.attempt})` : ""}, ${step.duration_ms} ms</span>
     ${step.input !== undefined && html`<pre class="step-input">${JSON.stringify(step.input, null, 1)}</pre>`}

@@ -273,5 +273,15 @@ describe("Waiting for you", () => {
     await page.getByText("Nothing waits for you.").waitFor({ timeout: 30_000 });
     await expect.poll(async () => (await statusOf(ivy, id, "poster")).status, { timeout: 30_000 }).toBe("completed");
     expect(received).toEqual([{ method: "POST", body: "first" }]); // the denied call was never made
+
+    // Both decisions are steps of the task, where the execution's page shows its steps.
+    await page.goto(`${dev.url}/console/#/crews/poster/executions/${id}`);
+    const decisions = page.locator(`li.task[data-task="post"] li.step-decision`);
+    await expect
+      .poll(() => decisions.allTextContents(), { timeout: 30_000 })
+      .toEqual([
+        expect.stringContaining("approved by ivy (http_request:POST)"),
+        expect.stringContaining("denied by ivy (http_request:POST)"),
+      ]);
   });
 });
