@@ -152,10 +152,12 @@ export async function startController(config: ControllerConfig, deps: Controller
     now,
     ...(ownsExecution ? { owns: (d) => ownsExecution(cacheKey(d.namespace, d.execution)) } : {}),
     secretFor: (namespace, crew) => secrets.secretFor(namespace, crew),
+    flowSecretFor: (namespace, flow) => flowSide.webhooks.secretFor(namespace, flow),
     authorizationFor: (namespace, ref) => humanInputCredentials.authorizationFor(namespace, ref),
     onFinished: async (delivery, result) => {
       metrics.webhookDeliveries.inc({ result });
-      await executions.recordDelivery(delivery, result);
+      if (delivery.flow !== undefined) await flowSide.webhooks.recordDelivery(delivery, result);
+      else await executions.recordDelivery(delivery, result);
     },
   });
   const executions = new ExecutionReconciler({
@@ -197,6 +199,9 @@ export async function startController(config: ControllerConfig, deps: Controller
     namespace: config.namespace,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     now,
+    webhooks,
+    webhookSecretKey: secretKey,
+    mockFeedbackAfterMs: config.flows.mockFeedbackAfterMs,
   });
 
   const workers: Promise<void>[] = [];

@@ -10,7 +10,9 @@ import { byExecution, type Caches } from "./caches.ts";
 import { createFlowCaches, type FlowCaches } from "./flow-caches.ts";
 import { FlowReconciler } from "./flow-reconciler.ts";
 import { FlowRunReconciler } from "./flow-run-reconciler.ts";
+import { FlowWebhooks } from "./flow-webhooks.ts";
 import { changed } from "./triggers.ts";
+import type { WebhookDispatcher } from "./webhooks.ts";
 
 /** Items of one `each` running at once. */
 const EACH_CONCURRENCY = 4;
@@ -28,15 +30,30 @@ export function flowController(o: {
   namespace: string;
   watchTimeoutSeconds: number;
   now: () => Date;
+  /** The controller's webhook dispatcher and signing Secrets' key: a run's webhooks go out as an execution's. */
+  webhooks: Pick<WebhookDispatcher, "enqueue">;
+  webhookSecretKey: string;
+  /** On the mock provider, how long a human_feedback waits for a person before the mock answers (0: for ever). */
+  mockFeedbackAfterMs?: number;
 }) {
   const flowCaches: FlowCaches = createFlowCaches(o);
   const queues = { flows: new WorkQueue(), runs: new WorkQueue() };
+  const webhooks = new FlowWebhooks({
+    client: o.client,
+    flows: flowCaches.flows,
+    runs: flowCaches.runs,
+    results: o.caches.results,
+    dispatcher: o.webhooks,
+    secretKey: o.webhookSecretKey,
+    log: o.log,
+  });
   const flows = new FlowReconciler({
     client: o.client,
     flows: flowCaches.flows,
     crews: o.caches.crews,
     events: o.events,
     now: o.now,
+    signingSecrets: webhooks,
   });
   const runs = new FlowRunReconciler({
     client: o.client,
@@ -47,6 +64,8 @@ export function flowController(o: {
     eachConcurrency: EACH_CONCURRENCY,
     now: o.now,
     log: o.log,
+    webhooks,
+    ...(o.mockFeedbackAfterMs ? { mockFeedbackAfterMs: o.mockFeedbackAfterMs } : {}),
   });
   const queueRun = (key: string) => {
     const [namespace, name] = key.split("/") as [string, string];
@@ -72,6 +91,8 @@ export function flowController(o: {
     if (run && changed(event, execution, previous)) queueRun(cacheKey(execution.metadata!.namespace!, run));
   });
   return {
+    /** A flow run's webhook deliveries: signed with the flow's secret, recorded on the run. */
+    webhooks,
     informers: Object.entries(flowCaches) as [string, FlowCaches[keyof FlowCaches]][],
     /** One worker per queue (a flow's methods are few; a run's look is quick), until the queues shut down. */
     startWorkers: (owns?: (key: string) => boolean): Promise<void>[] => [

@@ -19,6 +19,8 @@ export interface FlowReconcilerOptions {
   crews: Informer<CachedCrew | Undecodable>;
   events: Pick<EventRecorder, "record">;
   now: () => Date;
+  /** The Secret that signs the flow's webhooks, made when it has none (controller/flow-webhooks.ts). */
+  signingSecrets?: { ensureSigningSecret(flow: KubeObject): Promise<void> };
 }
 
 /**
@@ -37,6 +39,7 @@ export class FlowReconciler {
     const [namespace, name] = splitKey(key);
     const flow = this.o.flows.get(namespace, name);
     if (!flow || flow.metadata.deletionTimestamp) return {};
+    await this.o.signingSecrets?.ensureSigningSecret(flow);
     let verdict: FlowVerdict = isUndecodable(flow)
       ? { ok: false as const, problems: [...flow.undecodable] }
       : judgeFlowResource(name, flow.spec, flow.metadata.annotations);

@@ -10,8 +10,10 @@ import {
 } from "../core/flow/decide-flow.ts";
 import { flowDefinition, isRouter, type FlowDefinition } from "../core/flow/definition.ts";
 import { isFlowRunOver, type FlowExecutionStatus, type MethodRunStatus } from "../core/flow/flow-resources.ts";
-import { judgeFlowResource } from "../core/flow/flow-verdict.ts";
+import { annotatedLlm, judgeFlowResource } from "../core/flow/flow-verdict.ts";
+import { mockFeedback, mockFeedbackDueInMs } from "../core/flow/mock-feedback.ts";
 import { feedbackOutcome, outputText, routerOutcome } from "../core/flow/outcomes.ts";
+import { setCondition } from "../core/conditions.ts";
 import type { Json } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
 import { applyStatus, createIfAbsent } from "../kube/apply.ts";
@@ -41,7 +43,17 @@ export interface FlowRunReconcilerOptions extends Omit<MethodWorld, "client"> {
   runs: Informer<CachedFlowExecution | Undecodable>;
   now: () => Date;
   log: Logger;
+  /** The run's webhooks (controller/flow-webhooks.ts): handed each run as it is looked at. */
+  webhooks?: { enqueueDue(run: CachedFlowExecution): void };
+  /**
+   * On the mock provider a human_feedback nobody answers within this many milliseconds takes its first outcome
+   * (core/flow/mock-feedback.ts); 0 or absent: it waits for POST /resume however long.
+   */
+  mockFeedbackAfterMs?: number;
 }
+
+/** The condition a run holds while a human_feedback waits: its lastTransitionTime is when the wait began. */
+const WAITING_CONDITION = "WaitingForInput";
 
 /** How often a run under way is looked at when nothing about it changed. */
 const RESYNC_MS = 60_000;
@@ -69,10 +81,13 @@ export class FlowRunReconciler {
     for (let look = 0; look < MAX_LOOKS; look++) {
       const run = this.o.runs.get(namespace, name);
       if (!run || run.metadata.deletionTimestamp || isUndecodable(run)) return {};
+      this.o.webhooks?.enqueueDue(run);
       if (isFlowRunOver(run.status?.phase)) return {};
       // A run under way is looked at again now and then even if nothing is heard of it: a shard taken over from a
-      // replica that died is not announced to the flows' queue.
-      if (!(await this.look(run))) return { requeueAfterMs: RESYNC_MS };
+      // replica that died is not announced to the flows' queue. A wait the mock answers is looked at when it is due.
+      if (!(await this.look(run))) {
+        return { requeueAfterMs: Math.min(RESYNC_MS, this.mockDueInMs(run) ?? RESYNC_MS) };
+      }
     }
     return { requeueAfterMs: 0 };
   }
@@ -100,9 +115,15 @@ export class FlowRunReconciler {
     for (const activation of graph.running) {
       const method = definition.methods[activation.method]!;
       if (status.waiting?.activation === activation.id) {
-        const answer = run.spec.feedback?.find((f) => f.activation === activation.id);
+        const given = run.spec.feedback?.find((f) => f.activation === activation.id);
+        const answer = given
+          ? { feedback: given.feedback, outcome: feedbackOutcome(method, given.feedback) }
+          : this.mockDueInMs(run) === 0
+            ? mockFeedback(method)
+            : undefined;
         if (!answer) continue;
-        const outcome = feedbackOutcome(method, answer.feedback);
+        if (!given) this.o.log.info({ flowExecution: run.metadata.name, activation: activation.id }, "Mock feedback");
+        const outcome = answer.outcome;
         const output = {
           output: status.waiting.output ?? null,
           feedback: answer.feedback,
@@ -179,6 +200,11 @@ export class FlowRunReconciler {
     if (status.waiting?.activation === activation) {
       delete status.waiting;
       status.phase = "Running";
+      status.conditions = setCondition(
+        status.conditions,
+        { type: WAITING_CONDITION, status: "False", reason: "Answered", message: "" },
+        now,
+      );
     }
     this.o.log.info(
       { flowExecution: run.metadata.name, activation, failed: Boolean(result.spec.error) },
@@ -192,6 +218,16 @@ export class FlowRunReconciler {
     const definition = flowDefinition.parse(status.definition);
     const feedback = definition.methods[activation.method]!.human_feedback!;
     status.phase = "WaitingForInput";
+    status.conditions = setCondition(
+      status.conditions,
+      {
+        type: WAITING_CONDITION,
+        status: "True",
+        reason: "HumanFeedback",
+        message: `methods.${activation.method} waits for POST /resume`,
+      },
+      this.o.now().toISOString(),
+    );
     status.waiting = {
       activation: activation.id,
       method: activation.method,
@@ -263,6 +299,20 @@ export class FlowRunReconciler {
       this.o.log.info({ flowExecution: run.metadata.name, phase: status.phase, error: status.error }, "Flow run ended");
     }
     return written !== undefined && !isFlowRunOver(status.phase);
+  }
+
+  /** Milliseconds until the mock answers the run's wait for feedback; undefined when it never does. */
+  private mockDueInMs(run: CachedFlowExecution): number | undefined {
+    const waiting = run.status?.waiting;
+    const definition = flowDefinition.safeParse(run.status?.definition);
+    const method = waiting && definition.success ? definition.data.methods[waiting.method] : undefined;
+    if (!method) return undefined;
+    const flow = this.o.flows.get(run.metadata.namespace ?? "", run.spec.flowRef.name);
+    const llm = flow && !isUndecodable(flow) ? annotatedLlm(flow.metadata.annotations) : undefined;
+    const flowOnMock = llm?.ok === true && llm.value?.provider === "mock";
+    const since = run.status?.conditions?.find((c) => c.type === WAITING_CONDITION && c.status === "True");
+    const afterMs = this.o.mockFeedbackAfterMs ?? 0;
+    return mockFeedbackDueInMs(method, flowOnMock, since?.lastTransitionTime, afterMs, this.o.now());
   }
 
   private resultsOf(run: CachedFlowExecution): Map<string, CachedTaskResult> {

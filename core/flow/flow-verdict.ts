@@ -56,7 +56,8 @@ export function judgeFlowResource(
   return problems.length ? { ok: false, problems } : { ok: true, definition: judged.definition, crews: crews.crews };
 }
 
-function annotatedLlm(
+/** The Flow's model for methods that name none: its `kubecrew.io/llm` annotation, read. */
+export function annotatedLlm(
   annotations: Record<string, string> | undefined,
 ): { ok: true; value: LlmConfig | undefined } | { ok: false; problem: string } {
   const text = annotations?.[ANNOTATION_FLOW_LLM];

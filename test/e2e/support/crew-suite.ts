@@ -24,6 +24,8 @@ export interface CrewSuiteOptions {
   crews: () => string[];
   /** The identity of the suite's own controller (on the local node; on kind the chart's controller runs). */
   controllerIdentity?: string;
+  /** Variables of the suite's own controller (on kind the chart's runs with the chart's). */
+  controllerEnv?: Record<string, string>;
 }
 
 /** What a suite's tests use, filled in by its beforeAll. */
@@ -64,6 +66,7 @@ export function crewSuite(kubeconfig: string, options: CrewSuiteOptions): CrewSu
     if (!installedSystem) {
       suite.controller = await startControllerProcess(kubeconfig, suite.namespace, {
         ...(options.controllerIdentity ? { identity: options.controllerIdentity } : {}),
+        ...(options.controllerEnv ? { env: options.controllerEnv } : {}),
       });
     }
     suite.api = await startClusterApi(kubeconfig, suite.namespace);
