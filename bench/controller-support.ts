@@ -16,6 +16,10 @@ import type { KubeClient } from "../kube/runtime/client.ts";
 import { type KubeObject, type WriteVerb } from "../kube/runtime/client.ts";
 import { resourceOfPath } from "../kube/runtime/metrics.ts";
 import { createNamespace, crewYaml, applyCrew, deleteNamespace, RUNNER_SA } from "../test/e2e/support/fixture.ts";
+import { trace } from "@opentelemetry/api";
+import { ANNOTATION_TRACEPARENT } from "../kube/resources.ts";
+import { traceparentOf } from "../platform/telemetry/trace-context.ts";
+import { startTracing, TRACER_NAME } from "../platform/telemetry/tracing.ts";
 
 const repo = join(import.meta.dirname, "..");
 
@@ -133,15 +137,32 @@ export async function startBenchController(
     KUBECREW_CONTROLLER_WORKERS: process.env.BENCH_WORKERS ?? "8",
     KUBECREW_RUNNER_IMAGE: runnerImage,
     ...(onKind ? { KUBECREW_RUNNER_IMAGE_PULL_POLICY: "Never" } : {}),
+    // bench/tracing.ts: the controller traces as `kubecrew controller` does, and hands the endpoint to task pods.
+    ...(process.env.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT }
+      : {}),
   });
+  const tracing = startTracing({ env: process.env, serviceName: "kubecrew-controller" });
   const controller = await startController(config, { log: silentLogger(), kubeConfig: cluster.kubeConfig, onWrite });
   await controller.ready();
-  return controller;
+  return {
+    url: controller.url,
+    metrics: controller.metrics,
+    isLeader: () => controller.isLeader(),
+    ready: () => controller.ready(),
+    stop: async () => {
+      await controller.stop();
+      await tracing.stop();
+    },
+  };
 }
 
 export { deleteNamespace };
 
-/** CrewExecutions created straight through the API server (what the crew API does on kickoff). */
+/**
+ * CrewExecutions created straight through the API server (what the crew API does on kickoff); with tracing on, each
+ * with the traceparent of a kickoff span, as the API writes it.
+ */
 export async function createExecutions(
   client: KubeClient,
   namespace: string,
@@ -155,12 +176,20 @@ export async function createExecutions(
       client.create(`/apis/kubecrew.io/v1alpha1/namespaces/${namespace}/crewexecutions`, {
         apiVersion: "kubecrew.io/v1alpha1",
         kind: "CrewExecution",
-        metadata: { name, namespace },
+        metadata: { name, namespace, ...kickoffAnnotations(crew) },
         spec: { crewRef: { name: crew }, inputs: { topic: "bench" } },
       }),
     ),
   );
   return names;
+}
+
+/** The annotation the API writes on a traced kickoff; none with tracing off. */
+function kickoffAnnotations(crew: string): { annotations?: Record<string, string> } {
+  const span = trace.getTracer(TRACER_NAME).startSpan(`kickoff ${crew}`);
+  const traceparent = traceparentOf(span);
+  span.end();
+  return traceparent ? { annotations: { [ANNOTATION_TRACEPARENT]: traceparent } } : {};
 }
 
 /** An informer of the bench's own, calling `seen` with the local time of every event. */
