@@ -202,7 +202,9 @@ describe("a crew run as Job pods", () => {
       (
         await kubectl(kubeconfig, ["get", "pods", "-n", namespace, "-l", `kubecrew.io/execution=${id}`, "-o", "name"])
       ).trim();
-    await waitFor("its pod (and so the runner process) gone", async () => (await pods()) === "", 30_000);
+    // 60 s: on a busy kind node a pod stopped while its container is still being created ends only once the
+    // container exists (the fresh-clone run of 7150f09 saw more than 30 s there); the runner itself ends on SIGTERM.
+    await waitFor("its pod (and so the runner process) gone", async () => (await pods()) === "", 60_000);
     expect(await eventReasons(id)).toContain("ExecutionStopped");
     const again = await api.call(`/crews/slow/stop/${id}`, { method: "POST" });
     expect(again.status).toBe(400);
