@@ -12,6 +12,7 @@ import type { Env } from "./llm.ts";
 import { mcpHeaders } from "./mcp-headers.ts";
 import type { JsonSchema } from "./schema-arguments.ts";
 import { DependencyUnavailable } from "../core/errors.ts";
+import { traceparentOf } from "../platform/telemetry/trace-context.ts";
 
 /** An MCP server that cannot be used for the task: down, slow, refused, or not speaking MCP. */
 export class McpServerError extends DependencyUnavailable {
@@ -113,7 +114,7 @@ export class McpSession {
     let refused: OutboundRefusedError | undefined;
     const fetch: Fetch = async (input, init) => {
       try {
-        return await deps.fetch(input, init);
+        return await deps.fetch(input, withTraceparent(init));
       } catch (error) {
         refused ??= refusal(error);
         throw error;
@@ -202,4 +203,16 @@ export class McpSession {
     };
     await withDeadline(end(), CLOSE_TIMEOUT_MS, "close").catch(() => transport.close().catch(() => undefined));
   }
+}
+
+/**
+ * The request with the active span's W3C `traceparent` (the tool call's, while one runs): a server that traces — the
+ * integrations service behind an agent's apps — continues the task's trace. Unchanged when tracing is off.
+ */
+function withTraceparent(init: RequestInit | undefined): RequestInit | undefined {
+  const traceparent = traceparentOf();
+  if (!traceparent) return init;
+  const headers = new Headers(init?.headers);
+  headers.set("traceparent", traceparent);
+  return { ...init, headers };
 }

@@ -102,6 +102,10 @@ describe("the runner's spans", () => {
     expect(tool.name).toBe("execute_tool lookup");
     expect(tool.attributes).toMatchObject({ "gen_ai.tool.name": "lookup", "kubecrew.mcp.server": "fixture" });
     expect(tool.parentSpanContext?.spanId).toBe(task.spanContext().spanId);
+    // The MCP server receives the tool call's trace context, so a server that traces (the apps' integrations
+    // service) continues this trace.
+    const traceparents = mcp.requests.map((headers) => headers.traceparent);
+    expect(traceparents).toContain(`00-${PARENT_TRACE}-${tool.spanContext().spanId}-01`);
     const everything = JSON.stringify(spans.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events })));
     expect(everything).not.toContain(API_KEY);
     expect(everything).not.toContain(MCP_BEARER);
