@@ -123,6 +123,34 @@ describe("ExecutionReconciler against a recording client", () => {
     expect(result.requeueAfterMs).toBeGreaterThan(0);
   });
 
+  it("names the kickoff's trace in its log lines of an execution that has one (trace_id), and none otherwise", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const capturing = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const traced = new ExecutionReconciler({
+      client: kube,
+      caches,
+      jobSettings: { defaultImage: "kubecrew:test", defaultServiceAccount: "runner", runnerCommand: ["kubecrew"] },
+      finishedTtlSeconds: 60,
+      now: () => new Date(clock),
+      log: capturing,
+      events: { record: () => {} },
+      webhooks: { enqueue: () => true },
+    });
+    const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    given(executionObject(undefined, { [r.ANNOTATION_TRACEPARENT]: `00-${trace}-00f067aa0ba902b7-01` }));
+    await traced.reconcile(KEY);
+    const created = lines.filter((l) => l.msg === "Task Job created");
+    expect(created).toEqual([expect.objectContaining({ execution: ID, task: "draft", trace_id: trace })]);
+
+    lines.length = 0;
+    const other = "1e0b2c4d-6a3b-4c0f-9a43-3f6f1c1e7a11";
+    given({ ...executionObject(), metadata: { ...executionObject().metadata, name: other, uid: "other-uid" } });
+    await traced.reconcile(`${NS}/${other}`);
+    const untraced = lines.filter((l) => l.msg === "Task Job created");
+    expect(untraced).toHaveLength(1);
+    expect(untraced[0]).not.toHaveProperty("trace_id");
+  });
+
   it("writes nothing when nothing changed since its last reconcile", async () => {
     given(executionObject());
     await reconciler.reconcile(KEY);

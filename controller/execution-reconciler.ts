@@ -37,7 +37,7 @@ import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webho
 import type { ReconcileResult } from "../kube/runtime/worker.ts";
 import { withUsage } from "../core/execution-usage.ts";
 import { countFinishedExecution, resultsByTask, type UsageCounters } from "./usage-metrics.ts";
-import { executionTraceparent } from "./execution-trace.ts";
+import { executionLogger, executionTraceparent } from "./execution-trace.ts";
 
 const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
@@ -209,7 +209,8 @@ export class ExecutionReconciler {
     input: DecideInput,
     status: ExecutionStatus | undefined,
   ): Promise<ExecutionStatus | undefined> {
-    const { client, log } = this.o;
+    const { client } = this.o;
+    const log = executionLogger(this.o.log, current.execution);
     switch (action.type) {
       case "setStatus": {
         const { execution } = current;
@@ -233,7 +234,7 @@ export class ExecutionReconciler {
         return desired;
       }
       case "startTask":
-        await startTask(this.o, action, current.execution, ref, input);
+        await startTask({ ...this.o, log }, action, current.execution, ref, input);
         return status;
       case "stopTask": {
         const jobName = taskJobName(ref.name, action.index, action.revision ?? 0);

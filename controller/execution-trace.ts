@@ -1,5 +1,11 @@
 import { SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
-import { contextFromTraceparent, TRACEPARENT_ENV, traceparentOf } from "../platform/telemetry/trace-context.ts";
+import type { Logger } from "../core/logger.ts";
+import {
+  contextFromTraceparent,
+  TRACEPARENT_ENV,
+  traceIdOf,
+  traceparentOf,
+} from "../platform/telemetry/trace-context.ts";
 import { TRACER_NAME } from "../platform/telemetry/tracing.ts";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import { ANNOTATION_TRACEPARENT } from "../kube/resources.ts";
@@ -14,6 +20,12 @@ import { ANNOTATION_TRACEPARENT } from "../kube/resources.ts";
 /** The traceparent the kickoff left on the execution, if any. */
 export function executionTraceparent(execution: Pick<KubeObject, "metadata">): string | undefined {
   return execution.metadata?.annotations?.[ANNOTATION_TRACEPARENT];
+}
+
+/** The controller's logger for an execution's lines: each names the kickoff's trace (`trace_id`) when it has one. */
+export function executionLogger(log: Logger, execution: Pick<KubeObject, "metadata">): Logger {
+  const traceId = traceIdOf(executionTraceparent(execution));
+  return traceId ? log.child({ trace_id: traceId }) : log;
 }
 
 /** Starts the span of a task's Job start; the Job's runner container gets its TRACEPARENT. End it once created. */
