@@ -6,8 +6,8 @@
  * its controller, the local node's task runners, the control plane: every process it waited for) per execution, all
  * its phases counted. Targets (issue 35):
  * throughput ≥ 0.9 of off, CPU per execution (per request for status) ≤ 1.1 of off.
- *   node bench/tracing.ts status                  npm run bench:status with tracing off/on
- *   node bench/tracing.ts controller-throughput   npm run bench:controller-throughput with tracing off/on
+ *   npm run bench:tracing -- status                  npm run bench:status with tracing off/on
+ *   npm run bench:tracing -- controller-throughput   npm run bench:controller-throughput with tracing off/on
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -26,7 +26,7 @@ const benches: Record<string, { script: string; figures: (out: string) => Figure
 };
 const bench = which ? benches[which] : undefined;
 if (!bench) {
-  console.error(`usage: node bench/tracing.ts ${Object.keys(benches).join("|")}`);
+  console.error(`usage: npm run bench:tracing -- ${Object.keys(benches).join("|")}`);
   process.exit(2);
 }
 const rounds = Number(process.env.BENCH_TRACING_ROUNDS ?? 2);
