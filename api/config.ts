@@ -11,6 +11,26 @@ import type { IntegrationsSettings } from "./connections/integrations-client.ts"
  * `kubecrew api` (cluster mode): its configuration, each field beside the variable it is read from (the one source
  * of docs/configuration.md).
  */
+/** How the API serves its requests — the embedded API of `kubecrew dev` reads them too. */
+export const servingFields = {
+  bodyLimitBytes: variable(
+    "KUBECREW_BODY_LIMIT_BYTES",
+    z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(1024 * 1024)
+      .describe("The largest request body accepted; a larger one is refused with 413."),
+  ),
+  /** Prices of the models; empty: no `cost_usd`. */
+  prices: variable(
+    "KUBECREW_LLM_PRICES",
+    llmPricesEnv.describe(
+      'Model → US dollars per million input/output tokens, for `usage.cost_usd` (JSON: {"<model>": {"input": <usd>, "output": <usd>}}); empty: no cost.',
+    ),
+  ),
+};
+
 const apiFields = {
   host: variable("HOST", z.string().default("0.0.0.0").describe("The address the server listens on.")),
   port: variable(
@@ -44,22 +64,7 @@ const apiFields = {
         "Proxies in front of the API (the Ingress controller) whose X-Forwarded-For is trusted; 0 trusts none.",
       ),
   ),
-  bodyLimitBytes: variable(
-    "KUBECREW_BODY_LIMIT_BYTES",
-    z.coerce
-      .number()
-      .int()
-      .positive()
-      .default(1024 * 1024)
-      .describe("The largest request body accepted; a larger one is refused with 413."),
-  ),
-  /** Prices of the models; empty: no `cost_usd`. */
-  prices: variable(
-    "KUBECREW_LLM_PRICES",
-    llmPricesEnv.describe(
-      'Model → US dollars per million input/output tokens, for `usage.cost_usd` (JSON: {"<model>": {"input": <usd>, "output": <usd>}}); empty: no cost.',
-    ),
-  ),
+  ...servingFields,
   redisUrl: variable(
     "KUBECREW_REDIS_URL",
     z

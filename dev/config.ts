@@ -1,8 +1,8 @@
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { llmPricesEnv } from "../core/usage.ts";
 import { authFields } from "../api/auth/config.ts";
+import { servingFields } from "../api/config.ts";
 import { consoleFields } from "../console/config.ts";
 import { configSchema, derived, logLevel, variable } from "../core/config.ts";
 import { llmProvider } from "../core/crew.ts";
@@ -93,21 +93,7 @@ const devFields = {
       z.string().url().optional().describe("The provider's base URL for crews that name none."),
     ),
   },
-  bodyLimitBytes: variable(
-    "KUBECREW_BODY_LIMIT_BYTES",
-    z.coerce
-      .number()
-      .int()
-      .positive()
-      .default(1024 * 1024)
-      .describe("The largest request body accepted; a larger one is refused with 413."),
-  ),
-  prices: variable(
-    "KUBECREW_LLM_PRICES",
-    llmPricesEnv.describe(
-      'Model → US dollars per million input/output tokens, for `usage.cost_usd` (JSON: {"<model>": {"input": <usd>, "output": <usd>}}); empty: no cost.',
-    ),
-  ),
+  ...servingFields,
   logLevel: variable("LOG_LEVEL", logLevel),
   redisUrl: variable(
     "KUBECREW_REDIS_URL",
