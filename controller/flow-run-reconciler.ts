@@ -4,12 +4,11 @@ import {
   decideFlow,
   initialFlowState,
   type FlowActivation,
-  type FlowDecision,
   type FlowEvent,
   type FlowRunState,
 } from "../core/flow/decide-flow.ts";
 import { flowDefinition, isRouter, type FlowDefinition } from "../core/flow/definition.ts";
-import { isFlowRunOver, type FlowExecutionStatus, type MethodRunStatus } from "../core/flow/flow-resources.ts";
+import { isFlowRunOver, type FlowExecutionStatus } from "../core/flow/flow-resources.ts";
 import { annotatedLlm, judgeFlowResource } from "../core/flow/flow-verdict.ts";
 import { mockFeedback, mockFeedbackDueInMs } from "../core/flow/mock-feedback.ts";
 import { feedbackOutcome, outputText, routerOutcome } from "../core/flow/outcomes.ts";
@@ -36,6 +35,7 @@ import type { ReconcileResult } from "../kube/runtime/worker.ts";
 import type { CachedTaskResult } from "../kube/typed-objects.ts";
 import type { CachedFlow, CachedFlowExecution } from "./flow-caches.ts";
 import { advanceMethod, runOwner, type MethodWorld, type RunRef } from "./flow-method.ts";
+import { applyDecision, finished, withProgress } from "./flow-run-status.ts";
 
 export interface FlowRunReconcilerOptions extends Omit<MethodWorld, "client"> {
   client: Pick<KubeApi, "create" | "mergePatch">;
@@ -356,58 +356,4 @@ export function outputsOf(
     outputs[taskName] = (jsonDict.output ?? null) as Json;
   }
   return outputs;
-}
-
-/** The graph's answer applied to the status: the methods it starts, or the run's end. */
-function applyDecision(
-  status: FlowExecutionStatus,
-  definition: FlowDefinition,
-  decision: FlowDecision,
-  now: string,
-): FlowExecutionStatus {
-  const methods: MethodRunStatus[] = [
-    ...(status.methods ?? []),
-    ...decision.start.map((a) => ({ id: a.id, method: a.method, phase: "Running" as const, startTime: now })),
-  ];
-  const next = { ...status, methods, graph: decision.state as unknown as Json };
-  if (decision.end) {
-    return finished(next, decision.end.phase, decision.end.phase === "Failed" ? decision.end.error : undefined, now);
-  }
-  return withProgress(next, definition);
-}
-
-function withProgress(status: FlowExecutionStatus, definition: FlowDefinition): FlowExecutionStatus {
-  const done = (status.methods ?? []).filter((m) => m.phase === "Succeeded").length;
-  const total = Math.max(done, Object.keys(definition.methods).length);
-  const current = status.waiting?.method ?? (status.methods ?? []).filter((m) => m.phase === "Running").at(-1)?.method;
-  const next: FlowExecutionStatus = {
-    ...status,
-    progress: { completedMethods: done, totalMethods: total },
-    progressText: `${done}/${total}`,
-  };
-  if (current) next.currentMethod = current;
-  else delete next.currentMethod;
-  return next;
-}
-
-function finished(
-  status: FlowExecutionStatus,
-  phase: "Succeeded" | "Failed" | "Stopped",
-  error: string | undefined,
-  now: string,
-  startTime = status.startTime ?? now,
-): FlowExecutionStatus {
-  const next: FlowExecutionStatus = {
-    ...status,
-    phase,
-    completionTime: now,
-    executionTime: Math.max(0, (Date.parse(now) - Date.parse(startTime)) / 1000),
-    ...(error ? { error } : {}),
-  };
-  delete next.currentMethod;
-  delete next.waiting;
-  const done = (status.methods ?? []).filter((m) => m.phase === "Succeeded").length;
-  next.progress = { completedMethods: done, totalMethods: Math.max(done, status.progress?.totalMethods ?? done) };
-  next.progressText = `${done}/${next.progress.totalMethods}`;
-  return next;
 }

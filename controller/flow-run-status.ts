@@ -1,0 +1,65 @@
+import type { FlowDecision } from "../core/flow/decide-flow.ts";
+import type { FlowDefinition } from "../core/flow/definition.ts";
+import type { FlowExecutionStatus, MethodRunStatus } from "../core/flow/flow-resources.ts";
+import type { Json } from "../core/json.ts";
+
+/**
+ * A flow run's status as its graph advances — the methods started, the progress counted, the end written — pure
+ * functions of the status before and the graph's decision; the run reconciler writes what they answer.
+ */
+
+/** The graph's answer applied to the status: the methods it starts, or the run's end. */
+export function applyDecision(
+  status: FlowExecutionStatus,
+  definition: FlowDefinition,
+  decision: FlowDecision,
+  now: string,
+): FlowExecutionStatus {
+  const methods: MethodRunStatus[] = [
+    ...(status.methods ?? []),
+    ...decision.start.map((a) => ({ id: a.id, method: a.method, phase: "Running" as const, startTime: now })),
+  ];
+  const next = { ...status, methods, graph: decision.state as unknown as Json };
+  if (decision.end) {
+    return finished(next, decision.end.phase, decision.end.phase === "Failed" ? decision.end.error : undefined, now);
+  }
+  return withProgress(next, definition);
+}
+
+/** The methods done against the flow's count, and the method running (or waited on) now. */
+export function withProgress(status: FlowExecutionStatus, definition: FlowDefinition): FlowExecutionStatus {
+  const done = (status.methods ?? []).filter((m) => m.phase === "Succeeded").length;
+  const total = Math.max(done, Object.keys(definition.methods).length);
+  const current = status.waiting?.method ?? (status.methods ?? []).filter((m) => m.phase === "Running").at(-1)?.method;
+  const next: FlowExecutionStatus = {
+    ...status,
+    progress: { completedMethods: done, totalMethods: total },
+    progressText: `${done}/${total}`,
+  };
+  if (current) next.currentMethod = current;
+  else delete next.currentMethod;
+  return next;
+}
+
+/** The run ended: its phase, end time and duration, and the progress as it stands. */
+export function finished(
+  status: FlowExecutionStatus,
+  phase: "Succeeded" | "Failed" | "Stopped",
+  error: string | undefined,
+  now: string,
+  startTime = status.startTime ?? now,
+): FlowExecutionStatus {
+  const next: FlowExecutionStatus = {
+    ...status,
+    phase,
+    completionTime: now,
+    executionTime: Math.max(0, (Date.parse(now) - Date.parse(startTime)) / 1000),
+    ...(error ? { error } : {}),
+  };
+  delete next.currentMethod;
+  delete next.waiting;
+  const done = (status.methods ?? []).filter((m) => m.phase === "Succeeded").length;
+  next.progress = { completedMethods: done, totalMethods: Math.max(done, status.progress?.totalMethods ?? done) };
+  next.progressText = `${done}/${next.progress.totalMethods}`;
+  return next;
+}
