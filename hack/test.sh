@@ -81,6 +81,10 @@ summary="$(node -e '
   // A file whose set-up or tear-down threw fails with its tests counted as skipped: name it and its error.
   for (const f of reports.flatMap((r) => r.testResults).filter((f) => f.status === "failed" && f.message))
     console.log(`vitest: file failed: ${f.name}: ${f.message.split("\n")[0]}`);
+  // Each failed test by name, so the last lines of a run say what to look at.
+  for (const f of reports.flatMap((r) => r.testResults))
+    for (const t of f.assertionResults.filter((t) => t.status === "failed"))
+      console.log(`vitest: test failed: ${f.name.replace(process.cwd() + "/", "")} > ${t.fullName}: ${(t.failureMessages[0] ?? "").split("\n")[0].slice(0, 300)}`);
   // A process that ended without writing its report (a crash) must not pass for one with nothing to report.
   if (reports.length < Number(process.argv[2])) console.log(`vitest: ${Number(process.argv[2]) - reports.length} report(s) missing`);
 ' "$reports" "$([ $# -gt 0 ] && echo 1 || echo 2)" || echo "no vitest report")"
