@@ -4,9 +4,9 @@ import { appReferenceSchema } from "./apps.ts";
 import { jsonValue } from "./json.ts";
 import { asyncTaskProblems } from "./async-tasks.ts";
 import { managerOf, processProblems } from "./crew-process.ts";
-import { taskPythonFields, taskPythonProblems } from "./python-references.ts";
+import { crewProjectReference, taskPythonFields, taskPythonProblems } from "./python-references.ts";
 import { taskGuardrailFields, taskGuardrailProblems } from "./task-guardrails.ts";
-import { crewProjectReference, wholeProjectProblems } from "./whole-project.ts";
+import { wholeProjectProblems } from "./whole-project.ts";
 import {
   agentToolProblems,
   builtinTool,

@@ -16,6 +16,14 @@ export const pythonReference = z
     "must be a Python reference module.attribute (e.g. my_project.tools.custom_tool.MyCustomTool)",
   );
 
+/** A CrewAI project's @CrewBase class, `module:Class`, as the adapter imports it (kubecrew_crewai/project.py). */
+export const crewProjectReference = z
+  .string()
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$/,
+    "a Python reference module:Class (e.g. my_project.crew:MyProject)",
+  );
+
 export const taskPython = z.object({
   tools: z
     .array(pythonReference)

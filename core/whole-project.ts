@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { CrewSpec } from "./crew.ts";
 import type { Action, DecideInput, Decision } from "./decision.ts";
 import { successfulResult, type ObservedTask } from "./observed-task.ts";
+import { crewProjectReference } from "./python-references.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 
 /**
@@ -13,14 +14,6 @@ import type { TaskResultSpec } from "./task-result.ts";
  * has not succeeded yet, so progress, current_task, per-task timeouts, failures and stop read as for tasks run one by
  * one.
  */
-
-/** `module:Class`, as the adapter imports it (crewai-adapter/kubecrew_crewai/project.py). */
-export const crewProjectReference = z
-  .string()
-  .regex(
-    /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$/,
-    "a Python reference module:Class (e.g. my_project.crew:MyProject)",
-  );
 
 /** What a project's run is told besides task 0's assignment: the class, and the Crew's tasks it must have. */
 export const projectAssignment = z.object({
