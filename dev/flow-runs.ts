@@ -8,6 +8,7 @@ import {
   type FlowRunState,
 } from "../core/flow/decide-flow.ts";
 import { isRouter, type FlowDefinition, type FlowMethod } from "../core/flow/definition.ts";
+import { feedbackOnMock, mockFeedback } from "../core/flow/mock-feedback.ts";
 import { feedbackOutcome, outputText, routerOutcome } from "../core/flow/outcomes.ts";
 import type { Json } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
@@ -149,12 +150,12 @@ export class FlowRuns implements FlowBackend {
     if (!after || !feedbackOnMock(method, this.options.onMock ?? false)) return;
     const timer = setTimeout(() => {
       if (run.waitingActivation !== activation || isOver(run)) return;
-      const outcome = method.human_feedback?.emit?.[0];
+      const { feedback, outcome } = mockFeedback(method);
       this.options.log.info(
         { flow: run.flow, execution: run.id, method: run.waiting?.method, outcome },
         "Mock feedback",
       );
-      this.answer(run, "", outcome);
+      this.answer(run, feedback, outcome);
     }, after);
     timer.unref();
   }
@@ -291,13 +292,6 @@ export class FlowRuns implements FlowBackend {
     this.webhooks.deliverDue(run);
     for (const listener of run.listeners) listener();
   }
-}
-
-/** A human_feedback's model: its own `llm`, else `kubecrew dev`'s. */
-function feedbackOnMock(method: FlowMethod, devOnMock: boolean): boolean {
-  const llm = method.human_feedback?.llm;
-  if (llm === undefined || llm === null) return devOnMock;
-  return typeof llm === "string" && /^mock(\/|$)/.test(llm);
 }
 
 function isOver(run: Run): boolean {
