@@ -4,9 +4,15 @@ import { jsonObject } from "./json.ts";
 import { NO_TASK_TOOLS, taskTools } from "./task-tools.ts";
 import { MAX_STORED_STEPS, taskStep } from "./task-step.ts";
 import { taskGuardrailFields } from "./task-guardrails.ts";
-import { taskPythonFields } from "./python-references.ts";
-import { projectAssignment } from "./whole-project.ts";
+import { crewProjectReference, taskPythonFields } from "./python-references.ts";
 import { loopResume, parkedLoop } from "./parked-loop.ts";
+
+/** What a project's run is told besides task 0's assignment: the class, and the Crew's tasks it must have. */
+export const projectAssignment = z.object({
+  crew: crewProjectReference,
+  tasks: z.array(z.object({ name: z.string(), index: z.number().int().min(0) })).min(1),
+});
+export type ProjectAssignment = z.infer<typeof projectAssignment>;
 
 /**
  * Everything one runner needs to carry out one task, with every placeholder already interpolated.

@@ -1,8 +1,7 @@
-import { z } from "zod";
 import type { CrewSpec } from "./crew.ts";
 import type { Action, DecideInput, Decision } from "./decision.ts";
 import { successfulResult, type ObservedTask } from "./observed-task.ts";
-import { crewProjectReference } from "./python-references.ts";
+import type { ProjectAssignment } from "./task-assignment.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 
 /**
@@ -14,13 +13,6 @@ import type { TaskResultSpec } from "./task-result.ts";
  * has not succeeded yet, so progress, current_task, per-task timeouts, failures and stop read as for tasks run one by
  * one.
  */
-
-/** What a project's run is told besides task 0's assignment: the class, and the Crew's tasks it must have. */
-export const projectAssignment = z.object({
-  crew: crewProjectReference,
-  tasks: z.array(z.object({ name: z.string(), index: z.number().int().min(0) })).min(1),
-});
-export type ProjectAssignment = z.infer<typeof projectAssignment>;
 
 export function wholeProjectProblems(spec: { runtime: string; runner: { crew?: string | undefined } }): string[] {
   if (spec.runner.crew === undefined || spec.runtime === "crewai") return [];
