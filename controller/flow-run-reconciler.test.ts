@@ -1,4 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
+import { decideFlow, initialFlowState } from "../core/flow/decide-flow.ts";
+import { flowDefinition } from "../core/flow/definition.ts";
 import { silentLogger } from "../core/logger.ts";
 import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
 import { decodeFlow, decodeFlowExecution, type CachedFlow, type CachedFlowExecution } from "../kube/flow-objects.ts";
@@ -11,6 +13,7 @@ import type { CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts
 import { RecordingKube } from "../test/support/recording-kube.ts";
 import { byExecution, executionForCache, resultForCache } from "./caches.ts";
 import { FlowRunReconciler } from "./flow-run-reconciler.ts";
+import { applyDecision } from "./flow-run-status.ts";
 
 const NS = "team-a";
 const RUN = "6f1c9a52-5c1e-4d84-9d8e-0f0e7d3b1a2c";
@@ -31,6 +34,54 @@ const document = {
   },
 };
 
+/** A controller's caches and run reconciler over what the apiserver holds (a restarted controller lists it all). */
+async function controllerOn(kube: RecordingKube) {
+  const log = silentLogger();
+  const flows = new Informer<CachedFlow | Undecodable>({
+    client: kube,
+    log,
+    path: resourcePath(FLOWS, NS),
+    transform: decodeFlow,
+  });
+  const runs = new Informer<CachedFlowExecution | Undecodable>({
+    client: kube,
+    log,
+    path: resourcePath(FLOW_EXECUTIONS, NS),
+    transform: decodeFlowExecution,
+  });
+  const resultCache = new Informer<CachedTaskResult | Undecodable>({
+    client: kube,
+    log,
+    path: results,
+    transform: (r) => resultForCache(r),
+    indexKeys: byExecution,
+  });
+  const executionCache = new Informer<CachedExecution | Undecodable>({
+    client: kube,
+    log,
+    path: executions,
+    transform: executionForCache(new CrewSpecSnapshots()),
+  });
+  const caches: [Informer<KubeObject>, string][] = [
+    [flows as Informer<KubeObject>, resourcePath(FLOWS, NS)],
+    [runs as Informer<KubeObject>, resourcePath(FLOW_EXECUTIONS, NS)],
+    [resultCache as Informer<KubeObject>, results],
+    [executionCache as Informer<KubeObject>, executions],
+  ];
+  for (const [cache, path] of caches) for (const o of (await kube.list<KubeObject>(path)).items) cache.upsert(o);
+  const reconciler = new FlowRunReconciler({
+    client: kube,
+    flows,
+    runs,
+    executions: executionCache,
+    results: resultCache,
+    eachConcurrency: 2,
+    now: () => new Date("2026-11-27T03:00:00.000Z"),
+    log,
+  });
+  return { runs, resultCache, reconciler };
+}
+
 describe("FlowRunReconciler against a recording client", () => {
   let kube: RecordingKube;
   let runs: Informer<CachedFlowExecution | Undecodable>;
@@ -39,49 +90,17 @@ describe("FlowRunReconciler against a recording client", () => {
 
   beforeEach(async () => {
     kube = new RecordingKube();
-    const log = silentLogger();
-    const flows = new Informer<CachedFlow | Undecodable>({
-      client: kube,
-      log,
-      path: resourcePath(FLOWS, NS),
-      transform: decodeFlow,
+    kube.seed(resourcePath(FLOWS, NS), {
+      apiVersion: "kubecrew.io/v1alpha1",
+      kind: "Flow",
+      metadata: {
+        name: "chain",
+        namespace: NS,
+        annotations: { "kubecrew.io/llm": '{"provider":"mock","model":"m"}' },
+      },
+      spec: document,
     });
-    runs = new Informer({ client: kube, log, path: resourcePath(FLOW_EXECUTIONS, NS), transform: decodeFlowExecution });
-    resultCache = new Informer({
-      client: kube,
-      log,
-      path: results,
-      transform: (r) => resultForCache(r),
-      indexKeys: byExecution,
-    });
-    const executionCache = new Informer<CachedExecution | Undecodable>({
-      client: kube,
-      log,
-      path: executions,
-      transform: executionForCache(new CrewSpecSnapshots()),
-    });
-    flows.upsert(
-      kube.seed(resourcePath(FLOWS, NS), {
-        apiVersion: "kubecrew.io/v1alpha1",
-        kind: "Flow",
-        metadata: {
-          name: "chain",
-          namespace: NS,
-          annotations: { "kubecrew.io/llm": '{"provider":"mock","model":"m"}' },
-        },
-        spec: document,
-      }),
-    );
-    reconciler = new FlowRunReconciler({
-      client: kube,
-      flows,
-      runs,
-      executions: executionCache,
-      results: resultCache,
-      eachConcurrency: 2,
-      now: () => new Date("2026-11-27T03:00:00.000Z"),
-      log,
-    });
+    ({ runs, resultCache, reconciler } = await controllerOn(kube));
   });
 
   const seedRun = (status?: unknown) =>
@@ -99,13 +118,15 @@ describe("FlowRunReconciler against a recording client", () => {
     seedRun();
     await reconciler.reconcile(`${NS}/${RUN}`);
     const child = methodExecutionName(RUN, "third#1");
+    // A hand-over between methods waits for one write: the next method's child is made beside the result, and the
+    // status (the graph past the method) is written once both are there.
     expect(kube.log).toEqual([
       `patch ${runPath}/status`,
       `create ${results}`,
       `patch ${runPath}/status`,
       `create ${results}`,
-      `patch ${runPath}/status`,
       `create ${executions}`,
+      `patch ${runPath}/status`,
     ]);
     expect(kube.stored(`${results}/${methodResultName(RUN, "second#1")}`)).toMatchObject({
       metadata: { labels: { "kubecrew.io/execution": RUN, "kubecrew.io/task": "second" } },
@@ -166,6 +187,71 @@ describe("FlowRunReconciler against a recording client", () => {
     expect(created).not.toContain(methodResultName(RUN, "first#1"));
     expect(kube.stored(`${results}/${methodResultName(RUN, "second#1")}`)).toMatchObject({
       spec: { output: "recorded, two" },
+    });
+  });
+
+  describe("a controller killed inside a hand-over", () => {
+    // `a` (CEL) then `b` (an agent: a child execution): b's child is made beside a's result.
+    const pair = {
+      schema: "crewai.flow/v1",
+      name: "Pair",
+      methods: {
+        a: { start: true, do: { call: "expression", expr: "state.topic + ' one'" } },
+        b: {
+          listen: "a",
+          do: { call: "agent", with: { role: "Writer", goal: "Write", backstory: "Brief.", input: "${outputs.a}" } },
+        },
+      },
+    };
+    const child = methodExecutionName(RUN, "b#1");
+    /** The run as its kickoff left it: `a` running. */
+    const kickedOff = () => {
+      const definition = flowDefinition.parse(pair);
+      const now = "2026-11-27T02:59:00.000Z";
+      const started = { phase: "Running" as const, startTime: now, definition: pair, methods: [] };
+      return applyDecision(started, definition, decideFlow(definition, initialFlowState(), { type: "kickoff" }), now);
+    };
+    const children = async () => (await kube.list<KubeObject>(executions)).items.map((e) => e.metadata!.name);
+    const afterRestart = async () => {
+      const restarted = await controllerOn(kube);
+      await restarted.reconciler.reconcile(`${NS}/${RUN}`);
+    };
+    const expectOneHandOver = async () => {
+      expect(await children()).toEqual([child]);
+      expect(kube.stored(`${executions}/${child}`)).toMatchObject({ spec: { inputs: { flow_input: "tides one" } } });
+      expect(kube.stored(`${results}/${methodResultName(RUN, "a#1")}`)).toMatchObject({
+        spec: { output: "tides one" },
+      });
+      expect(kube.stored(runPath)).toMatchObject({
+        status: {
+          currentMethod: "b",
+          methods: [
+            { id: "a#1", phase: "Succeeded" },
+            { id: "b#1", phase: "Running" },
+          ],
+        },
+      });
+    };
+
+    it("after b's child was made, before a's result: a's end is found again, b's child is not made twice", async () => {
+      seedRun(kickedOff());
+      kube.failNext("create", /crewtaskresults$/, 500, "InternalError");
+      await expect(reconciler.reconcile(`${NS}/${RUN}`)).rejects.toThrow(/500/);
+      expect(await children()).toEqual([child]);
+      expect(kube.stored(`${results}/${methodResultName(RUN, "a#1")}`)).toBeUndefined();
+      await afterRestart();
+      await expectOneHandOver();
+    });
+
+    it("after a's result and b's child, before the status: the result is a's end, b's child is the one made", async () => {
+      seedRun(kickedOff());
+      kube.failNext("patch", /status$/, 500, "InternalError");
+      await expect(reconciler.reconcile(`${NS}/${RUN}`)).rejects.toThrow(/500/);
+      expect(kube.log).toEqual([`create ${results}`, `create ${executions}`, `patch ${runPath}/status`]);
+      await afterRestart();
+      await expectOneHandOver();
+      // a's result was not made again.
+      expect(kube.log.filter((w) => w === `create ${results}`)).toHaveLength(1);
     });
   });
 });

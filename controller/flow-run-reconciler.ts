@@ -4,6 +4,7 @@ import {
   decideFlow,
   initialFlowState,
   type FlowActivation,
+  type FlowDecision,
   type FlowEvent,
   type FlowRunState,
 } from "../core/flow/decide-flow.ts";
@@ -35,7 +36,7 @@ import type { ReconcileResult } from "../kube/runtime/worker.ts";
 import type { CachedTaskResult } from "../kube/typed-objects.ts";
 import type { CachedFlow, CachedFlowExecution } from "./flow-caches.ts";
 import { advanceMethod, runOwner, type MethodWorld, type RunRef } from "./flow-method.ts";
-import { applyDecision, finished, withProgress } from "./flow-run-status.ts";
+import { applyDecision, finished, outcomeOf, outputsOf, withProgress } from "./flow-run-status.ts";
 
 export interface FlowRunReconcilerOptions extends Omit<MethodWorld, "client"> {
   client: Pick<KubeApi, "create" | "mergePatch">;
@@ -66,8 +67,8 @@ const MAX_LOOKS = 200;
  * method run's output kept in a CrewTaskResult of its own (labels kubecrew.io/execution = the run, kubecrew.io/task =
  * the method), and children named after what they are. A method run that has its result is never carried out again:
  * a controller killed at any point finds, on its return, the results and child executions it made and goes on from
- * them. Each look writes at most one thing — the status (guarded by its resourceVersion), a result or a child (created
- * when absent) — and looks again, until nothing is left to do.
+ * them. Each look writes what one step of the run needs — the status (guarded by its resourceVersion), a result, the
+ * children of the methods started (each created when absent) — and looks again, until nothing is left to do.
  */
 export class FlowRunReconciler {
   private readonly o: FlowRunReconcilerOptions;
@@ -104,10 +105,8 @@ export class FlowRunReconciler {
     for (const activation of graph.running) {
       const result = results.get(methodResultName(run.metadata.name, activation.id));
       if (!result) continue;
-      const event: FlowEvent = result.spec.error
-        ? { type: "failed", activation: activation.id, error: result.spec.error }
-        : { type: "completed", activation: activation.id, ...outcomeOf(result) };
-      return this.decided(run, definition, event, result);
+      const end = result.spec.error ? { error: result.spec.error } : outcomeOf(result);
+      return this.ended(run, definition, results, activation, end, "recorded");
     }
     // Then each method still running: its action carried on, its result recorded once it has one.
     const ref = this.refOf(run);
@@ -130,28 +129,73 @@ export class FlowRunReconciler {
           outcome: outcome ?? null,
           method_name: activation.method,
         };
-        await this.record(run, activation, { output, ...(outcome ? { outcome } : {}) });
-        return true;
+        // A person's answer (or the mock's, due by the clock) is not a run's to repeat: recorded before anything else.
+        return this.ended(run, definition, results, activation, { output, ...(outcome ? { outcome } : {}) }, "first");
       }
       const progress = await advanceMethod(this.o, ref, definition, activation.id, activation.method, context);
       if (progress.state === "pending") continue;
+      // The next methods may start beside the result's write only while this is the one method running: a restart
+      // then finds this same end again (its children ended, CEL over the same results), so the same methods next.
+      const order = graph.running.length === 1 ? "beside" : "first";
       if (progress.state === "failed") {
-        await this.record(run, activation, { error: progress.error });
-        return true;
+        return this.ended(run, definition, results, activation, { error: progress.error }, order);
       }
       if (method.human_feedback) {
         if (status.waiting) continue; // one person's answer at a time: the next waits for this one
         return this.waitFor(run, activation, progress.output);
       }
       const outcome = isRouter(method) ? routerOutcome(method, progress.output, progress.onMock) : undefined;
-      await this.record(run, activation, {
-        output: progress.output,
-        agent: progress.agent,
-        ...(outcome ? { outcome } : {}),
-      });
-      return true;
+      const end = { output: progress.output, agent: progress.agent, ...(outcome ? { outcome } : {}) };
+      return this.ended(run, definition, results, activation, end, order);
     }
     return false;
+  }
+
+  /**
+   * A method run's end: its result recorded (unless found), the graph told, the methods it starts begun, the status
+   * written last (a graph past a method with no result would lose its output). The next methods' children may be made
+   * before the status is: their names come from the graph's answer, the same on any later look — the cached graph is
+   * the last one written, and an end is told before another result is recorded. So a hand-over waits for one write,
+   * not three: `beside` makes the result and the next children at once (a restart finds this same end again), `first`
+   * makes the result before them, `recorded` found it made.
+   */
+  private async ended(
+    run: CachedFlowExecution,
+    definition: FlowDefinition,
+    results: Map<string, CachedTaskResult>,
+    activation: FlowActivation,
+    end: MethodEnd,
+    order: "beside" | "first" | "recorded",
+  ): Promise<boolean> {
+    const event: FlowEvent =
+      end.error !== undefined
+        ? { type: "failed", activation: activation.id, error: end.error }
+        : {
+            type: "completed",
+            activation: activation.id,
+            ...(end.outcome !== undefined ? { outcome: end.outcome } : {}),
+          };
+    const decision = decideFlow(definition, run.status!.graph as unknown as FlowRunState, event);
+    const status = this.endedStatus(run, definition, event, decision);
+    const outputs = outputsOf(decision.state, results, run.metadata.name);
+    if (order !== "recorded" && end.error === undefined) outputs[activation.method] = end.output ?? null;
+    const next = () => this.begin(run, definition, decision.end ? [] : decision.start, outputs);
+    if (order === "beside") await Promise.all([this.record(run, activation, end), next()]);
+    else if (order === "first") await this.record(run, activation, end);
+    const [written] = await Promise.all([this.write(run, status), order === "beside" ? undefined : next()]);
+    return written;
+  }
+
+  /** The methods a decision starts, begun: the children of their actions created (their look comes next). */
+  private async begin(
+    run: CachedFlowExecution,
+    definition: FlowDefinition,
+    started: FlowActivation[],
+    outputs: Record<string, Json>,
+  ): Promise<void> {
+    const ref = this.refOf(run);
+    const context = { state: run.spec.inputs, outputs };
+    await Promise.all(started.map((a) => advanceMethod(this.o, ref, definition, a.id, a.method, context)));
   }
 
   private async kickoff(run: CachedFlowExecution): Promise<boolean> {
@@ -176,16 +220,16 @@ export class FlowRunReconciler {
     return this.write(run, applyDecision(status, verdict.definition, decision, now));
   }
 
-  private async decided(
+  /** The status once the graph is told of a method run's end. */
+  private endedStatus(
     run: CachedFlowExecution,
     definition: FlowDefinition,
-    event: FlowEvent,
-    result: CachedTaskResult,
-  ): Promise<boolean> {
+    event: Exclude<FlowEvent, { type: "kickoff" }>,
+    decision: FlowDecision,
+  ): FlowExecutionStatus {
     const now = this.o.now().toISOString();
     const status = structuredClone(run.status!);
-    const graph = status.graph as unknown as FlowRunState;
-    const activation = event.type === "kickoff" ? "" : event.activation;
+    const activation = event.activation;
     status.methods = (status.methods ?? []).map((m) =>
       m.id !== activation
         ? m
@@ -207,10 +251,10 @@ export class FlowRunReconciler {
       );
     }
     this.o.log.info(
-      { flowExecution: run.metadata.name, activation, failed: Boolean(result.spec.error) },
+      { flowExecution: run.metadata.name, activation, failed: event.type === "failed" },
       "Flow method ended",
     );
-    return this.write(run, applyDecision(status, definition, decideFlow(definition, graph, event), now));
+    return applyDecision(status, definition, decision, now);
   }
 
   private async waitFor(run: CachedFlowExecution, activation: FlowActivation, output: Json): Promise<boolean> {
@@ -254,11 +298,7 @@ export class FlowRunReconciler {
   }
 
   /** A method run's end, as its CrewTaskResult (created when absent: a second telling finds the first). */
-  private async record(
-    run: CachedFlowExecution,
-    activation: FlowActivation,
-    end: { output?: Json; outcome?: string; agent?: string; error?: string },
-  ): Promise<void> {
+  private async record(run: CachedFlowExecution, activation: FlowActivation, end: MethodEnd): Promise<void> {
     const { namespace = "", name } = run.metadata;
     const started = run.status?.methods?.find((m) => m.id === activation.id)?.startTime;
     const seconds = started ? Math.max(0, (this.o.now().getTime() - Date.parse(started)) / 1000) : 0;
@@ -334,26 +374,10 @@ export class FlowRunReconciler {
   }
 }
 
-function outcomeOf(result: CachedTaskResult): { outcome?: string } {
-  const outcome = result.spec.jsonDict?.outcome;
-  return typeof outcome === "string" ? { outcome } : {};
-}
-
-/** CrewAI's `outputs.<method>`: each method's latest output, from the results of the runs that ended. */
-export function outputsOf(
-  graph: FlowRunState,
-  results: Map<string, CachedTaskResult>,
-  run: string,
-): Record<string, Json> {
-  const outputs: Record<string, Json> = {};
-  const latest: Record<string, number> = {};
-  for (const result of results.values()) {
-    const { taskName, taskIndex, jsonDict, error } = result.spec;
-    if (error || !jsonDict || result.metadata.name !== methodResultName(run, `${taskName}#${taskIndex}`)) continue;
-    if (graph.running.some((a) => a.id === `${taskName}#${taskIndex}`)) continue;
-    if ((latest[taskName] ?? 0) > taskIndex) continue;
-    latest[taskName] = taskIndex;
-    outputs[taskName] = (jsonDict.output ?? null) as Json;
-  }
-  return outputs;
+/** How a method run ended: its output (a router's or feedback's outcome), or its error. */
+interface MethodEnd {
+  output?: Json;
+  outcome?: string;
+  agent?: string;
+  error?: string;
 }

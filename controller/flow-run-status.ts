@@ -1,11 +1,14 @@
-import type { FlowDecision } from "../core/flow/decide-flow.ts";
+import type { FlowDecision, FlowRunState } from "../core/flow/decide-flow.ts";
 import type { FlowDefinition } from "../core/flow/definition.ts";
 import type { FlowExecutionStatus, MethodRunStatus } from "../core/flow/flow-resources.ts";
 import type { Json } from "../core/json.ts";
+import { methodResultName } from "../kube/flow-names.ts";
+import type { CachedTaskResult } from "../kube/typed-objects.ts";
 
 /**
  * A flow run's status as its graph advances — the methods started, the progress counted, the end written — pure
- * functions of the status before and the graph's decision; the run reconciler writes what they answer.
+ * functions of the status before and the graph's decision, and what the method runs' results say; the run reconciler
+ * writes what they answer.
  */
 
 /** The graph's answer applied to the status: the methods it starts, or the run's end. */
@@ -62,4 +65,28 @@ export function finished(
   next.progress = { completedMethods: done, totalMethods: Math.max(done, status.progress?.totalMethods ?? done) };
   next.progressText = `${done}/${next.progress.totalMethods}`;
   return next;
+}
+
+export function outcomeOf(result: CachedTaskResult): { outcome?: string } {
+  const outcome = result.spec.jsonDict?.outcome;
+  return typeof outcome === "string" ? { outcome } : {};
+}
+
+/** CrewAI's `outputs.<method>`: each method's latest output, from the results of the runs that ended. */
+export function outputsOf(
+  graph: FlowRunState,
+  results: Map<string, CachedTaskResult>,
+  run: string,
+): Record<string, Json> {
+  const outputs: Record<string, Json> = {};
+  const latest: Record<string, number> = {};
+  for (const result of results.values()) {
+    const { taskName, taskIndex, jsonDict, error } = result.spec;
+    if (error || !jsonDict || result.metadata.name !== methodResultName(run, `${taskName}#${taskIndex}`)) continue;
+    if (graph.running.some((a) => a.id === `${taskName}#${taskIndex}`)) continue;
+    if ((latest[taskName] ?? 0) > taskIndex) continue;
+    latest[taskName] = taskIndex;
+    outputs[taskName] = (jsonDict.output ?? null) as Json;
+  }
+  return outputs;
 }
