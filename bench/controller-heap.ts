@@ -9,7 +9,7 @@
  *   npm run bench:controller-heap   [BENCH_HEAP_COUNT=10000]
  */
 import { parse } from "yaml";
-import { crewSpec as crewSpecSchema } from "../core/crew.ts";
+import { crewSpec as crewSpecSchema } from "../core/crew-resource.ts";
 import { silentLogger } from "../core/logger.ts";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import { createCaches } from "../controller/caches.ts";

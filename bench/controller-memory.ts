@@ -18,7 +18,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { crewSpec as crewSpecSchema, type CrewSpec } from "../core/crew.ts";
+import type { CrewSpec } from "../core/crew.ts";
+import { crewSpec as crewSpecSchema } from "../core/crew-resource.ts";
 import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
 import { CREW_EXECUTIONS, CREW_TASK_RESULTS, CREWS, JOBS, resourcePath } from "../kube/resources.ts";
 import {

@@ -39,7 +39,7 @@
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { crewSpec as crewSpecSchema } from "../core/crew.ts";
+import { crewSpec as crewSpecSchema } from "../core/crew-resource.ts";
 import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
 import { CREW_EXECUTIONS, CREWS, resourcePath } from "../kube/resources.ts";
 import {

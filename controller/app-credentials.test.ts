@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import pino from "pino";
 import { verifyAppCredential } from "../core/app-credential.ts";
-import { crewSpec } from "../core/crew.ts";
+import { crewSpec } from "../core/crew-resource.ts";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import * as r from "../kube/resources.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { crewSpec } from "../core/crew.ts";
+import { crewSpec } from "../core/crew-resource.ts";
 import { crewExecution } from "../core/execution.ts";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";

@@ -1,5 +1,6 @@
 import { API_VERSION } from "../core/api-group.ts";
-import { crewSpec, type Crew } from "../core/crew.ts";
+import type { Crew } from "../core/crew.ts";
+import { crewSpec } from "../core/crew-resource.ts";
 import { desiredFlowStatus, judgeFlowResource, type FlowVerdict } from "../core/flow/flow-verdict.ts";
 import { flowStatus } from "../core/flow/flow-resources.ts";
 import { applyStatus, createIfAbsent } from "../kube/apply.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../core/config.ts";
-import { crewSpec } from "../core/crew.ts";
+import { crewSpec } from "../core/crew-resource.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
 import { controllerConfigSchema } from "./config.ts";
 import { taskJob } from "./task-job.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { crewSpec } from "../core/crew.ts";
+import { crewSpec } from "../core/crew-resource.ts";
 import { decodeTaskResult } from "../kube/typed-objects.ts";
 import { jobRunState, observeTasks, type JobObject } from "./observe.ts";
 

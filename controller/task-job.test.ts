@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { crewSpec } from "../core/crew.ts";
+import { crewSpec } from "../core/crew-resource.ts";
 import type { TaskAssignment } from "../core/task-assignment.ts";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

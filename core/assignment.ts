@@ -1,5 +1,5 @@
-import { agentFor, type CrewSpec, type Task } from "./crew.ts";
-import { coworkersOf } from "./crew-process.ts";
+import type { CrewSpec, Task } from "./crew.ts";
+import { coworkersOf, agentFor } from "./crew-process.ts";
 import type { DecideInput } from "./decision.ts";
 import { decisionOn, lastSentBack, taskRevision, toolCallDecisions } from "./human-input.ts";
 import { interpolate } from "./inputs.ts";

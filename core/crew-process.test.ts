@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildAssignment } from "./assignment.ts";
-import { crewSpec } from "./crew.ts";
+import { crewSpec } from "./crew-resource.ts";
 import { coworkersOf, managerOf, MANAGER_NAME } from "./crew-process.ts";
 
 const llm = { provider: "mock" as const, model: "mock" };

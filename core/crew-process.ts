@@ -80,3 +80,15 @@ export function processProblems(spec: ProcessFields): string[] {
   }
   return problems;
 }
+
+/**
+ * The agent a task runs with, with the crew's default model filled in: the task's agent, or in a hierarchical crew
+ * the manager.
+ */
+export function agentFor(spec: CrewSpec, taskName: string): Agent {
+  const t = spec.tasks.find((x) => x.name === taskName);
+  if (t && spec.process === "hierarchical") return managerOf(spec);
+  const a = t && spec.agents.find((x) => x.name === t.agent);
+  if (!t || !a) throw new Error(`task "${taskName}" has no agent`);
+  return { ...a, llm: a.llm ?? spec.llm };
+}

@@ -1,4 +1,5 @@
-import { crewSpec, type CrewSpec, type CrewStatus, type CrewWebhookSigning } from "./crew.ts";
+import type { CrewSpec, CrewStatus, CrewWebhookSigning } from "./crew.ts";
+import { crewSpec } from "./crew-resource.ts";
 import { setCondition } from "./conditions.ts";
 import { discoverInputs } from "./inputs.ts";
 import { schemaProblems } from "./schema-problems.ts";

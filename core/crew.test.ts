@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { agentFor, crew, crewSpec } from "./crew.ts";
+import { agentFor } from "./crew-process.ts";
+import { crew, crewSpec } from "./crew-resource.ts";
 
 const agents = [
   { name: "researcher", role: "Researcher", goal: "Find facts" },

@@ -2,13 +2,10 @@ import { z } from "zod";
 import { API_VERSION } from "./api-group.ts";
 import { appReferenceSchema } from "./apps.ts";
 import { jsonValue } from "./json.ts";
-import { asyncTaskProblems } from "./async-tasks.ts";
-import { managerOf, processProblems } from "./crew-process.ts";
-import { crewProjectReference, taskPythonFields, taskPythonProblems } from "./python-references.ts";
-import { taskGuardrailFields, taskGuardrailProblems } from "./task-guardrails.ts";
-import { wholeProjectProblems } from "./whole-project.ts";
+import { crewProjectReference, taskPythonFields } from "./python-references.ts";
+import { taskToolCallFields } from "./task-tool-call.ts";
+import { taskGuardrailFields } from "./task-guardrails.ts";
 import {
-  agentToolProblems,
   builtinTool,
   DEFAULT_MAX_ITER,
   MAX_AGENT_MCPS,
@@ -16,7 +13,6 @@ import {
   MAX_MCP_SERVERS,
   mcpReference,
   mcpServer,
-  mcpServerProblems,
   toolPolicy,
 } from "./tools.ts";
 
@@ -171,6 +167,7 @@ export const task = z.object({
     ),
   ...taskGuardrailFields,
   ...taskPythonFields,
+  ...taskToolCallFields,
 });
 export type Task = z.infer<typeof task>;
 
@@ -237,7 +234,11 @@ export const crewApps = z.object({
 });
 export type CrewApps = z.infer<typeof crewApps>;
 
-const crewSpecShape = z.object({
+/**
+ * A Crew's spec field by field, without the rules between fields (crewSpecProblems, core/crew-problems.ts): parse with
+ * `crewSpec` (core/crew-resource.ts), which checks both. Apart so that the rules' modules can name these types.
+ */
+export const crewSpecShape = z.object({
   description: z.string().optional(),
   inputs: z.array(crewInput).max(MAX_INPUTS).default([]),
   llm: llmConfig.optional().describe("Default model for agents without their own"),
@@ -266,58 +267,7 @@ const crewSpecShape = z.object({
   runner: runnerSettings.default(() => runnerSettings.parse({})),
 });
 
-/** The consistency rules CEL enforces in the CRD, checked here for the embedded mode and the API. */
-export function crewSpecProblems(spec: z.infer<typeof crewSpecShape>): string[] {
-  const problems: string[] = [];
-  const agents = new Set(spec.agents.map((a) => a.name));
-  const allTasks = new Set(spec.tasks.map((t) => t.name));
-  const seenTasks = new Set<string>();
-  const duplicateOf = (names: string[]) => names.filter((n, i) => names.indexOf(n) !== i);
-  const duplicates = (kind: string, items: { name: string }[]) => {
-    const names = items.map((i) => i.name);
-    for (const name of new Set(duplicateOf(names))) problems.push(`duplicate ${kind} name "${name}"`);
-  };
-  duplicates("agent", spec.agents);
-  duplicates("task", spec.tasks);
-  duplicates("input", spec.inputs);
-  for (const t of spec.tasks) {
-    if (t.agent !== undefined && !agents.has(t.agent)) {
-      problems.push(`task "${t.name}" names agent "${t.agent}", which is not defined`);
-    }
-    for (const c of t.context ?? []) {
-      const where = `task "${t.name}" takes context from "${c}"`;
-      if (!allTasks.has(c)) problems.push(`${where}, which is not a task of this crew`);
-      else if (c === t.name) problems.push(`task "${t.name}" takes context from itself`);
-      else if (!seenTasks.has(c)) problems.push(`${where}, which does not run before it`);
-    }
-    seenTasks.add(t.name);
-    problems.push(...taskGuardrailProblems(t.name, t));
-    problems.push(...taskPythonProblems(spec.runtime, t.name, t));
-  }
-  problems.push(...asyncTaskProblems(spec.tasks));
-  problems.push(...processProblems(spec));
-  problems.push(...wholeProjectProblems(spec));
-  problems.push(...mcpServerProblems(spec.mcpServers));
-  if (spec.runtime === "crewai" && spec.toolPolicy.requireApproval.length > 0) {
-    // CrewAI's own loop makes the calls there: a rule it cannot hold must not look as if it held.
-    problems.push("toolPolicy.requireApproval is not supported on the crewai runtime yet: use runtime kubecrew");
-  }
-  for (const a of spec.agents) problems.push(...agentToolProblems(a, spec.mcpServers));
-  const models: [string, LlmConfig | undefined][] = spec.agents.map((a) => [`agent "${a.name}"`, a.llm ?? spec.llm]);
-  if (spec.managerLlm) models.push(["managerLlm", spec.managerLlm]);
-  if (spec.managerAgent) models.push(["managerAgent", spec.managerAgent.llm ?? spec.managerLlm ?? spec.llm]);
-  for (const [who, llm] of models) {
-    if (llm?.provider === "openai-compatible" && !llm.baseURL) {
-      problems.push(`${who}: provider openai-compatible needs a baseURL`);
-    }
-  }
-  return problems;
-}
-
-export const crewSpec = crewSpecShape.superRefine((spec, ctx) => {
-  for (const message of crewSpecProblems(spec)) ctx.addIssue({ code: "custom", message });
-});
-export type CrewSpec = z.infer<typeof crewSpec>;
+export type CrewSpec = z.infer<typeof crewSpecShape>;
 
 export const objectMeta = z.object({
   name: z.string().min(1),
@@ -365,23 +315,12 @@ export const crewStatus = z.object({
 export type CrewWebhookSigning = NonNullable<z.infer<typeof crewStatus>["webhookSigning"]>;
 export type CrewStatus = z.infer<typeof crewStatus>;
 
-export const crew = z.object({
+/** The Crew kind field by field; `crew` (core/crew-resource.ts) is the one to parse with. */
+export const crewShape = z.object({
   apiVersion: z.literal(API_VERSION),
   kind: z.literal("Crew"),
   metadata: objectMeta,
-  spec: crewSpec,
+  spec: crewSpecShape,
   status: crewStatus.optional(),
 });
-export type Crew = z.infer<typeof crew>;
-
-/**
- * The agent a task runs with, with the crew's default model filled in: the task's agent, or in a hierarchical crew
- * the manager (core/crew-process.ts).
- */
-export function agentFor(spec: CrewSpec, taskName: string): Agent {
-  const t = spec.tasks.find((x) => x.name === taskName);
-  if (t && spec.process === "hierarchical") return managerOf(spec);
-  const a = t && spec.agents.find((x) => x.name === t.agent);
-  if (!t || !a) throw new Error(`task "${taskName}" has no agent`);
-  return { ...a, llm: a.llm ?? spec.llm };
-}
+export type Crew = z.infer<typeof crewShape>;

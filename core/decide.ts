@@ -1,5 +1,6 @@
 import { buildAssignment } from "./assignment.ts";
-import { agentFor, type CrewSpec } from "./crew.ts";
+import type { CrewSpec } from "./crew.ts";
+import { agentFor } from "./crew-process.ts";
 import { setCondition } from "./conditions.ts";
 import { dueWebhooks } from "./due-webhooks.ts";
 import { EXECUTION_STOPPED_ERROR, isFinished, type ExecutionStatus, type TaskState } from "./execution.ts";

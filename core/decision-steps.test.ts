@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { crewSpec, type CrewSpec } from "./crew.ts";
+import type { CrewSpec } from "./crew.ts";
+import { crewSpec } from "./crew-resource.ts";
 import { decide } from "./decide.ts";
 import type { DecideInput } from "./decision.ts";
 import { executionEventBody } from "./execution-event-bodies.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { API_VERSION } from "./api-group.ts";
-import { appUser, condition, crewSpec, objectMeta } from "./crew.ts";
+import { appUser, condition, crewSpecShape, objectMeta } from "./crew.ts";
 import { decision, humanInputWebhook, inputRequest, MAX_DECISIONS } from "./human-input-schema.ts";
 import { jsonObject } from "./json.ts";
 import { usageStatus } from "./usage.ts";
@@ -84,7 +84,8 @@ export const executionStatus = z.object({
     .describe("Tokens of every LLM call of the execution, and their cost, written once when the execution ends"),
   conditions: z.array(condition).optional(),
   observedGeneration: z.number().int().optional(),
-  crewSpec: crewSpec.optional().describe("The crew as it was when the execution started"),
+  // Unchecked here (it was checked as the crew): kube/crew-spec-snapshots.ts checks a snapshot as it is read.
+  crewSpec: crewSpecShape.optional().describe("The crew as it was when the execution started"),
   inputRequests: z
     .array(inputRequest)
     .max(MAX_DECISIONS)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { crewSpec, type CrewSpec } from "./crew.ts";
+import type { CrewSpec } from "./crew.ts";
+import { crewSpec } from "./crew-resource.ts";
 import { discoverInputs, interpolate, placeholdersIn, resolveInputs } from "./inputs.ts";
 
 /** A one-agent, one-task crew whose texts are given; everything else minimal. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { crewSpec } from "./crew.ts";
+import { crewSpec } from "./crew-resource.ts";
 import { buildAssignment } from "./assignment.ts";
 import type { DecideInput } from "./decision.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { crewSpec } from "./crew.ts";
+import { crewSpec } from "./crew-resource.ts";
 import { executionSpec, type ExecutionStatus, type TaskPhase } from "./execution.ts";
 import { executionEvents } from "./execution-events.ts";
 import { waitedMs } from "./human-input.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { crewSpec } from "./crew.ts";
+import { crewSpec } from "./crew-resource.ts";
 import { contextTaskNames, taskDependencies } from "./task-graph.ts";
 
 /** A crew of tasks named by letters; `async` names the asynchronous ones, `context` gives tasks their lists. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { crewSpec } from "./crew.ts";
+import { crewSpec } from "./crew-resource.ts";
 
 const agents = [{ name: "writer", role: "Writer", goal: "Write" }];
 const task = { name: "write", agent: "writer", description: "Write", expectedOutput: "Text" };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { crewSpec } from "./crew.ts";
+import { crewSpec } from "./crew-resource.ts";
 import { mcpUrlServerName, resolveTaskTools, taskTools } from "./task-tools.ts";
 
 const scout = { name: "scout", role: "Scout", goal: "Look things up" };

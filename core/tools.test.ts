@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { crewSpec } from "./crew.ts";
+import { crewSpec } from "./crew-resource.ts";
 import { mcpUrlServerName, resolveTaskTools } from "./task-tools.ts";
 import { parseMcpReference, secretEnvName } from "./tools.ts";
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { crew, type CrewSpec } from "./crew.ts";
+import type { CrewSpec } from "./crew.ts";
+import { crew } from "./crew-resource.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 import { executionUsage, llmPricesEnv, taskUsage, tokensByModel } from "./usage.ts";
 

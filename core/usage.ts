@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { agentFor, type CrewSpec } from "./crew.ts";
+import type { CrewSpec } from "./crew.ts";
+import { agentFor } from "./crew-process.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 
 /**

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { crewSpec, crewSpecProblems, type CrewSpec } from "./crew.ts";
+import type { CrewSpec } from "./crew.ts";
+import { crewSpecProblems } from "./crew-problems.ts";
+import { crewSpec } from "./crew-resource.ts";
 import { decide } from "./decide.ts";
 import type { Action, DecideInput } from "./decision.ts";
 import { executionSpec, type ExecutionStatus } from "./execution.ts";

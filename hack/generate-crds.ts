@@ -9,7 +9,7 @@ import { z } from "zod";
 import { stringify } from "yaml";
 import { API_GROUP, API_VERSION, CRD_VERSION } from "../core/api-group.ts";
 import { appActionReferences, appNames } from "../core/apps.ts";
-import { crew } from "../core/crew.ts";
+import { crew } from "../core/crew-resource.ts";
 import { crewExecution } from "../core/execution.ts";
 import { jsonValue } from "../core/json.ts";
 import { crewTaskResult } from "../core/task-result.ts";

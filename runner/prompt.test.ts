@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { buildAssignment } from "../core/assignment.ts";
-import { crew } from "../core/crew.ts";
+import { crew } from "../core/crew-resource.ts";
 import { executionSpec } from "../core/execution.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
 import { buildTaskPrompt, type TaskPrompt } from "./prompt.ts";

@@ -1,6 +1,5 @@
 import { API_VERSION } from "../api-group.ts";
 import {
-  crew as crewSchema,
   crewProcesses,
   placeholderName,
   type Crew,
@@ -8,6 +7,7 @@ import {
   type CrewRuntime,
   type LlmConfig,
 } from "../crew.ts";
+import { crew as crewSchema } from "../crew-resource.ts";
 import { placeholdersIn } from "../inputs.ts";
 import type { Json } from "../json.ts";
 import { agentFromCrewAI, type AgentInput } from "./agent.ts";

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { V1Container, V1PodSpec } from "@kubernetes/client-node";
 import { parseConfig } from "../../core/config.ts";
-import { crewSpec } from "../../core/crew.ts";
+import { crewSpec } from "../../core/crew-resource.ts";
 import type { TaskAssignment } from "../../core/task-assignment.ts";
 import { controllerConfigSchema } from "../../controller/config.ts";
 import { taskJob } from "../../controller/task-job.ts";

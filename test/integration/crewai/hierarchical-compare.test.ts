@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildAssignment } from "../../../core/assignment.ts";
-import { crewSpec } from "../../../core/crew.ts";
+import { crewSpec } from "../../../core/crew-resource.ts";
 import { localPolicy } from "../../../core/outbound/policy.ts";
 import { createOutboundClient } from "../../../platform/outbound/outbound-fetch.ts";
 import { runTask } from "../../../runner/run-task.ts";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { crew } from "../../../core/crew.ts";
+import { crew } from "../../../core/crew-resource.ts";
 import { localPolicy } from "../../../core/outbound/policy.ts";
 import type { TaskStep } from "../../../core/task-step.ts";
 import { runCrewaiTask } from "../../../runner/crewai-runtime.ts";

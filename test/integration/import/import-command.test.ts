@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parse } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
-import { crew as crewSchema } from "../../../core/crew.ts";
+import { crew as crewSchema } from "../../../core/crew-resource.ts";
 import { crewYaml } from "../../support/dev-server.ts";
 import { createCrewAIProject } from "./crewai.ts";
 
