@@ -70,7 +70,7 @@ function appsLines(integrations: RunningDev["integrations"]): string[] {
   if (!integrations) return [];
   const providers = integrations.providers.length
     ? integrations.providers.join(", ")
-    : "none yet (set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET, or another provider's pair)";
+    : "none yet (set KUBECREW_GOOGLE_CLIENT_ID and KUBECREW_GOOGLE_CLIENT_SECRET, or another provider's pair)";
   return [
     `  apps:         connect them in the console's Apps tab; providers: ${providers}`,
     `                redirect URI to register at a provider: ${integrations.redirectUri}`,

@@ -107,7 +107,7 @@ const devFields = {
 
 /**
  * The environment to kubecrew dev's configuration, parsed once at start-up (parseConfig). The embedded integrations
- * service reads variables of its own (the providers' <PROVIDER>_CLIENT_ID and the like) from the whole environment.
+ * service reads variables of its own (the providers' KUBECREW_<PROVIDER>_CLIENT_ID and the like) from the whole environment.
  */
 export const devConfigSchema = configSchema(devFields).transform(({ connectedApps, ...config }) => ({
   ...config,

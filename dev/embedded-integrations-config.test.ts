@@ -27,8 +27,8 @@ describe("the integrations service kubecrew dev runs", () => {
         KUBECREW_OAUTH_INTERNAL_API_KEY: "internal-key-0123456789abcdef0123456789",
         KUBECREW_APPS_SIGNING_KEY: "signing-key-0123456789abcdef0123456789",
         KUBECREW_OAUTH_PUBLIC_URL: "https://dev.example.com/oauthsvc",
-        GOOGLE_CLIENT_ID: "id",
-        GOOGLE_CLIENT_SECRET: "secret",
+        KUBECREW_GOOGLE_CLIENT_ID: "id",
+        KUBECREW_GOOGLE_CLIENT_SECRET: "secret",
       },
       dev,
     );
@@ -76,9 +76,9 @@ describe("the integrations service kubecrew dev runs", () => {
       KUBECREW_OAUTH_DB_ENCRYPTION_KEY: "x",
       KUBECREW_OAUTH_COOKIE_SECRET: "x",
       KUBECREW_APPS_SIGNING_KEY: "x",
-      GOOGLE_CLIENT_SECRET: "x",
-      GOOGLE_GMAIL_CLIENT_SECRET: "x",
-      NOTION_CLIENT_SECRET: "x",
+      KUBECREW_GOOGLE_CLIENT_SECRET: "x",
+      KUBECREW_GOOGLE_GMAIL_CLIENT_SECRET: "x",
+      KUBECREW_NOTION_CLIENT_SECRET: "x",
     });
     expect(env).toEqual({ PATH: "/bin", OPENAI_API_KEY: "sk-1", AZURE_CLIENT_SECRET: "an LLM provider's" });
   });

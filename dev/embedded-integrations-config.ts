@@ -77,9 +77,9 @@ export function withDevUrl(settings: EmbeddedIntegrationsSettings, devUrl: strin
   return { ...settings.config, publicUrl, allowedReturnHosts: [...hosts] };
 }
 
-/** `GOOGLE_CLIENT_SECRET`, `GOOGLE_GMAIL_CLIENT_SECRET` and the like, for every provider of the registry. */
+/** `KUBECREW_GOOGLE_CLIENT_SECRET`, `KUBECREW_GOOGLE_GMAIL_CLIENT_SECRET` and the like, for every provider of the registry. */
 const providerSecret = new RegExp(
-  `^(${providerRegistry.map((p) => p.id.toUpperCase()).join("|")})_([A-Z0-9_]+_)?CLIENT_SECRET$`,
+  `^KUBECREW_(${providerRegistry.map((p) => p.id.toUpperCase()).join("|")})_([A-Z0-9_]+_)?CLIENT_SECRET$`,
 );
 
 /**

@@ -163,7 +163,7 @@ export const integrationsConfigSchema = configSchema(integrationsFields).transfo
   const allowedReturnHosts = [...new Set([publicUrl.host.toLowerCase(), ...c.allowedReturnHosts])];
   if (c.apps.connectReturnUrl && !isAllowedReturnUrl(c.apps.connectReturnUrl, allowedReturnHosts))
     throw new ConfigError(
-      "APPS_CONNECT_RETURN_URL",
+      "KUBECREW_APPS_CONNECT_RETURN_URL",
       "must be on an allowed return host (KUBECREW_OAUTH_ALLOWED_RETURN_HOSTS)",
     );
   return { ...c, publicUrl, allowedReturnHosts };

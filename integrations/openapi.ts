@@ -181,7 +181,7 @@ const paths: ZodOpenApiPathsObject = {
     get: {
       operationId: "connectedPage",
       tags: ["browser"],
-      summary: "Where a tool's connect link returns the browser (unless APPS_CONNECT_RETURN_URL is set)",
+      summary: "Where a tool's connect link returns the browser (unless KUBECREW_APPS_CONNECT_RETURN_URL is set)",
       security: [],
       requestParams: {
         query: z.object({

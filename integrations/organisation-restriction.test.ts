@@ -3,7 +3,10 @@ import { organisationViolation } from "./organisation-restriction.ts";
 import { resolveProviderSettings } from "./provider-settings.ts";
 
 const tenant = "11111111-2222-3333-4444-555555555555";
-const providers = resolveProviderSettings({ GOOGLE_HOSTED_DOMAIN: "example.com", MICROSOFT_TENANT_ID: tenant });
+const providers = resolveProviderSettings({
+  KUBECREW_GOOGLE_HOSTED_DOMAIN: "example.com",
+  KUBECREW_MICROSOFT_TENANT_ID: tenant,
+});
 
 describe("organisation restriction", () => {
   it("lets a Google account of the hosted domain through and stops others", () => {

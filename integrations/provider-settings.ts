@@ -24,9 +24,9 @@ export interface ProviderSettings {
   authorizationParams: Record<string, string>;
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
   assumedAccessTokenLifetimeSeconds?: number;
-  /** MICROSOFT_TENANT_ID: the verified ID token's `tid` must equal it. */
+  /** KUBECREW_MICROSOFT_TENANT_ID: the verified ID token's `tid` must equal it. */
   tenantId?: string;
-  /** GOOGLE_HOSTED_DOMAIN: sent as `hd`, and the verified ID token's `hd` must equal it. */
+  /** KUBECREW_GOOGLE_HOSTED_DOMAIN: sent as `hd`, and the verified ID token's `hd` must equal it. */
   hostedDomain?: string;
   products: Map<string, ProductSettings>;
 }
@@ -37,30 +37,32 @@ const named = (description: string) => z.string().optional().describe(descriptio
 
 /**
  * The variables each registry provider is configured by, named after it (`GOOGLE_…`, `MICROSOFT_…`; a product's own
- * pair first: `GOOGLE_GMAIL_CLIENT_ID`): for docs/configuration.md.
+ * pair first: `KUBECREW_GOOGLE_GMAIL_CLIENT_ID`): for docs/configuration.md.
  */
 export const providerVariables = z.object({
-  "<PROVIDER>_CLIENT_ID": named(
+  "KUBECREW_<PROVIDER>_CLIENT_ID": named(
     `The OAuth client ID of a provider (${providerRegistry.map((p) => p.id).join(", ")}); its products are offered only with client credentials.`,
   ),
-  "<PROVIDER>_CLIENT_SECRET": named("The OAuth client secret that goes with <PROVIDER>_CLIENT_ID."),
-  "<PROVIDER>_<PRODUCT>_CLIENT_ID": named(
-    "A product's own client ID (`GOOGLE_GMAIL_CLIENT_ID`), before the provider's.",
+  "KUBECREW_<PROVIDER>_CLIENT_SECRET": named("The OAuth client secret that goes with KUBECREW_<PROVIDER>_CLIENT_ID."),
+  "KUBECREW_<PROVIDER>_<PRODUCT>_CLIENT_ID": named(
+    "A product's own client ID (`KUBECREW_GOOGLE_GMAIL_CLIENT_ID`), before the provider's.",
   ),
-  "<PROVIDER>_<PRODUCT>_CLIENT_SECRET": named("The client secret that goes with <PROVIDER>_<PRODUCT>_CLIENT_ID."),
-  "<PROVIDER>_ISSUER_URL": named(
+  "KUBECREW_<PROVIDER>_<PRODUCT>_CLIENT_SECRET": named(
+    "The client secret that goes with KUBECREW_<PROVIDER>_<PRODUCT>_CLIENT_ID.",
+  ),
+  "KUBECREW_<PROVIDER>_ISSUER_URL": named(
     "An OpenID Connect provider's issuer, instead of its public one (https, or http on loopback).",
   ),
-  "<PROVIDER>_LOGIN_URL": named(
+  "KUBECREW_<PROVIDER>_LOGIN_URL": named(
     "Moves every endpoint of a provider to another origin (Salesforce sandboxes, My Domain logins).",
   ),
-  "<PROVIDER>_AUTHORIZATION_URL": named("A provider's authorization endpoint, instead of its public one."),
-  "<PROVIDER>_TOKEN_URL": named("A provider's token endpoint, instead of its public one."),
-  "<PROVIDER>_REVOCATION_URL": named("A provider's token revocation endpoint, instead of its public one."),
-  MICROSOFT_TENANT_ID: named(
+  "KUBECREW_<PROVIDER>_AUTHORIZATION_URL": named("A provider's authorization endpoint, instead of its public one."),
+  "KUBECREW_<PROVIDER>_TOKEN_URL": named("A provider's token endpoint, instead of its public one."),
+  "KUBECREW_<PROVIDER>_REVOCATION_URL": named("A provider's token revocation endpoint, instead of its public one."),
+  KUBECREW_MICROSOFT_TENANT_ID: named(
     "Only accounts of this Entra ID directory (tenant) may connect; the ID token's `tid` must equal it.",
   ),
-  GOOGLE_HOSTED_DOMAIN: named(
+  KUBECREW_GOOGLE_HOSTED_DOMAIN: named(
     "Only accounts of this Google Workspace domain may connect (sent as `hd`, checked in the ID token).",
   ),
 });
@@ -68,8 +70,9 @@ export const providerVariables = z.object({
 const tenantIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const hostedDomainPattern = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
 
+/** `KUBECREW_GOOGLE`, `KUBECREW_GOOGLE_GMAIL`: the prefix of a provider's (or one product's) variables. */
 function envName(...parts: string[]): string {
-  return parts.map((part) => part.toUpperCase().replace(/[^A-Z0-9]/g, "_")).join("_");
+  return ["KUBECREW", ...parts].map((part) => part.toUpperCase().replace(/[^A-Z0-9]/g, "_")).join("_");
 }
 
 function value(env: Env, name: string): string | undefined {
@@ -95,7 +98,7 @@ export function endpointUrl(env: Env, name: string): URL | undefined {
   return url;
 }
 
-/** The client id/secret for one product: `<PROVIDER>_<PRODUCT>_CLIENT_ID/_SECRET` overrides `<PROVIDER>_CLIENT_ID/_SECRET`. */
+/** The client id/secret for one product: `KUBECREW_<PROVIDER>_<PRODUCT>_CLIENT_ID/_SECRET` overrides `KUBECREW_<PROVIDER>_CLIENT_ID/_SECRET`. */
 export function resolveCredentials(
   env: Env,
   provider: string,
@@ -121,7 +124,7 @@ function resolveEndpoints(env: Env, definition: ProviderDefinition, tenantId: st
     const tenant = tenantId ?? definition.defaultTenant ?? "";
     return { kind: "discovery", issuer: override ?? new URL(definition.issuer.replace("{tenant}", tenant)) };
   }
-  // <PROVIDER>_LOGIN_URL moves every endpoint to another origin (Salesforce sandboxes and My Domain logins).
+  // KUBECREW_<PROVIDER>_LOGIN_URL moves every endpoint to another origin (Salesforce sandboxes and My Domain logins).
   const login = endpointUrl(env, `${prefix}_LOGIN_URL`);
   const at = (defaultUrl: string) => {
     const url = new URL(defaultUrl);

@@ -9,7 +9,7 @@
 export type TokenEndpointAuthMethod = "client_secret_post" | "client_secret_basic";
 
 interface ProviderBase {
-  /** URL path segment and lower-case environment prefix source: `google` → `GOOGLE_CLIENT_ID`. */
+  /** URL path segment and lower-case environment prefix source: `google` → `KUBECREW_GOOGLE_CLIENT_ID`. */
   id: string;
   displayName: string;
   /** Scopes every product of this provider asks for, before the product's own. */
@@ -78,7 +78,7 @@ const microsoft: OidcProviderDefinition = {
   id: "microsoft",
   displayName: "Microsoft",
   kind: "oidc",
-  // Tenant-specific endpoints when MICROSOFT_TENANT_ID is set; `common` (any work or personal account) otherwise.
+  // Tenant-specific endpoints when KUBECREW_MICROSOFT_TENANT_ID is set; `common` (any work or personal account) otherwise.
   issuer: "https://login.microsoftonline.com/{tenant}/v2.0",
   defaultTenant: "common",
   baseScopes: ["openid", "email", "profile", "offline_access"],
@@ -102,7 +102,7 @@ const salesforce: OAuth2ProviderDefinition = {
   id: "salesforce",
   displayName: "Salesforce",
   kind: "oauth2",
-  // SALESFORCE_LOGIN_URL (e.g. https://test.salesforce.com or a My Domain URL) replaces this origin.
+  // KUBECREW_SALESFORCE_LOGIN_URL (e.g. https://test.salesforce.com or a My Domain URL) replaces this origin.
   authorizationEndpoint: "https://login.salesforce.com/services/oauth2/authorize",
   tokenEndpoint: "https://login.salesforce.com/services/oauth2/token",
   revocationEndpoint: "https://login.salesforce.com/services/oauth2/revoke",

@@ -31,9 +31,12 @@ describe("apiKeyFor", () => {
 
   it("uses each provider's usual variable", () => {
     expect(apiKeyFor({ provider: "anthropic", model: "m" }, { ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o" })).toBe("a");
-    expect(apiKeyFor({ provider: "openai-compatible", model: "m", baseURL: "http://x" }, { LLM_API_KEY: "l" })).toBe(
-      "l",
-    );
+    expect(
+      apiKeyFor(
+        { provider: "openai-compatible", model: "m", baseURL: "http://x" },
+        { KUBECREW_OPENAI_COMPATIBLE_API_KEY: "l" },
+      ),
+    ).toBe("l");
     expect(apiKeyFor({ provider: "mock", model: "m" }, { KUBECREW_LLM_API_KEY: "k" })).toBeUndefined();
   });
 });

@@ -23,7 +23,7 @@ export const KUBECREW_LLM_API_KEY = "KUBECREW_LLM_API_KEY";
 export const DEFAULT_API_KEY_ENV: Record<LlmProvider, string | undefined> = {
   openai: "OPENAI_API_KEY",
   anthropic: "ANTHROPIC_API_KEY",
-  "openai-compatible": "LLM_API_KEY",
+  "openai-compatible": "KUBECREW_OPENAI_COMPATIBLE_API_KEY",
   local: undefined,
   mock: undefined,
 };

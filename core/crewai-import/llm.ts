@@ -33,7 +33,7 @@ export function llmFromCrewAI(value: unknown, at: string, findings: Findings): L
     findings.problem(
       `${at}.api_key`,
       "a key written into the definition: put it in a Secret (the agent's llm.apiKeySecretRef) or the provider's " +
-        "variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, LLM_API_KEY), and remove it here",
+        "variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, KUBECREW_OPENAI_COMPATIBLE_API_KEY), and remove it here",
     );
     ok = false;
   }

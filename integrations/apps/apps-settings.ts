@@ -8,15 +8,15 @@ import { endpointUrl } from "../provider-settings.ts";
  * regional or sovereign cloud endpoint): that root for every API of the provider; https, or http on loopback only.
  */
 export interface ProviderApiRoots {
-  /** GOOGLE_API_BASE_URL: the root of Gmail, Calendar, Drive, Sheets and Docs (each SDK's `rootUrl`). */
+  /** KUBECREW_GOOGLE_API_BASE_URL: the root of Gmail, Calendar, Drive, Sheets and Docs (each SDK's `rootUrl`). */
   google?: URL;
-  /** MICROSOFT_GRAPH_BASE_URL: the Graph root (without `/v1.0`). */
+  /** KUBECREW_MICROSOFT_GRAPH_BASE_URL: the Graph root (without `/v1.0`). */
   microsoft?: URL;
-  /** HUBSPOT_API_BASE_URL. */
+  /** KUBECREW_HUBSPOT_API_BASE_URL. */
   hubspot?: URL;
-  /** NOTION_API_BASE_URL. */
+  /** KUBECREW_NOTION_API_BASE_URL. */
   notion?: URL;
-  /** SALESFORCE_INSTANCE_URL: overrides the instance URL each Salesforce connection got at sign-in (tests, one fixed org). */
+  /** KUBECREW_SALESFORCE_INSTANCE_URL: overrides the instance URL each Salesforce connection got at sign-in (tests, one fixed org). */
   salesforce?: URL;
 }
 
@@ -24,18 +24,18 @@ export interface AppsSettings {
   /** KUBECREW_APPS_SIGNING_KEY: verifies app credentials. Without it /v1/mcp answers 503. */
   signingKey?: string;
   apiRoots: ProviderApiRoots;
-  /** APPS_CONNECT_RETURN_URL: where a "connect at <url>" link returns the browser; default this service's page. */
+  /** KUBECREW_APPS_CONNECT_RETURN_URL: where a "connect at <url>" link returns the browser; default this service's page. */
   connectReturnUrl?: string;
 }
 
 type Env = Record<string, string | undefined>;
 
 const roots: [keyof ProviderApiRoots, string][] = [
-  ["google", "GOOGLE_API_BASE_URL"],
-  ["microsoft", "MICROSOFT_GRAPH_BASE_URL"],
-  ["hubspot", "HUBSPOT_API_BASE_URL"],
-  ["notion", "NOTION_API_BASE_URL"],
-  ["salesforce", "SALESFORCE_INSTANCE_URL"],
+  ["google", "KUBECREW_GOOGLE_API_BASE_URL"],
+  ["microsoft", "KUBECREW_MICROSOFT_GRAPH_BASE_URL"],
+  ["hubspot", "KUBECREW_HUBSPOT_API_BASE_URL"],
+  ["notion", "KUBECREW_NOTION_API_BASE_URL"],
+  ["salesforce", "KUBECREW_SALESFORCE_INSTANCE_URL"],
 ];
 
 /** What loadAppsSettings reads: for docs/configuration.md. */
@@ -45,7 +45,7 @@ export const appsSettingsVariables = z.object({
     .describe(
       "Verifies the execution-scoped app credentials (the key the controller or kubecrew dev signs them with, at least 32 characters); without it /v1/mcp answers 503.",
     ),
-  APPS_CONNECT_RETURN_URL: z.string().optional().meta({
+  KUBECREW_APPS_CONNECT_RETURN_URL: z.string().optional().meta({
     description: 'Where a "connect at <url>" link returns the browser; on an allowed return host.',
     defaultText: "this service's own page",
   }),
@@ -70,8 +70,8 @@ export function loadAppsSettings(env: Env): AppsSettings {
     const url = endpointUrl(env, variable);
     if (url) apiRoots[provider] = url;
   }
-  const connectReturnUrl = env["APPS_CONNECT_RETURN_URL"]?.trim() || undefined;
+  const connectReturnUrl = env["KUBECREW_APPS_CONNECT_RETURN_URL"]?.trim() || undefined;
   if (connectReturnUrl !== undefined && !URL.canParse(connectReturnUrl))
-    throw new ConfigError("APPS_CONNECT_RETURN_URL", "must be an absolute http(s) URL");
+    throw new ConfigError("KUBECREW_APPS_CONNECT_RETURN_URL", "must be an absolute http(s) URL");
   return { ...(signingKey ? { signingKey } : {}), apiRoots, ...(connectReturnUrl ? { connectReturnUrl } : {}) };
 }

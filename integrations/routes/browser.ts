@@ -36,7 +36,7 @@ export function browserRoutes(config: IntegrationsConfig, signIn: SignIn, now: (
     res.redirect(303, location);
   });
 
-  // Where a tool's "connect at <url>" link returns the browser (unless APPS_CONNECT_RETURN_URL says otherwise).
+  // Where a tool's "connect at <url>" link returns the browser (unless KUBECREW_APPS_CONNECT_RETURN_URL says otherwise).
   router.get("/v1/connected", privatePage, (req, res) => {
     const query = new URL(req.originalUrl, "http://connected.invalid").searchParams;
     const what = [query.get("provider"), query.get("product")].filter(Boolean).join(" ") || "The app";

@@ -59,7 +59,7 @@ beforeAll(async () => {
   integrations = await startProviderAndService({
     redisUrl: redis.url,
     prefix: `test:e2e-app-approvals:${Date.now()}:`,
-    extra: { KUBECREW_APPS_SIGNING_KEY: appsSigningKey, GOOGLE_API_BASE_URL: google.url },
+    extra: { KUBECREW_APPS_SIGNING_KEY: appsSigningKey, KUBECREW_GOOGLE_API_BASE_URL: google.url },
   });
   ({ accessToken } = await connectApp(integrations.service.url, integrations.provider, "alice", "google", "gmail"));
   system = await startOwnSystem(kubeconfig, "app-approvals", {

@@ -21,7 +21,7 @@ function withCollectedBody(fetch: Fetch): Fetch {
 
 /**
  * Options for Google's per-API SDK clients (@googleapis/*): the user's access token as the Authorization header, the
- * outbound client's fetch (the one URL policy), GOOGLE_API_BASE_URL as `rootUrl` when set, and no SDK retries (a tool
+ * outbound client's fetch (the one URL policy), KUBECREW_GOOGLE_API_BASE_URL as `rootUrl` when set, and no SDK retries (a tool
  * call answers once; the model decides what to do next).
  */
 export function googleOptions(context: ActionContext) {

@@ -4,7 +4,7 @@ import { createCheckedNodeAgent } from "../../../platform/outbound/node-agent.ts
 import { defineAction, ProviderApiError, type ActionContext } from "../app-action.ts";
 
 /**
- * The HubSpot client (@hubspot/api-client) with the user's token at HUBSPOT_API_BASE_URL when set. It takes no fetch,
+ * The HubSpot client (@hubspot/api-client) with the user's token at KUBECREW_HUBSPOT_API_BASE_URL when set. It takes no fetch,
  * only a Node agent: one that applies the outbound policy to every connection.
  */
 function hubspot(context: ActionContext): Client {

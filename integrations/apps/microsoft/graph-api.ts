@@ -3,7 +3,7 @@ import { ProviderApiError, type ActionContext } from "../app-action.ts";
 
 /**
  * A Microsoft Graph client (@microsoft/microsoft-graph-client) whose one middleware sends each request with the user's
- * access token through the outbound client's fetch (the one URL policy), at MICROSOFT_GRAPH_BASE_URL when set.
+ * access token through the outbound client's fetch (the one URL policy), at KUBECREW_MICROSOFT_GRAPH_BASE_URL when set.
  */
 export function graphClient(context: ActionContext): Client {
   const send: Middleware = {

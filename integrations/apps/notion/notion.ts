@@ -3,7 +3,7 @@ import type { ClientOptions } from "@notionhq/client/build/src/Client.js";
 import { z } from "zod";
 import { defineAction, ProviderApiError, type ActionContext } from "../app-action.ts";
 
-/** The Notion SDK (@notionhq/client) with the user's token, the outbound fetch and NOTION_API_BASE_URL when set. */
+/** The Notion SDK (@notionhq/client) with the user's token, the outbound fetch and KUBECREW_NOTION_API_BASE_URL when set. */
 const notionClient = (context: ActionContext) =>
   new Client({
     auth: context.accessToken,

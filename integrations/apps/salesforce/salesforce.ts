@@ -7,7 +7,7 @@ import { defineAction, ProviderApiError, type ActionContext } from "../app-actio
 const apiVersion = "62.0";
 
 /**
- * A jsforce Connection on the user's org (the instance URL Salesforce answered at sign-in; SALESFORCE_INSTANCE_URL
+ * A jsforce Connection on the user's org (the instance URL Salesforce answered at sign-in; KUBECREW_SALESFORCE_INSTANCE_URL
  * overrides it, e.g. for tests) with the user's access token. jsforce sends
  * through one process-wide undici dispatcher: it is the outbound client's checked one (the one URL policy).
  */
@@ -17,7 +17,7 @@ function salesforce(context: ActionContext): Connection {
   if (!instanceUrl) {
     throw new ProviderApiError(
       501,
-      "the connection has no instance URL (connect Salesforce again) and SALESFORCE_INSTANCE_URL is not set",
+      "the connection has no instance URL (connect Salesforce again) and KUBECREW_SALESFORCE_INSTANCE_URL is not set",
     );
   }
   setDispatcher(context.dispatcher);

@@ -62,7 +62,7 @@ function run(assignment: ReturnType<typeof testAssignment>, extra: Partial<Param
     { ...assignment, runtime: "crewai" },
     {
       python,
-      env: { PATH: process.env.PATH, LLM_API_KEY: SECRET },
+      env: { PATH: process.env.PATH, KUBECREW_OPENAI_COMPATIBLE_API_KEY: SECRET },
       policy: localPolicy,
       logger: log.logger,
       onStep: (step) => steps.push(step),

@@ -120,7 +120,7 @@ describe("the hierarchical process in CrewAI and in kubecrew", () => {
       answer("The moon pulls the sea, twice a day."),
     );
     const outcome = await runTask(assignment, {
-      env: { LLM_API_KEY: "sk-test" },
+      env: { KUBECREW_OPENAI_COMPATIBLE_API_KEY: "sk-test" },
       fetch: createOutboundClient(localPolicy).fetch,
     });
     expect(outcome.error).toBeUndefined();

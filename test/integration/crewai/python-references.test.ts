@@ -64,7 +64,7 @@ function run(python: Record<string, unknown>) {
       // In a user's image the project is installed; here its folder is on the path, as kubecrew dev points at it.
       env: {
         PATH: process.env.PATH,
-        LLM_API_KEY: "sk-test-0123456789",
+        KUBECREW_OPENAI_COMPATIBLE_API_KEY: "sk-test-0123456789",
         PYTHONPATH: `${project.src}:/tmp/kc-wt/crewai-adapter`,
       },
       policy: localPolicy,

@@ -47,7 +47,7 @@ async function runTraced(traceId: string, env: Record<string, string> = {}) {
     python,
     env: {
       PATH: process.env.PATH,
-      LLM_API_KEY: SECRET,
+      KUBECREW_OPENAI_COMPATIBLE_API_KEY: SECRET,
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpEndpoint,
       TRACEPARENT: `00-${traceId}-${PARENT}-01`,
       ...env,
@@ -115,7 +115,7 @@ describe("the crewai runtime's spans", { timeout: 240_000 }, () => {
         python,
         env: {
           PATH: process.env.PATH,
-          LLM_API_KEY: SECRET,
+          KUBECREW_OPENAI_COMPATIBLE_API_KEY: SECRET,
           OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpEndpoint,
           OTEL_SDK_DISABLED: "true",
           TRACEPARENT: `00-${traceId}-${PARENT}-01`,

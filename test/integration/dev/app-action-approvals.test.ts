@@ -46,7 +46,7 @@ beforeAll(async () => {
   integrations = await startProviderAndService({
     redisUrl,
     prefix: `test:app-action-approvals:${Date.now()}:`,
-    extra: { KUBECREW_APPS_SIGNING_KEY: appsSigningKey, GOOGLE_API_BASE_URL: google.url },
+    extra: { KUBECREW_APPS_SIGNING_KEY: appsSigningKey, KUBECREW_GOOGLE_API_BASE_URL: google.url },
   });
   hooks = createServer((req, res) => {
     let body = "";

@@ -128,7 +128,7 @@ describe("connected apps under kubecrew dev", () => {
     expect(status).toMatchObject({ status: "completed" });
     const send = (status.result as { tasks: { task_id: string; output: string }[] }).tasks[0]!;
     expect(send.output).toContain(
-      "gmail is not connected for user alice and cannot be connected: No client credentials are configured for google gmail; set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET",
+      "gmail is not connected for user alice and cannot be connected: No client credentials are configured for google gmail; set KUBECREW_GOOGLE_CLIENT_ID and KUBECREW_GOOGLE_CLIENT_SECRET",
     );
     // The credential went to the process's own service, not to the fixture of the other server.
     expect(apps.calls.filter((c) => c.claims.executionUid === id)).toEqual([]);

@@ -41,10 +41,10 @@ beforeAll(async () => {
     {
       env: {
         PORT: String(port),
-        GOOGLE_CLIENT_ID: clients.google.client_id,
-        GOOGLE_CLIENT_SECRET: clients.google.client_secret,
-        GOOGLE_ISSUER_URL: provider.issuer,
-        GOOGLE_API_BASE_URL: google.url,
+        KUBECREW_GOOGLE_CLIENT_ID: clients.google.client_id,
+        KUBECREW_GOOGLE_CLIENT_SECRET: clients.google.client_secret,
+        KUBECREW_GOOGLE_ISSUER_URL: provider.issuer,
+        KUBECREW_GOOGLE_API_BASE_URL: google.url,
       },
     },
   );
@@ -182,9 +182,9 @@ describe("kubecrew dev with KUBECREW_REDIS_URL", () => {
       PORT: String(redisPort),
       KUBECREW_REDIS_URL: redisUrl,
       KUBECREW_OAUTH_REDIS_KEY_PREFIX: prefix,
-      GOOGLE_CLIENT_ID: clients.google.client_id,
-      GOOGLE_CLIENT_SECRET: clients.google.client_secret,
-      GOOGLE_ISSUER_URL: provider.issuer,
+      KUBECREW_GOOGLE_CLIENT_ID: clients.google.client_id,
+      KUBECREW_GOOGLE_CLIENT_SECRET: clients.google.client_secret,
+      KUBECREW_GOOGLE_ISSUER_URL: provider.issuer,
     });
     const log = createLogger({ level: "debug" }, { write: (line: string) => void logs.push(line) });
     withRedis = await startDev(config, log, { tokens: store });

@@ -56,7 +56,7 @@ it("exports one trace: kickoff → execution → task → LLM call / tool call",
       runnerEnv: {
         ...process.env,
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpEndpoint,
-        LLM_API_KEY: API_KEY,
+        KUBECREW_OPENAI_COMPATIBLE_API_KEY: API_KEY,
         KUBECREW_OUTBOUND_ALLOW_LOOPBACK: "true",
       },
     },

@@ -189,19 +189,19 @@ export async function startProviderApis(): Promise<ProviderApis & { stop(): Prom
  */
 export const providerApisEnv = (apis: ProviderApis) => (issuer: string) => ({
   KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
-  GOOGLE_API_BASE_URL: apis.google.url,
-  MICROSOFT_GRAPH_BASE_URL: apis.microsoft.url,
-  HUBSPOT_API_BASE_URL: apis.hubspot.url,
-  NOTION_API_BASE_URL: apis.notion.url,
-  SALESFORCE_CLIENT_ID: clients.salesforce.client_id,
-  SALESFORCE_CLIENT_SECRET: clients.salesforce.client_secret,
-  SALESFORCE_AUTHORIZATION_URL: `${issuer}/auth`,
-  SALESFORCE_TOKEN_URL: `${issuer}/token`,
-  SALESFORCE_REVOCATION_URL: `${issuer}/token/revocation`,
-  NOTION_CLIENT_ID: clients.notion.client_id,
-  NOTION_CLIENT_SECRET: clients.notion.client_secret,
-  NOTION_AUTHORIZATION_URL: `${issuer}/auth`,
-  NOTION_TOKEN_URL: `${issuer}/token`,
+  KUBECREW_GOOGLE_API_BASE_URL: apis.google.url,
+  KUBECREW_MICROSOFT_GRAPH_BASE_URL: apis.microsoft.url,
+  KUBECREW_HUBSPOT_API_BASE_URL: apis.hubspot.url,
+  KUBECREW_NOTION_API_BASE_URL: apis.notion.url,
+  KUBECREW_SALESFORCE_CLIENT_ID: clients.salesforce.client_id,
+  KUBECREW_SALESFORCE_CLIENT_SECRET: clients.salesforce.client_secret,
+  KUBECREW_SALESFORCE_AUTHORIZATION_URL: `${issuer}/auth`,
+  KUBECREW_SALESFORCE_TOKEN_URL: `${issuer}/token`,
+  KUBECREW_SALESFORCE_REVOCATION_URL: `${issuer}/token/revocation`,
+  KUBECREW_NOTION_CLIENT_ID: clients.notion.client_id,
+  KUBECREW_NOTION_CLIENT_SECRET: clients.notion.client_secret,
+  KUBECREW_NOTION_AUTHORIZATION_URL: `${issuer}/auth`,
+  KUBECREW_NOTION_TOKEN_URL: `${issuer}/token`,
 });
 
 /**

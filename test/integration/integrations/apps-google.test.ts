@@ -16,7 +16,7 @@ describe("Google apps served as MCP at /v1/mcp", () => {
     started = await startProviderAndService({
       redisUrl,
       prefix: `test:apps-google:${Date.now()}:`,
-      extra: { KUBECREW_APPS_SIGNING_KEY: appsSigningKey, GOOGLE_API_BASE_URL: google.url },
+      extra: { KUBECREW_APPS_SIGNING_KEY: appsSigningKey, KUBECREW_GOOGLE_API_BASE_URL: google.url },
       logger: logs.logger,
     });
     service = started.service.url;

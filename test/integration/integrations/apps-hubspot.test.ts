@@ -15,7 +15,7 @@ describe("HubSpot served as MCP at /v1/mcp", () => {
     started = await startProviderAndService({
       redisUrl,
       prefix: uniquePrefix("apps-hubspot"),
-      extra: { KUBECREW_APPS_SIGNING_KEY: appsSigningKey, HUBSPOT_API_BASE_URL: crm.url },
+      extra: { KUBECREW_APPS_SIGNING_KEY: appsSigningKey, KUBECREW_HUBSPOT_API_BASE_URL: crm.url },
       logger: logs.logger,
     });
     service = started.service.url;

@@ -15,7 +15,7 @@ describe("Microsoft apps (Graph) served as MCP at /v1/mcp", () => {
     started = await startProviderAndService({
       redisUrl,
       prefix: uniquePrefix("apps-microsoft"),
-      extra: { KUBECREW_APPS_SIGNING_KEY: appsSigningKey, MICROSOFT_GRAPH_BASE_URL: graph.url },
+      extra: { KUBECREW_APPS_SIGNING_KEY: appsSigningKey, KUBECREW_MICROSOFT_GRAPH_BASE_URL: graph.url },
       logger: logs.logger,
     });
     service = started.service.url;

@@ -17,11 +17,11 @@ describe("Notion served as MCP at /v1/mcp", () => {
       prefix: uniquePrefix("apps-notion"),
       extra: (issuer) => ({
         KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
-        NOTION_API_BASE_URL: notion.url,
-        NOTION_CLIENT_ID: clients.notion.client_id,
-        NOTION_CLIENT_SECRET: clients.notion.client_secret,
-        NOTION_AUTHORIZATION_URL: `${issuer}/auth`,
-        NOTION_TOKEN_URL: `${issuer}/token`,
+        KUBECREW_NOTION_API_BASE_URL: notion.url,
+        KUBECREW_NOTION_CLIENT_ID: clients.notion.client_id,
+        KUBECREW_NOTION_CLIENT_SECRET: clients.notion.client_secret,
+        KUBECREW_NOTION_AUTHORIZATION_URL: `${issuer}/auth`,
+        KUBECREW_NOTION_TOKEN_URL: `${issuer}/token`,
       }),
       logger: logs.logger,
     });

@@ -24,11 +24,11 @@ describe("Salesforce served as MCP at /v1/mcp", () => {
       prefix: uniquePrefix("apps-salesforce"),
       extra: (issuer) => ({
         KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
-        SALESFORCE_CLIENT_ID: clients.salesforce.client_id,
-        SALESFORCE_CLIENT_SECRET: clients.salesforce.client_secret,
-        SALESFORCE_AUTHORIZATION_URL: `${issuer}/auth`,
-        SALESFORCE_TOKEN_URL: `${issuer}/token`,
-        SALESFORCE_REVOCATION_URL: `${issuer}/token/revocation`,
+        KUBECREW_SALESFORCE_CLIENT_ID: clients.salesforce.client_id,
+        KUBECREW_SALESFORCE_CLIENT_SECRET: clients.salesforce.client_secret,
+        KUBECREW_SALESFORCE_AUTHORIZATION_URL: `${issuer}/auth`,
+        KUBECREW_SALESFORCE_TOKEN_URL: `${issuer}/token`,
+        KUBECREW_SALESFORCE_REVOCATION_URL: `${issuer}/token/revocation`,
       }),
       logger: logs.logger,
     });

@@ -28,7 +28,7 @@ describe("sign-in through the integrations service", () => {
     started = await startProviderAndService({
       redisUrl,
       prefix,
-      extra: { GOOGLE_HOSTED_DOMAIN: "example.com" },
+      extra: { KUBECREW_GOOGLE_HOSTED_DOMAIN: "example.com" },
       logger: logs.logger,
     });
     ({ provider, service, env } = started);
@@ -242,7 +242,7 @@ describe("sign-in through the integrations service", () => {
     expect(notion.body).toEqual({
       error: "Provider not configured",
       message: expect.stringContaining(
-        "No client credentials are configured for notion notes; set NOTION_CLIENT_ID and NOTION_CLIENT_SECRET",
+        "No client credentials are configured for notion notes; set KUBECREW_NOTION_CLIENT_ID and KUBECREW_NOTION_CLIENT_SECRET",
       ),
     });
     const unknown = await internal(service.url, "POST", "/v1/internal/connect-sessions", {
@@ -323,8 +323,8 @@ describe("sign-in through the integrations service", () => {
       env["KUBECREW_OAUTH_COOKIE_SECRET"]!,
       env["KUBECREW_OAUTH_INTERNAL_API_KEY"]!,
       env["KUBECREW_OAUTH_DB_ENCRYPTION_KEY"]!,
-      env["GOOGLE_CLIENT_SECRET"]!,
-      env["HUBSPOT_CLIENT_SECRET"]!,
+      env["KUBECREW_GOOGLE_CLIENT_SECRET"]!,
+      env["KUBECREW_HUBSPOT_CLIENT_SECRET"]!,
     ];
     for (const secret of secrets) expect(lines.includes(secret), "a secret in the logs").toBe(false);
     expect(lines).not.toMatch(/[?&](code|state)=/);

@@ -80,8 +80,8 @@ describe("startup", () => {
       settings.KUBECREW_OAUTH_DB_ENCRYPTION_KEY,
       settings.KUBECREW_OAUTH_COOKIE_SECRET,
       settings.KUBECREW_OAUTH_INTERNAL_API_KEY,
-      settings.GOOGLE_CLIENT_SECRET,
-      settings.MICROSOFT_CLIENT_SECRET,
+      settings.KUBECREW_GOOGLE_CLIENT_SECRET,
+      settings.KUBECREW_MICROSOFT_CLIENT_SECRET,
     ]) {
       expect(stdout).not.toContain(secret);
     }

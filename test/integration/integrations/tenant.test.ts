@@ -21,7 +21,7 @@ describe("Microsoft tenant restriction", () => {
   let started: ProviderAndService | undefined;
 
   beforeAll(async () => {
-    started = await startProviderAndService({ redisUrl, prefix, extra: { MICROSOFT_TENANT_ID: tenantId } });
+    started = await startProviderAndService({ redisUrl, prefix, extra: { KUBECREW_MICROSOFT_TENANT_ID: tenantId } });
     ({ provider, service } = started);
   });
   afterAll(() => started?.stop());

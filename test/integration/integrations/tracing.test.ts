@@ -40,11 +40,11 @@ describe("the integrations service's spans", () => {
       prefix: uniquePrefix("tracing"),
       extra: {
         KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
-        NOTION_API_BASE_URL: notion.url,
-        NOTION_CLIENT_ID: clients.notion.client_id,
-        NOTION_CLIENT_SECRET: clients.notion.client_secret,
-        NOTION_AUTHORIZATION_URL: `${provider.issuer}/auth`,
-        NOTION_TOKEN_URL: `${provider.issuer}/token`,
+        KUBECREW_NOTION_API_BASE_URL: notion.url,
+        KUBECREW_NOTION_CLIENT_ID: clients.notion.client_id,
+        KUBECREW_NOTION_CLIENT_SECRET: clients.notion.client_secret,
+        KUBECREW_NOTION_AUTHORIZATION_URL: `${provider.issuer}/auth`,
+        KUBECREW_NOTION_TOKEN_URL: `${provider.issuer}/token`,
         ...extra,
       },
     });

@@ -106,7 +106,9 @@ describe("kubecrew runner", () => {
       answer("Agents are programs that act.", { inputTokens: 120, outputTokens: 6 }),
     );
     const llm: LlmConfig = { provider: "openai-compatible", model: "llama3", baseURL: fixture.baseURL };
-    const result = await runner(testAssignment({ llm }), { env: { LLM_API_KEY: "sk-very-secret" } });
+    const result = await runner(testAssignment({ llm }), {
+      env: { KUBECREW_OPENAI_COMPATIBLE_API_KEY: "sk-very-secret" },
+    });
     expect(result.code).toBe(0);
     expect(result.outcome).toMatchObject({
       output: "Agents are programs that act.",

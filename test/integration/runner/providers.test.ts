@@ -45,7 +45,7 @@ describe.each([
   },
   {
     provider: "openai-compatible" as const,
-    env: { LLM_API_KEY: "local-key" },
+    env: { KUBECREW_OPENAI_COMPATIBLE_API_KEY: "local-key" },
     path: "/v1/chat/completions",
     credential: (h: Record<string, unknown>) => h.authorization,
     expected: "Bearer local-key",

@@ -23,7 +23,7 @@ const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxRetries: 3, initialDela
 
 const run = (provider: LlmConfig["provider"], policy: RetryPolicy = retry) =>
   runTask(testAssignment({ llm: { provider, model: "test-model", baseURL: fixture.baseURL, maxOutputTokens: 500 } }), {
-    env: { OPENAI_API_KEY: "k", ANTHROPIC_API_KEY: "k", LLM_API_KEY: "k" },
+    env: { OPENAI_API_KEY: "k", ANTHROPIC_API_KEY: "k", KUBECREW_OPENAI_COMPATIBLE_API_KEY: "k" },
     retry: policy,
     fetch,
   });

@@ -20,7 +20,11 @@ beforeEach(() => {
 
 const retry = { ...DEFAULT_RETRY_POLICY, initialDelayMs: 5, maxDelayMs: 20 };
 const { fetch } = createOutboundClient(localPolicy);
-const env = { OPENAI_API_KEY: "sk-openai-test", LLM_API_KEY: "local", ANTHROPIC_API_KEY: "sk-ant-test" };
+const env = {
+  OPENAI_API_KEY: "sk-openai-test",
+  KUBECREW_OPENAI_COMPATIBLE_API_KEY: "local",
+  ANTHROPIC_API_KEY: "sk-ant-test",
+};
 
 const ARTICLE = {
   type: "object",

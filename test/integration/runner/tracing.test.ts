@@ -63,7 +63,7 @@ async function runTraced(content: boolean) {
   const tracing = startTracing({ env: {}, serviceName: "kubecrew-runner", exporter });
   try {
     const config = runnerConfigFromEnv({
-      LLM_API_KEY: API_KEY,
+      KUBECREW_OPENAI_COMPATIBLE_API_KEY: API_KEY,
       TRACEPARENT,
       KUBECREW_TRACE_CONTENT: String(content),
       KUBECREW_LLM_MAX_RETRIES: "0",

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { startProviderFixture, type FixtureRequest, type Operation, type ProviderFixture } from "./fixture-server.ts";
 
 /**
- * Gmail, Calendar, Drive, Sheets and Docs under one root (what GOOGLE_API_BASE_URL points every SDK at). The
+ * Gmail, Calendar, Drive, Sheets and Docs under one root (what KUBECREW_GOOGLE_API_BASE_URL points every SDK at). The
  * operations, paths and required parts are transcribed from Google's discovery documents (gmail v1, calendar v3,
  * drive v3, sheets v4, docs v1); the answers are the documented resource shapes, kept in memory.
  */

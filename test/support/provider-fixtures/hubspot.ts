@@ -1,7 +1,7 @@
 import { startProviderFixture, type Operation, type ProviderFixture } from "./fixture-server.ts";
 
 /**
- * HubSpot's CRM v3 objects API for contacts and deals (what HUBSPOT_API_BASE_URL points the client at): create and
+ * HubSpot's CRM v3 objects API for contacts and deals (what KUBECREW_HUBSPOT_API_BASE_URL points the client at): create and
  * search, with the paths, required `properties` and error body (`{status, message, category}`) of HubSpot's published
  * CRM API description; objects in memory.
  */

@@ -5,7 +5,7 @@ import JSZip from "jszip";
 import { startProviderFixture, type Operation, type ProviderFixture } from "./fixture-server.ts";
 
 /**
- * Microsoft Graph v1.0 (what MICROSOFT_GRAPH_BASE_URL points the Graph client at): the operations the apps use,
+ * Microsoft Graph v1.0 (what KUBECREW_MICROSOFT_GRAPH_BASE_URL points the Graph client at): the operations the apps use,
  * transcribed from Graph's published v1.0 OpenAPI description (paths, methods, required query parameters such as
  * calendarView's startDateTime/endDateTime, required body parts), with in-memory state. A drive item's content is a
  * 302 to a pre-authenticated URL on another origin, as Graph answers it.

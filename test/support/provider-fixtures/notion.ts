@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { startProviderFixture, type Operation, type ProviderFixture } from "./fixture-server.ts";
 
 /**
- * The Notion API (what NOTION_API_BASE_URL points the SDK at): search, retrieve a page, list a block's children,
+ * The Notion API (what KUBECREW_NOTION_API_BASE_URL points the SDK at): search, retrieve a page, list a block's children,
  * create a page, with the paths, the required Notion-Version header and required body fields of Notion's published API
  * reference, and pages kept in memory.
  */

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { startProviderFixture, type Operation, type ProviderFixture } from "./fixture-server.ts";
 
 /**
- * The Salesforce REST API of one org's instance (what SALESFORCE_INSTANCE_URL points jsforce at): query, create and
+ * The Salesforce REST API of one org's instance (what KUBECREW_SALESFORCE_INSTANCE_URL points jsforce at): query, create and
  * update an sObject record, with the paths, required `q` parameter and error body (`[{message, errorCode}]`) of
  * Salesforce's REST API reference. Records kept in memory; `query` understands `SELECT <fields> FROM <object>`.
  */
