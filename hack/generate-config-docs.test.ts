@@ -45,7 +45,6 @@ const COMPUTED_READS: Record<string, string> = {
   "dev/embedded-integrations-config.ts":
     "given(name): the integrations service's KUBECREW_* names, literal at each call",
   "integrations/provider-settings.ts": "KUBECREW_<PROVIDER>_* (providerVariables)",
-  "integrations/apps/apps-settings.ts": "appsSigningKey.name: KUBECREW_APPS_SIGNING_KEY (core/app-credential.ts)",
   "runner/llm.ts":
     "an API key: KUBECREW_LLM_API_KEY, KUBECREW_SECRET_<SECRET>_<KEY>, the provider's (llmKeyVariables), the agent's own apiKeyEnv",
   "runner/mcp-headers.ts": "KUBECREW_SECRET_<SECRET>_<KEY> (mcpHeaderVariables)",

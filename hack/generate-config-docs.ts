@@ -13,7 +13,6 @@ import { clientConfigSchema } from "../cli/client-config.ts";
 import { controllerConfigSchema } from "../controller/config.ts";
 import { modelDirVariables } from "../core/local-models.ts";
 import { devConfigSchema } from "../dev/config.ts";
-import { appsSettingsVariables } from "../integrations/apps/apps-settings.ts";
 import { integrationsConfigSchema } from "../integrations/config.ts";
 import { providerVariables } from "../integrations/provider-settings.ts";
 import { kubeconfigVariables } from "../kube/runtime/kubeconfig.ts";
@@ -39,7 +38,7 @@ export const COMPONENTS: ComponentVariables[] = [
   {
     component: "integrations",
     title: "The integrations service (`kubecrew integrations`)",
-    schemas: [integrationsConfigSchema, appsSettingsVariables, providerVariables],
+    schemas: [integrationsConfigSchema, providerVariables],
   },
   {
     component: "runner",

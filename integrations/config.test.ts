@@ -55,4 +55,37 @@ describe("integrations config", () => {
       /^Invalid configuration: KUBECREW_OAUTH_PUBLIC_URL: must be an absolute http\(s\) URL/,
     );
   });
+
+  it("reads the connected apps' settings, a blank value as unset", () => {
+    const config = loadConfig({
+      ...valid,
+      KUBECREW_APPS_SIGNING_KEY: "s".repeat(32),
+      KUBECREW_GOOGLE_API_BASE_URL: " http://127.0.0.1:9/google/ ",
+      KUBECREW_NOTION_API_BASE_URL: "https://notion.example.com/",
+      KUBECREW_HUBSPOT_API_BASE_URL: "  ",
+      KUBECREW_APPS_CONNECT_RETURN_URL: "https://app.example.com/console/connected",
+    });
+    expect(config.apps).toEqual({
+      signingKey: "s".repeat(32),
+      apiRoots: { google: new URL("http://127.0.0.1:9/google/"), notion: new URL("https://notion.example.com/") },
+      connectReturnUrl: "https://app.example.com/console/connected",
+    });
+    expect(loadConfig({ ...valid, KUBECREW_APPS_SIGNING_KEY: " " }).apps).toEqual({ apiRoots: {} });
+  });
+
+  it.each([
+    [
+      "KUBECREW_MICROSOFT_GRAPH_BASE_URL",
+      "http://graph.example.com",
+      /must be an https URL \(plain http is accepted for loopback hosts only\)/,
+    ],
+    ["KUBECREW_SALESFORCE_INSTANCE_URL", "not a url", /must be an absolute URL, got "not a url"/],
+    ["KUBECREW_APPS_SIGNING_KEY", "short", /must be at least 32 characters/],
+    ["KUBECREW_APPS_CONNECT_RETURN_URL", "/connected", /must be an absolute http\(s\) URL/],
+    ["KUBECREW_APPS_CONNECT_RETURN_URL", "https://elsewhere.example.com/", /must be on an allowed return host/],
+  ])("refuses %s=%j with one line naming it", (name, value, problem) => {
+    expect(() => loadConfig({ ...valid, [name]: value })).toThrow(
+      new RegExp(`^Invalid configuration: ${name}: ${problem.source}`),
+    );
+  });
 });

@@ -4,7 +4,7 @@ import { clusterPolicy } from "../core/outbound/policy.ts";
 import { configSchema, ConfigError, derived, logLevel, parseConfig, variable } from "../core/config.ts";
 import { resolveProviderSettings } from "./provider-settings.ts";
 import { REDIS_COMMAND_TIMEOUT_MS } from "../platform/redis-client.ts";
-import { loadAppsSettings } from "./apps/apps-settings.ts";
+import { appsFields } from "./apps/apps-settings.ts";
 import { isAllowedReturnUrl } from "./return-url.ts";
 
 type Env = Record<string, string | undefined>;
@@ -25,9 +25,9 @@ const publicUrlVariable = variable(
 
 /**
  * `kubecrew integrations`: its configuration, each field beside the variable it is read from (the one source of
- * docs/configuration.md). The providers' credentials and endpoints (provider-settings.ts) and the apps' settings
- * (apps/apps-settings.ts) are read by their own modules from the whole environment: their variables are named after
- * each provider.
+ * docs/configuration.md), the connected apps' among them (apps/apps-settings.ts). The providers' credentials and
+ * endpoints (provider-settings.ts) are read by their own module from the whole environment: their variables are named
+ * after each provider of the registry (`KUBECREW_<PROVIDER>_CLIENT_ID`).
  */
 const integrationsFields = {
   host: variable(
@@ -145,7 +145,7 @@ const integrationsFields = {
   /** Where provider calls (discovery, token, revocation, app actions) may go. */
   outbound: outboundFields(clusterPolicy),
   /** Connected apps served as MCP at /v1/mcp (apps/apps-settings.ts). */
-  apps: derived({}, (_, env) => loadAppsSettings(env as Env)),
+  apps: appsFields,
 };
 
 function hostList(raw: string): string[] {
@@ -163,7 +163,7 @@ export const integrationsConfigSchema = configSchema(integrationsFields).transfo
   const allowedReturnHosts = [...new Set([publicUrl.host.toLowerCase(), ...c.allowedReturnHosts])];
   if (c.apps.connectReturnUrl && !isAllowedReturnUrl(c.apps.connectReturnUrl, allowedReturnHosts))
     throw new ConfigError(
-      "KUBECREW_APPS_CONNECT_RETURN_URL",
+      appsFields.connectReturnUrl.name,
       "must be on an allowed return host (KUBECREW_OAUTH_ALLOWED_RETURN_HOSTS)",
     );
   return { ...c, publicUrl, allowedReturnHosts };
