@@ -82,20 +82,23 @@ function value(env: Env, name: string): string | undefined {
 
 const loopbackHosts = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
-/** An endpoint URL from the environment: https, or plain http on loopback only (local test providers). */
-export function endpointUrl(env: Env, name: string): URL | undefined {
+/** What is wrong with an endpoint URL, if anything: it must be https, or plain http on loopback only (local fixtures). */
+export function endpointProblem(raw: string): string | undefined {
+  if (!URL.canParse(raw)) return `must be an absolute URL, got "${raw}"`;
+  const url = new URL(raw);
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopbackHosts.has(url.hostname))) {
+    return "must be an https URL (plain http is accepted for loopback hosts only)";
+  }
+  return undefined;
+}
+
+/** An endpoint URL from the environment (endpointProblem's rules). */
+function endpointUrl(env: Env, name: string): URL | undefined {
   const raw = value(env, name);
   if (raw === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `must be an absolute URL, got "${raw}"`);
-  }
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopbackHosts.has(url.hostname))) {
-    throw new ConfigError(name, "must be an https URL (plain http is accepted for loopback hosts only)");
-  }
-  return url;
+  const problem = endpointProblem(raw);
+  if (problem) throw new ConfigError(name, problem);
+  return new URL(raw);
 }
 
 /** The client id/secret for one product: `KUBECREW_<PROVIDER>_<PRODUCT>_CLIENT_ID/_SECRET` overrides `KUBECREW_<PROVIDER>_CLIENT_ID/_SECRET`. */

@@ -1,31 +1,21 @@
 import { appsSigningKey } from "../../core/app-credential.ts";
 import { type ConfigOf, variable } from "../../core/config.ts";
 import { z } from "zod";
+import { endpointProblem } from "../provider-settings.ts";
 
 /** A value of only spaces counts as unset, as for every variable the apps read. */
 const unsetWhenBlank = <S extends z.ZodType>(schema: S) =>
   z.preprocess((value) => (typeof value === "string" && value.trim() === "" ? undefined : value), schema);
 
-const loopbackHosts = new Set(["127.0.0.1", "localhost", "[::1]"]);
-
-/** An API root: https, or plain http on loopback only (local provider fixtures). */
+/** An API root: https, or plain http on loopback only (local provider fixtures), as a provider's endpoints. */
 const apiRootUrl = z
   .string()
   .trim()
   .transform((raw, ctx) => {
-    if (!URL.canParse(raw)) {
-      ctx.addIssue({ code: "custom", message: `must be an absolute URL, got "${raw}"` });
-      return z.NEVER;
-    }
-    const url = new URL(raw);
-    if (url.protocol !== "https:" && !(url.protocol === "http:" && loopbackHosts.has(url.hostname))) {
-      ctx.addIssue({
-        code: "custom",
-        message: "must be an https URL (plain http is accepted for loopback hosts only)",
-      });
-      return z.NEVER;
-    }
-    return url;
+    const problem = endpointProblem(raw);
+    if (problem === undefined) return new URL(raw);
+    ctx.addIssue({ code: "custom", message: problem });
+    return z.NEVER;
   });
 
 const apiRoot = (
