@@ -18,6 +18,27 @@ function productSources(): string[] {
   );
 }
 
+/** The CrewAI adapter's Python package (its tests are under crewai-adapter/tests/, apart). */
+const ADAPTER = join(root, "crewai-adapter", "kubecrew_crewai");
+
+function adapterSources(): string[] {
+  return readdirSync(ADAPTER, { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".py"))
+    .map((file) => join(ADAPTER, file));
+}
+
+/** How the adapter names a variable it reads: `os.environ.get("X")`, `env.get("X")`, `environ["X"]`, `= "KUBECREW_X"`. */
+const PYTHON_READS = [
+  /\b(?:environ|env)\.get\(\s*"([A-Z][A-Z0-9_]+)"/g,
+  /\benviron\[\s*"([A-Z][A-Z0-9_]+)"\s*\]/g,
+  /=\s*"(KUBECREW_[A-Z0-9_]*[A-Z0-9])"/g,
+];
+
+function pythonVariablesRead(text: string): Set<string> {
+  const code = text.replace(/#[^\n]*/g, "");
+  return new Set(PYTHON_READS.flatMap((pattern) => [...code.matchAll(pattern)].map((match) => match[1]!)));
+}
+
 /** How product code names an environment variable it reads (or sets for a process of its own). */
 const READS = [
   /\benv\??\.([A-Z][A-Z0-9_]+)\b/g, // process.env.X, env.X, env?.X
@@ -81,8 +102,12 @@ describe("docs/configuration.md", () => {
   it("documents every environment variable the product reads", () => {
     const documented = documentedIn(readFileSync(CONFIG_DOC, "utf8"));
     const undocumented: string[] = [];
-    for (const file of productSources()) {
-      for (const name of variablesRead(readFileSync(file, "utf8"))) {
+    const reads = [
+      ...productSources().map((file) => [file, variablesRead(readFileSync(file, "utf8"))] as const),
+      ...adapterSources().map((file) => [file, pythonVariablesRead(readFileSync(file, "utf8"))] as const),
+    ];
+    for (const [file, names] of reads) {
+      for (const name of names) {
         if (!documented.some((pattern) => pattern.test(name))) undocumented.push(`${name} (${relative(root, file)})`);
       }
     }
@@ -128,6 +153,25 @@ describe("variablesRead", () => {
       'const url = "http://example.test"; // KUBECREW_AFTER_CODE',
     ].join("\n");
     expect([...variablesRead(text)].sort()).toEqual(["HOME", "KUBECONFIG", "OTEL_SERVICE_NAME", "PORT", "SOME_DIR"]);
+  });
+});
+
+describe("pythonVariablesRead", () => {
+  it("finds the adapter's reads through os.environ, an env mapping and a KUBECREW_ constant, not in comments", () => {
+    const text = [
+      'pid = os.environ.get("KUBECREW_RUNNER_PID", "")',
+      'home = os.environ["HOME"]',
+      'service = env.get("OTEL_SERVICE_NAME", "")',
+      'TRACE_CONTENT = "KUBECREW_TRACE_CONTENT"',
+      '# env.get("IN_A_COMMENT")',
+      "os.environ[name] = value",
+    ].join("\n");
+    expect([...pythonVariablesRead(text)].sort()).toEqual([
+      "HOME",
+      "KUBECREW_RUNNER_PID",
+      "KUBECREW_TRACE_CONTENT",
+      "OTEL_SERVICE_NAME",
+    ]);
   });
 });
 

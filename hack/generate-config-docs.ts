@@ -32,13 +32,17 @@ export const COMPONENTS: ComponentVariables[] = [
   {
     component: "controller",
     title: "The controller (`kubecrew controller`)",
-    schemas: [controllerConfigSchema, kubeconfigVariables],
+    schemas: [controllerConfigSchema, tracingVariables, kubeconfigVariables],
   },
-  { component: "api", title: "The crew API (`kubecrew api`)", schemas: [apiConfigSchema, kubeconfigVariables] },
+  {
+    component: "api",
+    title: "The crew API (`kubecrew api`)",
+    schemas: [apiConfigSchema, tracingVariables, kubeconfigVariables],
+  },
   {
     component: "integrations",
     title: "The integrations service (`kubecrew integrations`)",
-    schemas: [integrationsConfigSchema, providerVariables],
+    schemas: [integrationsConfigSchema, providerVariables, tracingVariables],
   },
   {
     component: "runner",
@@ -48,7 +52,7 @@ export const COMPONENTS: ComponentVariables[] = [
   {
     component: "crewai-adapter",
     title: "The CrewAI adapter (Python, started by the runner for `runtime: crewai`)",
-    schemas: [adapterVariables],
+    schemas: [adapterVariables, tracingVariables],
   },
   {
     component: "dev",

@@ -19,6 +19,15 @@ const containerRoot = variable(
     ),
 );
 
+/** Read by the runner and, for the crewai runtime, by the adapter's tracing (crewai-adapter/kubecrew_crewai/tracing.py). */
+const traceContent = variable(
+  "KUBECREW_TRACE_CONTENT",
+  z
+    .stringbool()
+    .default(false)
+    .describe("Prompts and completions on the LLM calls' spans (they may hold personal data: off unless asked for)."),
+);
+
 /**
  * The runner's configuration, each field beside its variable (its meaning and default the one source of
  * docs/configuration.md). API keys are looked up by name later (an agent may name its own variable).
@@ -78,13 +87,7 @@ const runnerFields = {
         "The Python of the CrewAI virtual environment, for crews with `runtime: crewai` (the image and kubecrew dev set it).",
       ),
   ),
-  traceContent: variable(
-    "KUBECREW_TRACE_CONTENT",
-    z
-      .stringbool()
-      .default(false)
-      .describe("Prompts and completions on the LLM calls' spans (they may hold personal data: off unless asked for)."),
-  ),
+  traceContent,
   /** Connected apps, when the controller (or kubecrew dev) set them up for this task. */
   apps: derived(
     {
@@ -127,10 +130,11 @@ const runnerFields = {
 export const runnerEnv = configSchema(runnerFields);
 
 /**
- * What the runner sets for the CrewAI adapter it starts (crewai-runtime.ts) and the adapter reads
- * (crewai-adapter/): for docs/configuration.md; not a setting.
+ * What the CrewAI adapter (crewai-adapter/) reads besides OpenTelemetry's variables: the runner's KUBECREW_TRACE_CONTENT,
+ * and KUBECREW_RUNNER_PID, which the runner sets for the adapter it starts (crewai-runtime.ts): for docs/configuration.md.
  */
 export const adapterVariables = z.object({
+  [traceContent.name]: traceContent.schema,
   KUBECREW_RUNNER_PID: z
     .string()
     .optional()

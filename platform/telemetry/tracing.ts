@@ -41,7 +41,7 @@ export const tracingVariables = z.object({
     .describe("`key=value,…` (values percent-encoded) added to the resource of every span."),
   OTEL_SERVICE_NAME: z.string().optional().meta({
     description: "The service name on the spans.",
-    defaultText: "`kubecrew` (dev), `kubecrew-runner` (runner)",
+    defaultText: "`kubecrew-<component>`; `kubecrew` (dev)",
   }),
   [TRACEPARENT_ENV]: z
     .string()
