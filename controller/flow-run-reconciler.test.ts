@@ -62,13 +62,13 @@ async function controllerOn(kube: RecordingKube) {
     path: executions,
     transform: executionForCache(new CrewSpecSnapshots()),
   });
-  const caches: [Informer<KubeObject>, string][] = [
-    [flows as Informer<KubeObject>, resourcePath(FLOWS, NS)],
-    [runs as Informer<KubeObject>, resourcePath(FLOW_EXECUTIONS, NS)],
-    [resultCache as Informer<KubeObject>, results],
-    [executionCache as Informer<KubeObject>, executions],
-  ];
-  for (const [cache, path] of caches) for (const o of (await kube.list<KubeObject>(path)).items) cache.upsert(o);
+  const fill = async (cache: { upsert(o: KubeObject): unknown }, path: string) => {
+    for (const o of (await kube.list<KubeObject>(path)).items) cache.upsert(o);
+  };
+  await fill(flows, resourcePath(FLOWS, NS));
+  await fill(runs, resourcePath(FLOW_EXECUTIONS, NS));
+  await fill(resultCache, results);
+  await fill(executionCache, executions);
   const reconciler = new FlowRunReconciler({
     client: kube,
     flows,
