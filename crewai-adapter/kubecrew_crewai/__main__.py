@@ -14,7 +14,8 @@ import sys
 
 from .protocol import Emitter, take_stdout
 from .redact import RedactingFilter, Redactor
-from .tracing import Tracing, start_tracing
+from .startup import load_crewai
+from .tracing import TRACEPARENT, Tracing, start_tracing
 
 #: CrewAI's telemetry, its traces and OpenTelemetry off: no call leaves the process but the crew's own.
 QUIET_ENV = {
@@ -62,11 +63,22 @@ def end_on_sigterm(emitter: Emitter) -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
+def end_on_sigterm_while_loading() -> None:
+    """Until the launch message is read (and end_on_sigterm takes over) there is nothing to finish: SIGTERM ends the
+    process at once, with the same status."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: os._exit(STOPPED_STATUS))
+
+
 def main(tracing: Tracing | None = None) -> int:
     end_with_parent()
     protocol = take_stdout()
     for name, value in QUIET_ENV.items():
         os.environ[name] = value
+    end_on_sigterm_while_loading()
+    # CrewAI first, the launch message after: a runner that starts the adapter early has it loaded by then.
+    load_crewai()
     from .launch import LaunchError, parse_launch
 
     try:
@@ -74,6 +86,7 @@ def main(tracing: Tracing | None = None) -> int:
     except LaunchError as error:
         print(f"kubecrew_crewai: {error}", file=sys.stderr)
         return 2
+    os.environ.update(launch.env)
     redactor = Redactor(launch.secrets)
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(RedactingFilter(redactor))
@@ -81,6 +94,7 @@ def main(tracing: Tracing | None = None) -> int:
     emitter = Emitter(protocol, redactor)
     end_on_sigterm(emitter)
     if tracing is not None:
+        tracing.traceparent = launch.env.get(TRACEPARENT, tracing.traceparent)
         tracing.follow(launch)
 
     if launch.project is not None:

@@ -95,6 +95,9 @@ class Launch:
     output_json: dict[str, Any] | None = None
     #: The crew's own project, run whole (spec.runner.crew); None: this one task.
     project: Project | None = None
+    #: Variables set before the task runs (the runner's egress proxy, the task span's TRACEPARENT): a runner that
+    #: started the adapter before it had them (startup.py) hands them over here.
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def _get(obj: Any, path: str, kind: type | tuple[type, ...]) -> Any:
@@ -180,7 +183,16 @@ def parse_launch(text: str) -> Launch:
         guardrail_max_retries=_opt(_get(assignment, "task", dict), "guardrailMaxRetries", int),
         output_json=_opt(_get(assignment, "task", dict), "outputJson", dict),
         project=_project(raw.get("project"), assignment),
+        env=_env(raw.get("env")),
     )
+
+
+def _env(raw: Any) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise LaunchError("the launch message's env is not an object of strings")
+    return {str(k): v for k, v in raw.items()}
 
 
 def _project(raw: Any, assignment: dict[str, Any]) -> Project | None:
