@@ -22,7 +22,7 @@ import {
   PODS,
   resourcePath,
 } from "../kube/resources.ts";
-import { contextConfigMapName, taskJobName } from "../kube/task-names.ts";
+import { contextConfigMapName, projectJobName, taskJobName } from "../kube/task-names.ts";
 import type { CachedExecution } from "../kube/typed-objects.ts";
 import type { AppCredentials } from "./app-credentials.ts";
 import { applyStatus, deleteIfPresent } from "../kube/apply.ts";
@@ -237,7 +237,9 @@ export class ExecutionReconciler {
         await startTask({ ...this.o, log }, action, current.execution, ref, input);
         return status;
       case "stopTask": {
-        const jobName = taskJobName(ref.name, action.index, action.revision ?? 0);
+        // A whole project's run (spec.runner.crew) is stopped as its first task's: its Job is the project's.
+        const project = (input.execution.status?.crewSpec ?? input.crew)?.runner.crew !== undefined;
+        const jobName = project ? projectJobName(ref.name) : taskJobName(ref.name, action.index, action.revision ?? 0);
         const path = resourcePath(JOBS, ref.namespace, jobName);
         if (await deleteIfPresent(client, path, { propagationPolicy: "Background" })) {
           log.info({ execution: ref.name, task: action.taskName, job: jobName }, "Task Job deleted");
@@ -317,6 +319,7 @@ export class ExecutionReconciler {
     const spec = status.crewSpec;
     const jobs = this.o.caches.jobs.byIndex(cacheKey(ref.namespace, ref.name)).map((j) => j.metadata!.name!);
     const names = new Set<string>(jobs);
+    if (spec?.runner.crew !== undefined) names.add(projectJobName(ref.name));
     const tasks = spec?.tasks ?? [];
     for (const [i, task] of tasks.entries()) {
       // Every revision a person asked for ran with children of its own.

@@ -88,7 +88,9 @@ export function observeTasks(
     }
   }
   // A task whose runner reported success is done even while its pod is still exiting (the Job not yet Complete):
-  // it must not look like a stray run to stop.
+  // it must not look like a stray run to stop. Not so a whole project's Job (core/whole-project.ts): observed as its
+  // first task's, it runs the tasks after that one's success.
+  if (spec?.runner.crew !== undefined) return observed;
   for (const task of Object.values(observed)) {
     if (task.run?.state === "running" && successfulResult(task, task.run.revision ?? 0)) {
       task.run = { ...task.run, state: "succeeded" };

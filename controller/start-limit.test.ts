@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import pino from "pino";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import { LABEL_EXECUTION, LABEL_TASK, LABEL_TASK_INDEX } from "../kube/resources.ts";
-import { taskJobName } from "../kube/task-names.ts";
+import { projectJobName, taskJobName } from "../kube/task-names.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";
 import { createCaches } from "./caches.ts";
 import type { JobObject } from "./observe.ts";
@@ -207,6 +207,32 @@ describe("the limit on tasks starting at once", () => {
     caches.jobs.upsert(job("ready", 0, { active: 1, ready: 1 }));
     caches.jobs.upsert(job("pending", 0, { active: 1, ready: 0 }));
     expect(limit.startingCount).toBe(1);
+  });
+
+  it("frees a whole project's slot with any of its tasks' results, and counts no project Job that reported", () => {
+    const { caches, limit } = world(2);
+    const project = (name: string): JobObject => ({
+      ...job(name, 0),
+      metadata: { ...job(name, 0).metadata, name: projectJobName(name) },
+    });
+    expect(
+      limit.tryStart({
+        execution: `${NS}/whole`,
+        job: `${NS}/${projectJobName("whole")}`,
+        running: false,
+        createdAt: "",
+      }),
+    ).toBe(true);
+    caches.jobs.upsert(project("whole"));
+    limit.settle(`${NS}/whole`);
+    expect(limit.startingCount).toBe(1);
+    // Its pod runs: its second task's steps came (its first task's need not come first, nor at all).
+    caches.results.upsert(result("whole", 1, `${projectJobName("whole")}-abcde-steps-1`));
+    expect(limit.startingCount).toBe(0);
+    // After a restart: a project Job first seen with a result of its execution there already.
+    caches.results.upsert(result("earlier", 2));
+    caches.jobs.upsert(project("earlier"));
+    expect(limit.startingCount).toBe(0);
   });
 
   it("with limit 0 gives every start a slot and still counts them", () => {

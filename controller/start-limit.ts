@@ -1,6 +1,6 @@
 import { cacheKey, objectKey, type InformerEvent } from "../kube/runtime/informer.ts";
 import { LABEL_EXECUTION } from "../kube/resources.ts";
-import { taskJobName } from "../kube/task-names.ts";
+import { projectJobName, taskJobName } from "../kube/task-names.ts";
 import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
 import type { CachedTaskResult } from "../kube/typed-objects.ts";
 import type { Caches } from "./caches.ts";
@@ -60,11 +60,18 @@ export function jobStarting(job: JobObject): boolean {
   return jobRunState(job).state === "running" && !job.status?.ready;
 }
 
-/** The cache key of the Job of the task a result reports on (the cache keeps its execution label and its spec). */
-function jobOfResult(result: CachedTaskResult | Undecodable): string | undefined {
+/**
+ * The cache keys of the Jobs a result may come from (the cache keeps its execution label and its spec): its task's, and
+ * its execution's whole project's (spec.runner.crew: one Job writes every task's results), which only a project has.
+ */
+function jobsOfResult(result: CachedTaskResult | Undecodable): string[] {
   const execution = result.metadata.labels?.[LABEL_EXECUTION];
-  if (!execution || isUndecodable(result)) return undefined;
-  return cacheKey(result.metadata.namespace!, taskJobName(execution, result.spec.taskIndex, result.spec.revision ?? 0));
+  if (!execution || isUndecodable(result)) return [];
+  const namespace = result.metadata.namespace!;
+  return [
+    cacheKey(namespace, taskJobName(execution, result.spec.taskIndex, result.spec.revision ?? 0)),
+    cacheKey(namespace, projectJobName(execution)),
+  ];
 }
 
 export class StartLimit {
@@ -109,13 +116,13 @@ export class StartLimit {
 
   /** A result came (the result cache's event): its task's pod runs, or ran. */
   resultChanged(event: InformerEvent, result: CachedTaskResult | Undecodable): void {
-    const job = event === "delete" ? undefined : jobOfResult(result);
-    if (job && this.starting.delete(job)) this.slotFreed();
+    const jobs = event === "delete" ? [] : jobsOfResult(result);
+    if (jobs.filter((job) => this.starting.delete(job)).length > 0) this.slotFreed();
   }
 
   /** Whether the task of a Job just seen has a result already (a restart: the caches fill in any order). */
   private reported(job: string, namespace: string, execution: string): boolean {
-    return !!this.results?.byIndex(cacheKey(namespace, execution)).some((r) => jobOfResult(r) === job);
+    return !!this.results?.byIndex(cacheKey(namespace, execution)).some((r) => jobsOfResult(r).includes(job));
   }
 
   /**

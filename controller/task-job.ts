@@ -12,7 +12,7 @@ import {
   CONTEXT_DIR,
   CONTEXT_FILES,
   contextConfigMapName,
-  taskJobName,
+  runJobName,
   taskLabels as childLabels,
 } from "../kube/task-names.ts";
 
@@ -102,13 +102,13 @@ function configMap(
 const bytes = (s: string) => Buffer.byteLength(s, "utf8");
 
 /**
- * The task's ConfigMaps: `<execution>-<index>` with the assignment; when earlier outputs make it larger than a
+ * The task's ConfigMaps: `<execution>-<index>` (a whole project's: `<execution>-p`) with the assignment; when earlier outputs make it larger than a
  * ConfigMap may be, the largest context outputs move (whole, as raw text) into ConfigMaps of their own,
  * `<execution>-<index>-c<j>`, which the runner reads back in. Throws when even that cannot fit.
  */
 export function taskInputs(execution: ExecutionRef, assignment: TaskAssignment): TaskInputs {
   const revision = assignment.task.revision ?? 0;
-  const name = taskJobName(execution.name, assignment.task.index, revision);
+  const name = runJobName(execution.name, assignment);
   const context = assignment.context.map((c) => ({ ...c }));
   const files: Record<string, string> = {};
   const contextMounts: TaskMount[] = [];
@@ -182,7 +182,10 @@ export function runnerImage(assignment: TaskAssignment, settings: TaskJobSetting
   return assignment.runtime === "crewai" ? (settings.crewaiImage ?? settings.defaultImage) : settings.defaultImage;
 }
 
-/** The Job that runs one task: one pod at a time, retried by the Job controller, hardened. */
+/**
+ * The Job that runs one task (or a whole project, `<execution>-p`): one pod at a time, retried by the Job controller,
+ * hardened.
+ */
 export function taskJob(
   execution: ExecutionRef,
   assignment: TaskAssignment,
@@ -191,7 +194,7 @@ export function taskJob(
   contextMounts: TaskMount[] = [],
   apps?: TaskApps,
 ): KubeObject {
-  const name = taskJobName(execution.name, assignment.task.index, assignment.task.revision ?? 0);
+  const name = runJobName(execution.name, assignment);
   const labels = taskLabels(execution, assignment);
   const keyRef = assignment.agent.llm?.apiKeySecretRef;
   // The credential reaches the runner as a read-only file of the mounted Secret: the pod's account cannot read Secrets.

@@ -6,7 +6,7 @@ import type { KubeApi } from "../kube/runtime/client.ts";
 import { cacheKey } from "../kube/runtime/informer.ts";
 import { readThrough } from "../kube/runtime/read-through.ts";
 import { CONFIG_MAPS, JOBS, resourcePath } from "../kube/resources.ts";
-import { taskJobName } from "../kube/task-names.ts";
+import { runJobName } from "../kube/task-names.ts";
 import { appsSecretName } from "../kube/apps-secret.ts";
 import type { CachedExecution } from "../kube/typed-objects.ts";
 import { createIfAbsent } from "../kube/apply.ts";
@@ -49,10 +49,7 @@ export function decideWithinLimit(
   for (const start of starts) {
     const slot = limit.tryStart({
       execution: key,
-      job: cacheKey(
-        input.execution.namespace!,
-        taskJobName(input.execution.name, start.index, start.assignment.task.revision ?? 0),
-      ),
+      job: cacheKey(input.execution.namespace!, runJobName(input.execution.name, start.assignment)),
       running: ["Running", "WaitingForInput"].includes(input.execution.status?.phase ?? "") || granted.size > 0,
       createdAt: execution.metadata.creationTimestamp ?? "",
     });

@@ -7,11 +7,12 @@ import type { TaskResultSpec } from "./task-result.ts";
 /**
  * A user's whole CrewAI project (`spec.runner.crew: module:Class`, the @CrewBase class `crewai create crew` writes) runs
  * as ONE run for the execution, with the crew's own process (sequential or hierarchical): CrewAI alone knows how to run
- * a hierarchical crew, and a project is run as it is. The run is started as task 0's run (its Job has task 0's name, so
- * a restart finds it and never starts a second), and each task's result arrives as its own CrewTaskResult as CrewAI
- * reports the task complete. decide() sees the project through this view: the one run belongs to the first task that
- * has not succeeded yet, so progress, current_task, per-task timeouts, failures and stop read as for tasks run one by
- * one.
+ * a hierarchical crew, and a project is run as it is. The run is started and stopped as task 0's run, under a name of
+ * its own that no task's run can have (a Job `<execution>-p`, kube/task-names.ts: a restart finds it and never starts
+ * a second, and the runner results policy lets its pod, and no other, write the results of every task of the
+ * execution), and each task's result arrives as its own CrewTaskResult as CrewAI reports the task complete. decide()
+ * sees the project through this view: the one run belongs to the first task that has not succeeded yet, so progress,
+ * current_task, per-task timeouts, failures and stop read as for tasks run one by one.
  */
 
 export function wholeProjectProblems(spec: { runtime: string; runner: { crew?: string | undefined } }): string[] {
@@ -25,8 +26,8 @@ const specOf = (input: DecideInput): CrewSpec | undefined => input.execution.sta
 
 /**
  * decide() for a crew whose project runs whole: `decideTasks` (the per-task state machine) on the project's view of
- * the world, then its actions on the one run: only task 0 ever starts (with the project in its assignment), and
- * stopping any task stops the project's run.
+ * the world, then its actions on the one run: only task 0 ever starts (with the project in its assignment, which names
+ * its run the project's), and stopping any task stops task 0's run, the project's.
  */
 export function decideWholeProject(input: DecideInput, decideTasks: (input: DecideInput) => Decision): Decision {
   const spec = specOf(input);

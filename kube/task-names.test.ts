@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { contextConfigMapName, revisionOf, taskJobName, taskLabels, taskResultName } from "./task-names.ts";
+import {
+  contextConfigMapName,
+  projectJobName,
+  revisionOf,
+  runJobName,
+  taskJobName,
+  taskLabels,
+  taskResultName,
+} from "./task-names.ts";
 
 describe("the names of a task's objects", () => {
   it("names children <execution>-<index>, and keeps long names within 63 characters and stable", () => {
@@ -21,6 +29,30 @@ describe("the names of a task's objects", () => {
     for (const name of names) expect(name.length).toBeLessThanOrEqual(63);
     // The first answer's names are those given before revisions existed.
     expect(names[0]).toBe(taskJobName(long, 99));
+  });
+
+  it("names a whole project's Job <execution>-p, a name no task's Job has, whose pods keep it whole", () => {
+    const id = "5f0c7a3e-2b1d-4e8f-9a6c-1d2e3f4a5b6c";
+    expect(projectJobName(id)).toBe(`${id}-p`);
+    expect(runJobName(id, { task: { index: 0 }, project: { crew: "a.crew:A" } })).toBe(`${id}-p`);
+    expect(runJobName(id, { task: { index: 0 } })).toBe(`${id}-0`);
+    // Every task Job name ends in a digit, of any execution, long or short, revision or not.
+    const executions = [id, "a", "a-p", "p", "x".repeat(80), `${id}-0123456789`];
+    for (const execution of executions) {
+      for (const [index, revision] of [
+        [0, 0],
+        [1, 0],
+        [12, 3],
+      ] as const) {
+        expect(taskJobName(execution, index, revision)).toMatch(/[0-9]$/);
+      }
+      // The Job controller names a pod <Job>-<5 characters> and cuts the Job's name to 58 characters first.
+      expect(`${projectJobName(execution)}-`.length).toBeLessThanOrEqual(58);
+    }
+    // Up to 55 characters an execution's name stays whole in its project's pods' names (the policy matches it whole).
+    expect(projectJobName("y".repeat(55))).toBe(`${"y".repeat(55)}-p`);
+    expect(projectJobName("y".repeat(56))).not.toContain("y".repeat(56));
+    expect(projectJobName("y".repeat(56))).not.toBe(projectJobName("y".repeat(57)));
   });
 
   it("labels a revision's children with it, and reads it back (0 without the label)", () => {

@@ -35,6 +35,24 @@ export function taskJobName(execution: string, index: number, revision = 0): str
   return `${execution.slice(0, 63 - 10 - suffix.length)}-${shortHash(execution)}-${suffix}`;
 }
 
+/**
+ * The one name of a whole project's Job and of its assignment's ConfigMap (spec.runner.crew: one run for every task of
+ * the execution): `<execution>-p`. No task's Job can have it (theirs end in a digit), so the runner results policy
+ * (controller/manifests/runner-results-policy.yaml) tells a project's pod (`<execution>-p-<5 characters>`) from any
+ * task's by its name alone, and lets it write the results of every task of its own execution. Up to 55 characters of
+ * execution the pods' names keep the Job's whole (the Job controller cuts a longer one); a longer name gets a hash,
+ * whose pods the policy refuses, as it refuses long-named tasks' (kickoff ids are UUIDs, 36 characters).
+ */
+export function projectJobName(execution: string): string {
+  if (execution.length <= 55) return `${execution}-p`;
+  return `${execution.slice(0, 44)}-${shortHash(execution)}-p`;
+}
+
+/** The Job (and assignment ConfigMap) of a run: the project's when it runs a whole project, else its task's. */
+export function runJobName(execution: string, run: { task: { index: number; revision?: number }; project?: unknown }) {
+  return run.project ? projectJobName(execution) : taskJobName(execution, run.task.index, run.task.revision ?? 0);
+}
+
 /** The ConfigMap holding context entry `context` of task `index`, moved out of the assignment for its size. */
 export function contextConfigMapName(execution: string, index: number, context: number, revision = 0): string {
   return `${taskJobName(execution, index, revision)}-c${context}`;
