@@ -55,6 +55,10 @@ export function buildAssignment(input: DecideInput, spec: CrewSpec, index: numbe
       ...(resume ? { resume } : {}),
       ...taskGuardrails(task),
       ...(task.python ? { python: task.python } : {}),
+      // The arguments' text takes the inputs as the description does (a flow's tool method: its JSON whole).
+      ...(task.toolCall
+        ? { toolCall: { ...task.toolCall, arguments: interpolate(task.toolCall.arguments, inputs) } }
+        : {}),
     },
     agent: {
       ...agent,

@@ -5,6 +5,7 @@ import { NO_TASK_TOOLS, taskTools } from "./task-tools.ts";
 import { MAX_STORED_STEPS, taskStep } from "./task-step.ts";
 import { taskGuardrailFields } from "./task-guardrails.ts";
 import { crewProjectReference, taskPythonFields } from "./python-references.ts";
+import { taskToolCallFields } from "./task-tool-call.ts";
 import { loopResume, parkedLoop } from "./parked-loop.ts";
 
 /** What a project's run is told besides task 0's assignment: the class, and the Crew's tasks it must have. */
@@ -41,6 +42,7 @@ export const taskAssignment = z.object({
     // As the crew gives them (the crewai runtime hands them to CrewAI; runner/guardrails.ts turns them into checks).
     ...taskGuardrailFields,
     ...taskPythonFields,
+    ...taskToolCallFields,
   }),
   agent: agent,
   context: z

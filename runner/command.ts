@@ -7,6 +7,7 @@ import { FileTaskIO, type TaskIO } from "./io.ts";
 import { KubernetesTaskIO } from "./kubernetes-io.ts";
 import { runCrewaiTask } from "./crewai-runtime.ts";
 import { runTask } from "./run-task.ts";
+import { runToolCall } from "./run-tool-call.ts";
 import type { StepSummary, StepTask } from "./step-recorder.ts";
 import { StepReporter } from "./step-reporter.ts";
 import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
@@ -68,7 +69,7 @@ export async function runAssignedTask(
             ...onStep,
             ...(io.reportTaskOutcome ? { onTaskOutcome: (o: TaskOutcome) => io.reportTaskOutcome!(o) } : {}),
           })
-        : await runTask(assignment, {
+        : await (assignment.task.toolCall ? runToolCall : runTask)(assignment, {
             env: config.env,
             fetch: outbound.fetch,
             languageModel: (llm, env, fetch) =>
