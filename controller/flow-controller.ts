@@ -1,5 +1,6 @@
 import type { Logger } from "../core/logger.ts";
-import { LABEL_FLOW_EXECUTION } from "../kube/resources.ts";
+import { declaredCrewNames } from "../core/flow/declared-crews.ts";
+import { LABEL_FLOW, LABEL_FLOW_EXECUTION } from "../kube/resources.ts";
 import type { KubeClient } from "../kube/runtime/client.ts";
 import type { EventRecorder } from "../kube/runtime/events.ts";
 import { cacheKey, objectKey } from "../kube/runtime/informer.ts";
@@ -20,7 +21,8 @@ const EACH_CONCURRENCY = 4;
 /**
  * The flow side of the controller, wired apart from the crews': its caches (Flows, FlowExecutions), two queues, and
  * which change queues which key — a Flow's own change; a run's own change, its results' (label kubecrew.io/execution)
- * and its child executions' (label kubecrew.io/flow-execution); a Flow that appears, for the runs waiting for it.
+ * and its child executions' (label kubecrew.io/flow-execution); a Flow that appears, for the runs waiting for it; a
+ * Crew that a Flow's from_declaration names, for that Flow.
  */
 export function flowController(o: {
   client: KubeClient;
@@ -43,6 +45,7 @@ export function flowController(o: {
     flows: flowCaches.flows,
     runs: flowCaches.runs,
     results: o.caches.results,
+    executions: o.caches.executions,
     dispatcher: o.webhooks,
     secretKey: o.webhookSecretKey,
     log: o.log,
@@ -61,6 +64,7 @@ export function flowController(o: {
     runs: flowCaches.runs,
     executions: o.caches.executions,
     results: o.caches.results,
+    crews: o.caches.crews,
     eachConcurrency: EACH_CONCURRENCY,
     now: o.now,
     log: o.log,
@@ -80,11 +84,32 @@ export function flowController(o: {
       }
     }
   });
+  // A Crew a flow's from_declaration names that appears, changes or goes: the flow is judged again (its Ready).
+  o.caches.crews.on((event, crew, previous) => {
+    if (!changed(event, crew, previous) || crew.metadata?.labels?.[LABEL_FLOW]) return;
+    for (const flow of flowCaches.flows.list(crew.metadata?.namespace)) {
+      if (!isUndecodable(flow) && declaredCrewNames(flow.spec).includes(crew.metadata?.name ?? "")) {
+        queues.flows.add(objectKey(flow));
+      }
+    }
+  });
   flowCaches.runs.on((event, run, previous) => {
     if (event !== "delete" && changed(event, run, previous)) queues.runs.add(objectKey(run));
   });
+  // A method run's child reporting a step: its run is looked at when it sends steps (a step webhook is due).
+  const queueRunOfChild = (key: string) => {
+    const [namespace, name] = key.split("/") as [string, string];
+    const child = o.caches.executions.get(namespace, name);
+    const run = child && !isUndecodable(child) ? child.metadata.labels?.[LABEL_FLOW_EXECUTION] : undefined;
+    const held = run ? flowCaches.runs.get(namespace, run) : undefined;
+    if (held && !isUndecodable(held) && held.spec.webhooks?.step) queues.runs.add(cacheKey(namespace, run!));
+  };
   o.caches.results.on((event, result, previous) => {
-    if (changed(event, result, previous)) byExecution(result).forEach(queueRun);
+    if (!changed(event, result, previous)) return;
+    for (const key of byExecution(result)) {
+      queueRun(key);
+      queueRunOfChild(key);
+    }
   });
   o.caches.executions.on((event, execution, previous) => {
     const run = execution.metadata?.labels?.[LABEL_FLOW_EXECUTION];

@@ -2,9 +2,11 @@ import { API_VERSION } from "../core/api-group.ts";
 import { isFinished, type Requester } from "../core/execution.ts";
 import { evaluateCel, renderTemplate, type CelContext } from "../core/flow/cel.ts";
 import type { AtomicAction, EachAction, FlowDefinition } from "../core/flow/definition.ts";
+import { declaredCrewName } from "../core/flow/declared-crews.ts";
 import { AGENT_INPUT, methodCrewName, type ActionPlace } from "../core/flow/method-crews.ts";
 import { outputText } from "../core/flow/outcomes.ts";
-import type { Json } from "../core/json.ts";
+import { resolveInputs } from "../core/inputs.ts";
+import type { Json, JsonObject } from "../core/json.ts";
 import { statusResponse } from "../core/status-view.ts";
 import type { TaskResultSpec } from "../core/task-result.ts";
 import { createIfAbsent } from "../kube/apply.ts";
@@ -20,19 +22,21 @@ import {
 import type { KubeApi, OwnerReference } from "../kube/runtime/client.ts";
 import { cacheKey, type Informer } from "../kube/runtime/informer.ts";
 import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
-import type { CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts";
+import type { CachedCrew, CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts";
 
 /**
  * One method run of a flow carried out level-based: each look at it computes what it can (CEL in the controller) and
- * makes sure the child executions its crew and agent actions need exist (deterministic names: a look repeated after a
- * restart finds them, never starts a second), answering `pending` until they have all ended. Nothing here writes the
- * method's result: the flow run reconciler records it, once.
+ * makes sure the child executions its crew, agent and tool actions need exist (deterministic names: a look repeated
+ * after a restart finds them, never starts a second), answering `pending` until they have all ended. Nothing here
+ * writes the method's result: the flow run reconciler records it, once.
  */
 
 export interface MethodWorld {
   client: Pick<KubeApi, "create">;
   executions: Informer<CachedExecution | Undecodable>;
   results: Informer<CachedTaskResult | Undecodable>;
+  /** The namespace's Crews: a declared crew's inputs take its defaults, as CrewAI's take the declaration's. */
+  crews?: Informer<CachedCrew | Undecodable>;
   /** Items of one `each` running at once. */
   eachConcurrency: number;
 }
@@ -151,7 +155,8 @@ async function advanceAtomic(
   if (action.call === "agent") {
     const input = renderTemplate(action.with.input ?? "", context, run.startTime);
     const inputs = { [AGENT_INPUT]: typeof input === "string" ? input : JSON.stringify(input) };
-    const child = await childRun(world, run, place, methodExecutionName(run.name, activation, item), inputs, mayStart);
+    const crew = methodCrewName(run.flow, place);
+    const child = await childRun(world, run, crew, methodExecutionName(run.name, activation, item), inputs, mayStart);
     if (child.state !== "done") return child;
     const task = child.tasks[0];
     return {
@@ -161,10 +166,29 @@ async function advanceAtomic(
       agent: child.agent,
     };
   }
+  if (action.call === "tool") {
+    // CrewAI's tool action answers with the tool's result as it is: here its text.
+    const args = renderTemplate(action.with ?? {}, context, run.startTime);
+    const inputs = { [AGENT_INPUT]: JSON.stringify(args) };
+    const crew = methodCrewName(run.flow, place);
+    const child = await childRun(world, run, crew, methodExecutionName(run.name, activation, item), inputs, mayStart);
+    if (child.state !== "done") return child;
+    return { state: "done", output: child.output, onMock: false, agent: child.agent };
+  }
   if (action.call === "crew") {
-    const inputs = renderTemplate({ ...(action.with?.inputs ?? {}), ...(action.inputs ?? {}) }, context, run.startTime);
+    let inputs = renderTemplate({ ...(action.with?.inputs ?? {}), ...(action.inputs ?? {}) }, context, run.startTime);
     const name = methodExecutionName(run.name, activation, item);
-    const child = await childRun(world, run, place, name, inputs as Record<string, Json>, mayStart);
+    // A crew from a declaration is the Crew of the namespace its path names (the Flow is Ready only when it exists).
+    const crew = action.from_declaration
+      ? (declaredCrewName(action.from_declaration) ?? "")
+      : methodCrewName(run.flow, place);
+    const declared = action.from_declaration ? world.crews?.get(run.namespace, crew) : undefined;
+    if (declared && !isUndecodable(declared)) {
+      const resolved = resolveInputs(declared.spec, inputs as JsonObject);
+      if (!resolved.ok) throw new Error(`the Crew "${crew}" needs the inputs ${resolved.missing.join(", ")}`);
+      inputs = resolved.inputs;
+    }
+    const child = await childRun(world, run, crew, name, inputs as Record<string, Json>, mayStart);
     if (child.state !== "done") return child;
     const last = child.tasks.at(-1);
     return {
@@ -198,7 +222,7 @@ type ChildProgress =
 async function childRun(
   world: MethodWorld,
   run: RunRef,
-  place: ActionPlace,
+  crewName: string,
   name: string,
   inputs: Record<string, Json>,
   mayStart: boolean,
@@ -216,7 +240,7 @@ async function childRun(
         ownerReferences: [runOwner(run)],
       },
       spec: {
-        crewRef: { name: methodCrewName(run.flow, place) },
+        crewRef: { name: crewName },
         inputs: textInputs(inputs),
         ...(run.requestedBy ? { requestedBy: run.requestedBy } : {}),
       },

@@ -2,6 +2,7 @@ import { API_VERSION } from "../core/api-group.ts";
 import type { Crew } from "../core/crew.ts";
 import { crewSpec } from "../core/crew-resource.ts";
 import { desiredFlowStatus, judgeFlowResource, type FlowVerdict } from "../core/flow/flow-verdict.ts";
+import type { DeclaredCrew } from "../core/flow/declared-crews.ts";
 import { flowStatus } from "../core/flow/flow-resources.ts";
 import { applyStatus, createIfAbsent } from "../kube/apply.ts";
 import { mergePatchDiff } from "../kube/merge-patch.ts";
@@ -26,8 +27,9 @@ export interface FlowReconcilerOptions {
 
 /**
  * One reconcile of one Flow: judge its document (core/flow/flow-verdict.ts), keep the Crews its agent and crew methods
- * run (created when absent, patched when the Flow changed them; owned by the Flow, so they go with it), and write its
- * status — Ready False naming every problem (and a Warning Event when that verdict is new), else Ready True.
+ * run (created when absent, patched when the Flow changed them; owned by the Flow, so they go with it), see that the
+ * Crews its `from_declaration` methods name exist and are Ready (core/flow/declared-crews.ts), and write its status —
+ * Ready False naming every problem (and a Warning Event when that verdict is new), else Ready True.
  */
 export class FlowReconciler {
   private readonly o: FlowReconcilerOptions;
@@ -49,12 +51,11 @@ export class FlowReconciler {
       for (const crew of verdict.crews) {
         if (!(await this.keepCrew(flow, crew))) taken.push(crew.metadata.name);
       }
-      if (taken.length) {
-        verdict = {
-          ok: false,
-          problems: taken.map((c) => `the Crew "${c}" its methods run exists and is not this Flow's; rename one`),
-        };
-      }
+      const problems = [
+        ...taken.map((c) => `the Crew "${c}" its methods run exists and is not this Flow's; rename one`),
+        ...this.missingDeclared(namespace, verdict.declared),
+      ];
+      if (problems.length) verdict = { ok: false, problems };
     }
     const previous = flowStatus.safeParse(flow.status).data;
     const desired = desiredFlowStatus(verdict, previous, flow.metadata.generation, this.o.now().toISOString());
@@ -66,6 +67,24 @@ export class FlowReconciler {
       this.o.events.record(target, "Warning", ready.reason, ready.message);
     }
     return {};
+  }
+
+  /** The crews its `from_declaration` methods name that the namespace lacks, or holds not Ready. */
+  private missingDeclared(namespace: string, declared: DeclaredCrew[]): string[] {
+    return declared.flatMap(({ at, path, crew }) => {
+      const existing = crew ? this.o.crews.get(namespace, crew) : undefined;
+      const where = `${at}.from_declaration: the Crew "${crew}" (${path})`;
+      if (!existing) {
+        return [
+          `${where} does not exist in namespace ${namespace}; import it: kubecrew import crewai ${path} --name ${crew} | kubectl apply -f -`,
+        ];
+      }
+      const ready = isUndecodable(existing) ? undefined : existing.status?.conditions?.find((c) => c.type === "Ready");
+      if (isUndecodable(existing) || ready?.status === "False") {
+        return [`${where} is not Ready${ready?.message ? `: ${ready.message}` : ""}`];
+      }
+      return [];
+    });
   }
 
   /** False when a Crew of that name exists and is not the Flow's. */

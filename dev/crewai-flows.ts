@@ -1,12 +1,11 @@
 import { readdir, readFile, stat } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { API_VERSION } from "../core/api-group.ts";
 import { FLOW_SCHEMA } from "../core/flow/definition.ts";
 import { atomicActions, methodCrews } from "../core/flow/method-crews.ts";
 import { judgeFlow } from "../core/flow/problems.ts";
-import type { CrewAIDefinition } from "../core/crewai-import/definition.ts";
-import { readCrewAIPath } from "./crewai-projects.ts";
+import { inlineDeclaredCrews } from "./declared-crews.ts";
 import { flowName } from "./flow-catalog.ts";
 
 /**
@@ -81,7 +80,7 @@ export async function importCrewAIFlow(
       ? [`methods.${place.method}.do: call: ${action.call} runs Python: only the crewai runtime runs it`]
       : [],
   );
-  const inlined = await inlineDeclaredCrews(file, document as FlowDocument);
+  const inlined = await inlineDeclaredCrews(file, document);
   if (inlined.problems.length) return { ok: false, problems: inlined.problems, notes };
   // The crews its methods run, judged as kubecrew dev and the cluster judge them (the model does not matter here).
   const rejudged = judgeFlow(inlined.document);
@@ -95,51 +94,5 @@ export async function importCrewAIFlow(
     ok: true,
     manifest: { apiVersion: API_VERSION, kind: "Flow", metadata, spec: inlined.document },
     notes: [...notes, ...inlined.notes],
-  };
-}
-
-type Action = { call?: unknown; from_declaration?: unknown; with?: unknown; [key: string]: unknown };
-type FlowDocument = { methods: Record<string, { do: Action & { do?: { name: string; action: Action }[] } }> };
-
-/**
- * Each crew `from_declaration` (a JSON crew declaration, file or folder, relative to the flow's file as CrewAI
- * resolves it) read and written inline as CrewAI's CrewDefinition, so the Flow carries its crews with it.
- */
-async function inlineDeclaredCrews(file: string, document: FlowDocument) {
-  const copy = structuredClone(document);
-  const problems: string[] = [];
-  const notes: string[] = [];
-  const inline = async (action: Action, at: string): Promise<Action> => {
-    if (action.call !== "crew" || typeof action.from_declaration !== "string") return action;
-    const path = resolve(dirname(file), action.from_declaration);
-    const source = await readCrewAIPath(path);
-    if (!source.definition || source.findings.problems.length) {
-      problems.push(...source.findings.problems.map((p) => `${file}: ${at}.from_declaration: ${p}`));
-      return action;
-    }
-    if (source.definition.shape !== "json-project") {
-      problems.push(`${file}: ${at}.from_declaration: ${path} is not a JSON crew declaration (crew.jsonc)`);
-      return action;
-    }
-    const { from_declaration: _from, ...rest } = action;
-    notes.push(`${at}: the crew from_declaration ${action.from_declaration} is put inline (with)`);
-    return { ...rest, with: crewDefinitionOf(source.definition) };
-  };
-  for (const [method, m] of Object.entries(copy.methods)) {
-    if (m.do.call === "each" && Array.isArray(m.do.do)) {
-      for (const step of m.do.do) step.action = await inline(step.action, `methods.${method}.do.${step.name}`);
-    } else m.do = await inline(m.do, `methods.${method}.do`);
-  }
-  return { document: copy, problems, notes };
-}
-
-/** A JSON crew declaration as CrewAI's inline CrewDefinition: its agents' files read into `agents`. */
-function crewDefinitionOf(definition: CrewAIDefinition): Record<string, unknown> {
-  const fields = { ...definition.crew.fields };
-  if (definition.manager) fields.manager_agent = definition.manager.fields;
-  return {
-    ...fields,
-    agents: Object.fromEntries(definition.agents.map((a) => [a.name, a.fields])),
-    tasks: definition.tasks.map((t) => t.fields),
   };
 }

@@ -18,12 +18,6 @@ export function unsupportedActionMessage(action: AtomicAction, at: string): stri
   if (action.call === "script" || action.call === "code") {
     return `${at}: call: ${action.call} runs Python, which only the crewai runtime runs; kubecrew dev runs flows on the kubecrew runtime`;
   }
-  if (action.call === "tool") {
-    return `${at}: call: tool (${action.ref}) is not run by kubecrew dev yet; give the tool to an agent (call: agent with tools)`;
-  }
-  if (action.call === "crew" && action.from_declaration) {
-    return `${at}: call: crew with from_declaration is not run by kubecrew dev yet; put the crew inline (with)`;
-  }
   return undefined;
 }
 
@@ -119,10 +113,12 @@ async function runAtomic(
         onMock: run.onMock,
       };
     }
-    case "tool":
-      throw new UnsupportedAction(
-        `methods.${place.method}.do: call: tool (${action.ref}) is not run by kubecrew dev yet; give the tool to an agent (call: agent)`,
-      );
+    case "tool": {
+      // CrewAI's tool action answers with the tool's result as it is: here its text.
+      const args = renderTemplate(action.with ?? {}, context, deps.now);
+      const run = await runChild(deps, place, { [AGENT_INPUT]: JSON.stringify(args) });
+      return { output: run.output, onMock: false };
+    }
     default:
       throw new UnsupportedAction(`methods.${place.method}.do: call: ${action.call} is not supported`);
   }

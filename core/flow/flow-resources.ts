@@ -13,6 +13,8 @@ import { jsonObject, jsonValue } from "../json.ts";
 
 /** The annotation on a Flow naming the model its agent and crew methods use where they name none (an LlmConfig as JSON). */
 export const ANNOTATION_FLOW_LLM = "kubecrew.io/llm";
+/** The annotation on a Flow listing the hosts its tool methods' http_request may call (comma-separated patterns). */
+export const ANNOTATION_FLOW_ALLOWED_HOSTS = "kubecrew.io/allowed-hosts";
 
 export const flowSpec = z.looseObject({
   schema: z.string().optional().describe("crewai.flow/v1"),

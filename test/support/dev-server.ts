@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { MemoryTokenStore } from "../../api/auth/memory-token-store.ts";
 import { devConfigSchema, repoRoot } from "../../dev/config.ts";
 import { startDev, type RunningDev } from "../../dev/start.ts";
@@ -44,7 +44,11 @@ export async function startTestDev(
 ): Promise<RunningDev> {
   const dir = mkdtempSync(join(tmpdir(), "kubecrew-crews-"));
   writeFileSync(join(dir, "research-crew.yaml"), readExample());
-  for (const [file, yaml] of Object.entries(extraCrews)) writeFileSync(join(dir, file), yaml);
+  for (const [file, yaml] of Object.entries(extraCrews)) {
+    // A path with folders (a flow's crew declaration beside it) gets its folders.
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), yaml);
+  }
   const store = new MemoryTokenStore();
   store.add(tokens.org, { kind: "org", crews: "*", subject: "org" });
   store.add(tokens.alice, { kind: "user", crews: "*", subject: "alice" });

@@ -2,7 +2,7 @@ import { parse } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { judgeFlow } from "../../../core/flow/problems.ts";
 import { crewaiCreatedFlow, crewaiExampleFlow, crewaiValidates, type Refusal } from "../../support/crewai-flow.ts";
-import { refusedCases, runnableCases, stricterCases } from "./flow-cases.ts";
+import { refusedCases, runnableCases, stricterCases, toolCases } from "./flow-cases.ts";
 
 // kubecrew's judgement of crewai.flow/v1 documents against CrewAI's own FlowDefinition (the installed package): what
 // kubecrew accepts CrewAI accepts; what CrewAI refuses kubecrew refuses, naming where.
@@ -18,14 +18,19 @@ beforeAll(async () => {
     created,
     ...runnableCases.map((c) => c.definition),
     ...refusedCases.map((c) => c.definition),
+    ...toolCases.map((c) => c.definition),
   ]);
 }, 240_000);
 
 const verdictOf = (definition: unknown): Refusal =>
   verdicts[
-    [example, created, ...runnableCases.map((c) => c.definition), ...refusedCases.map((c) => c.definition)].indexOf(
-      definition,
-    )
+    [
+      example,
+      created,
+      ...runnableCases.map((c) => c.definition),
+      ...refusedCases.map((c) => c.definition),
+      ...toolCases.map((c) => c.definition),
+    ].indexOf(definition)
   ]!;
 
 describe("definitions kubecrew accepts", () => {
@@ -42,6 +47,14 @@ describe("definitions kubecrew accepts", () => {
   });
 
   it.each(runnableCases)("$name: kubecrew and CrewAI both accept it", ({ definition }) => {
+    const judged = judgeFlow(definition);
+    expect(judged.ok ? [] : judged.problems).toEqual([]);
+    expect(verdictOf(definition)).toEqual({ ok: true });
+  });
+});
+
+describe("kubecrew's tool refs and crews from declarations", () => {
+  it.each(toolCases)("$name: kubecrew and CrewAI both accept it", ({ definition }) => {
     const judged = judgeFlow(definition);
     expect(judged.ok ? [] : judged.problems).toEqual([]);
     expect(verdictOf(definition)).toEqual({ ok: true });

@@ -199,7 +199,7 @@ methods:
       "{ call: tool, ref: my_project.tools:SearchTool }",
     );
     await expect(startTestDev({ "py-flow.yaml": tool })).rejects.toThrow(
-      /methods\.seed\.do: call: tool .* is not run by kubecrew dev yet/,
+      /methods\.seed\.do\.ref: "my_project\.tools:SearchTool" is a Python tool class, which only the crewai runtime runs/,
     );
   });
 });

@@ -211,3 +211,29 @@ export const stricterCases: { name: string; definition: Record<string, unknown>;
     at: "methods.a.human_feedback.default_outcome",
   },
 ];
+
+/**
+ * Definitions with kubecrew's tool refs (http_request, an MCP server's tool, an app action) and a crew from a
+ * declaration: kubecrew runs them (docs/flows.md), and CrewAI's FlowDefinition accepts them as written (its runtime
+ * resolves a tool ref only when it runs one).
+ */
+export const toolCases: { name: string; definition: Record<string, unknown> }[] = [
+  {
+    name: "tool methods and a crew from a declaration",
+    definition: flow("ToolFlow", {
+      fetch: {
+        start: true,
+        do: { call: "tool", ref: "http_request", with: { method: "GET", url: "${'https://a.test/' + state.item}" } },
+      },
+      lookup: { listen: "fetch", do: { call: "tool", ref: "https://mcp.test/mcp#lookup", with: { key: "k" } } },
+      mail: {
+        listen: "lookup",
+        do: { call: "tool", ref: "gmail/send_email", with: { to: "a@b.test", body: "${outputs.fetch}" } },
+      },
+      notes: {
+        listen: "mail",
+        do: { call: "crew", from_declaration: "crews/note_crew", inputs: { topic: "${outputs.lookup}" } },
+      },
+    }),
+  },
+];

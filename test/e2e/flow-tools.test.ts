@@ -1,0 +1,192 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { stringify } from "yaml";
+import { describe, expect, inject, it } from "vitest";
+import { startLlmFixture, type LlmFixture } from "../support/llm-fixture.ts";
+import { crewSuite } from "./support/crew-suite.ts";
+import { crewYaml, waitFor, type Loose } from "./support/fixture.ts";
+import { hostForPods } from "./support/installed.ts";
+import { kubectl } from "./support/kubectl.ts";
+
+/**
+ * A flow's `call: tool` and `call: crew` with `from_declaration` on a real control plane: a tool method runs as one
+ * Job that calls the tool (http_request, to a loopback HTTP server the Flow's allowed hosts name) with no model, its
+ * text is `outputs.<method>` for the next method; a declared crew is the namespace's Crew its path names, the Flow
+ * Ready False until that Crew exists.
+ */
+const kubeconfig = inject("kubeconfig");
+let llm: LlmFixture;
+let quotes: Server;
+let quotesHost: string;
+const asked: string[] = [];
+
+const suite = crewSuite(kubeconfig, {
+  prefix: "flow-tools",
+  before: async () => {
+    llm = await startLlmFixture(hostForPods());
+    quotes = createServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      res.writeHead(200, { "content-type": "application/json" }).end('{"item": "tea", "price": 42}');
+    });
+    const host = hostForPods();
+    await new Promise<void>((resolve) => quotes.listen(0, host, resolve));
+    quotesHost = `${host}:${(quotes.address() as AddressInfo).port}`;
+  },
+  after: async () => {
+    quotes?.closeAllConnections();
+    await new Promise((resolve) => quotes?.close(resolve));
+    await llm?.stop();
+  },
+  crews: () => [],
+});
+
+function flowYaml(name: string, document: unknown, annotations: Record<string, string> = {}): string {
+  return stringify({
+    apiVersion: "kubecrew.io/v1alpha1",
+    kind: "Flow",
+    metadata: { name, annotations },
+    spec: document,
+  });
+}
+
+async function readyCondition(name: string): Promise<Loose> {
+  const flow = JSON.parse(await kubectl(kubeconfig, ["get", "flow", name, "-n", suite.namespace, "-o", "json"]));
+  const condition = flow.status?.conditions?.find((c: Loose) => c.type === "Ready");
+  return condition?.observedGeneration === flow.metadata.generation ? condition : undefined;
+}
+
+async function finished(flow: string, id: string): Promise<Loose> {
+  return waitFor(
+    `${flow} run ended`,
+    async () => {
+      const res = await suite.api.call(`/flows/${flow}/status/${id}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.status === "running" ? undefined : res.body;
+    },
+    120_000,
+    250,
+  );
+}
+
+async function kickoff(flow: string, inputs: Record<string, unknown>): Promise<string> {
+  await waitFor(`${flow} served`, async () => (await suite.api.call(`/flows/${flow}/inputs`)).status === 200);
+  const res = await suite.api.call(`/flows/${flow}/kickoff`, { body: { inputs } });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.kickoff_id as string;
+}
+
+describe("a flow's tool method on the cluster", () => {
+  it("calls http_request in one Job with no model, and the next method uses its text", async () => {
+    const document = {
+      schema: "crewai.flow/v1",
+      name: "QuoteFlow",
+      state: {
+        type: "json_schema",
+        json_schema: { type: "object", properties: { item: { type: "string" } }, required: ["item"] },
+      },
+      methods: {
+        fetch: {
+          start: true,
+          do: {
+            call: "tool",
+            ref: "http_request",
+            with: { method: "GET", url: `\${'http://${quotesHost}/quote?item=' + state.item}` },
+          },
+        },
+        verdict: {
+          listen: "fetch",
+          do: { call: "expression", expr: `outputs.fetch.contains('"price": 42') ? 'priced' : 'unpriced'` },
+        },
+      },
+    };
+    await suite.applyCrew(flowYaml("quotes", document, { "kubecrew.io/allowed-hosts": quotesHost }));
+    expect(await waitFor("quotes judged", () => readyCondition("quotes"))).toMatchObject({ status: "True" });
+    const id = await kickoff("quotes", { item: "tea" });
+    const final = await finished("quotes", id);
+    expect(final.status, JSON.stringify(final)).toBe("completed");
+    expect(final.result.tasks.map((t: Loose) => t.task_id)).toEqual(["fetch", "verdict"]);
+    expect(final.result.outputs.fetch).toMatch(/^HTTP 200 OK\n/);
+    expect(final.result.outputs.fetch).toContain('{"item": "tea", "price": 42}');
+    expect(final.result.outputs.verdict).toBe("priced");
+    expect(asked).toEqual(["GET /quote?item=tea"]);
+    expect(llm.requests).toHaveLength(0);
+
+    // One child execution of the method's Crew, whose one task was one Job.
+    const [child] = JSON.parse(
+      await kubectl(kubeconfig, [
+        ...["get", "crewexecutions", "-n", suite.namespace, "-l", `kubecrew.io/flow-execution=${id}`, "-o", "json"],
+      ]),
+    ).items as Loose[];
+    expect(child.spec.crewRef.name).toBe("quotes-fetch");
+    const jobs = JSON.parse(
+      await kubectl(kubeconfig, [
+        ...["get", "jobs", "-n", suite.namespace, "-l", `kubecrew.io/execution=${child.metadata.name}`, "-o", "json"],
+      ]),
+    ).items as Loose[];
+    expect(jobs).toHaveLength(1);
+    const results = JSON.parse(
+      await kubectl(kubeconfig, [
+        ...["get", "crewtaskresults", "-n", suite.namespace, "-l", `kubecrew.io/execution=${id}`, "-o", "json"],
+      ]),
+    ).items as Loose[];
+    const fetched = results.find((r) => r.metadata.labels["kubecrew.io/task"] === "fetch");
+    expect(fetched.spec.jsonDict.output).toBe(final.result.outputs.fetch);
+  });
+
+  it("fails the method when the host is not one the Flow allows, and never calls it", async () => {
+    const document = {
+      schema: "crewai.flow/v1",
+      name: "RefusedFlow",
+      methods: {
+        fetch: {
+          start: true,
+          do: { call: "tool", ref: "http_request", with: { method: "GET", url: `http://${quotesHost}/refused` } },
+        },
+      },
+    };
+    await suite.applyCrew(flowYaml("refused", document));
+    expect(await waitFor("refused judged", () => readyCondition("refused"))).toMatchObject({ status: "True" });
+    const before = asked.length;
+    const final = await finished("refused", await kickoff("refused", {}));
+    expect(final).toMatchObject({ status: "error" });
+    expect(final.error).toContain('The tool "http_request" failed');
+    expect(asked.length).toBe(before);
+  });
+});
+
+describe("a flow's crew from a declaration on the cluster", () => {
+  it("is Ready False while the Crew its path names is missing, Ready once it is applied, and runs it", async () => {
+    const document = {
+      schema: "crewai.flow/v1",
+      name: "NotesFlow",
+      state: { type: "dict", default: { topic: "tide pools" } },
+      methods: {
+        notes: {
+          start: true,
+          do: { call: "crew", from_declaration: "crews/note_crew", inputs: { topic: "${state.topic}" } },
+        },
+        done: { listen: "notes", do: { call: "expression", expr: "'noted: ' + outputs.notes.raw" } },
+      },
+    };
+    await suite.applyCrew(flowYaml("notes", document));
+    const missing = await waitFor("notes judged", () => readyCondition("notes"));
+    expect(missing).toMatchObject({ status: "False", reason: "InvalidSpec" });
+    expect(missing.message).toContain(
+      `methods.notes.do.from_declaration: the Crew "note-crew" (crews/note_crew) does not exist in namespace ${suite.namespace}`,
+    );
+    expect((await suite.api.call("/flows/notes/kickoff", { body: { inputs: {} } })).status).toBe(404);
+
+    // Its input `tone` has a default the flow does not give: taken, as CrewAI takes a declaration's default inputs.
+    await suite.applyCrew(
+      crewYaml("note-crew", "mock", { tasks: 1 })
+        .replace("inputs: [{ name: topic }]", 'inputs: [{ name: topic }, { name: tone, default: "calm" }]')
+        .replace('"Step 1 on {topic}"', '"Step 1 on {topic}, {tone}"'),
+    );
+    await waitFor("notes Ready", async () => (await readyCondition("notes"))?.status === "True" || undefined);
+    const final = await finished("notes", await kickoff("notes", {}));
+    expect(final.status, JSON.stringify(final)).toBe("completed");
+    expect(final.result.outputs.notes.raw).toMatch(/^\[mock llm\] Answer to task "step1"/);
+    expect(final.result.outputs.notes.raw).toContain("Step 1 on tide pools, calm");
+    expect(final.result.output).toBe(`noted: ${final.result.outputs.notes.raw}`);
+  });
+});
