@@ -23,7 +23,11 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
 const commands: Record<string, (program: Command) => Promise<void>> = {
   api: async (p) => (await import("../api/command.ts")).registerApiCommand(p),
   dev: async (p) => (await import("./dev-command.ts")).registerDevCommand(p),
-  runner: async (p) => (await import("../runner/command.ts")).registerRunnerCommand(p),
+  runner: async (p) => {
+    // A crewai task's adapter loads CrewAI (seconds) while the runner loads its own modules.
+    (await import("../runner/crewai-adapter-start.ts")).startAdapterEarly(process.argv, process.env);
+    (await import("../runner/command.ts")).registerRunnerCommand(p);
+  },
   controller: async (p) => (await import("../controller/command.ts")).registerControllerCommand(p),
   integrations: async (p) => (await import("../integrations/command.ts")).registerIntegrationsCommand(p),
   token: async (p) => (await import("./token-command.ts")).registerTokenCommand(p),

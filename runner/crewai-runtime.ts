@@ -1,13 +1,12 @@
-import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { rm } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import type { Logger } from "../core/logger.ts";
 import { silentLogger } from "../core/logger.ts";
 import type { Resolver } from "../platform/outbound/outbound-fetch.ts";
 import type { OutboundPolicy } from "../core/outbound/policy.ts";
+import { TRACEPARENT_ENV } from "../platform/telemetry/trace-context.ts";
 import {
   MAX_TASK_OUTPUT_BYTES,
   taskOutcome,
@@ -17,24 +16,14 @@ import {
 } from "../core/task-assignment.ts";
 import { taskStep, type TaskStep } from "../core/task-step.ts";
 import { appsMcpServer, type AppsSettings } from "./apps-source.ts";
+import { adapterEnv, makeAdapterHome, proxyEnv, spawnAdapter, takeEarlyAdapter } from "./crewai-adapter-start.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
 import { apiKeyFor, modelLabel, type Env } from "./llm.ts";
 import { mcpHeaders } from "./mcp-headers.ts";
 import { StepRecorder, type StepSummary, type StepTask } from "./step-recorder.ts";
 
-/** The adapter's module: `<python> -m kubecrew_crewai` (crewai-adapter/). */
-export const ADAPTER_MODULE = "kubecrew_crewai";
 /** How long a stopped adapter has between SIGTERM and SIGKILL. */
 export const ADAPTER_GRACE_MS = 5_000;
-
-/** CrewAI's telemetry and traces off, for the child and anything it starts. */
-const QUIET_ENV = {
-  CREWAI_DISABLE_TELEMETRY: "true",
-  CREWAI_DISABLE_TRACKING: "true",
-  CREWAI_TRACING_ENABLED: "false",
-  // Not OTEL_SDK_DISABLED: the operator's (or none) reaches the adapter, which traces with kubecrew's own provider
-  // (crewai-adapter/kubecrew_crewai/tracing.py) and then sets it for everything CrewAI makes.
-};
 
 export interface CrewaiRuntimeDeps {
   /** The Python of the CrewAI virtual environment (KUBECREW_CREWAI_PYTHON). */
@@ -193,31 +182,18 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
   const redact = redactor(secrets);
 
   const proxy = await startEgressProxy(deps.policy, deps.resolver ? { resolver: deps.resolver } : {});
-  // CrewAI keeps its user data (trace consent, task output logs) under the home directory: a private one per task.
-  const home = await mkdtemp(join(tmpdir(), "kubecrew-crewai-"));
+  // The adapter the runner started as it started (crewai-adapter-start.ts), else one started now; either way with a
+  // private home (CrewAI keeps its user data there), and the proxy and the task span's traceparent in the launch.
+  const early = takeEarlyAdapter(deps.python);
+  const home = early?.home ?? makeAdapterHome();
+  const traceparent = deps.env[TRACEPARENT_ENV];
+  launch.env = { ...proxyEnv(proxy.url), ...(traceparent ? { [TRACEPARENT_ENV]: traceparent } : {}) };
   try {
-    log.info({ model, runtime: "crewai" }, "Task started");
+    log.info({ model, runtime: "crewai", startedEarly: !!early }, "Task started");
     const result = await runAdapter(launch, {
       python: deps.python,
-      env: {
-        ...deps.env,
-        ...QUIET_ENV,
-        HOME: home,
-        XDG_DATA_HOME: join(home, ".local/share"),
-        XDG_CACHE_HOME: join(home, ".cache"),
-        XDG_CONFIG_HOME: join(home, ".config"),
-        PYTHONUNBUFFERED: "1",
-        // The adapter ends at once if this process died before it could ask the kernel to be told (__main__.py).
-        KUBECREW_RUNNER_PID: String(process.pid),
-        HTTP_PROXY: proxy.url,
-        HTTPS_PROXY: proxy.url,
-        http_proxy: proxy.url,
-        https_proxy: proxy.url,
-        ALL_PROXY: "",
-        all_proxy: "",
-        NO_PROXY: "",
-        no_proxy: "",
-      },
+      child: early?.child,
+      env: { ...adapterEnv(deps.env, home), ...proxyEnv(proxy.url) },
       redact,
       log,
       signal: deps.signal ? AbortSignal.any([deps.signal, failedTask.signal]) : failedTask.signal,
@@ -283,6 +259,8 @@ function runAdapter(
   launch: Record<string, unknown>,
   options: {
     python: string;
+    /** The adapter, already started; else it is started here with `env`. */
+    child?: ChildProcessWithoutNullStreams | undefined;
     env: Record<string, string | undefined>;
     redact: (text: string) => string;
     log: Logger;
@@ -294,10 +272,7 @@ function runAdapter(
 ): Promise<AdapterResult> {
   const { redact, log } = options;
   return new Promise((resolve) => {
-    const child = spawn(options.python, ["-m", ADAPTER_MODULE], {
-      env: options.env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = options.child ?? spawnAdapter(options.python, options.env);
     let outcome: TaskOutcome | undefined;
     let outcomes = 0;
     let spawnError: Error | undefined;
