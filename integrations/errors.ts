@@ -26,7 +26,7 @@ export function providerNotConfigured(provider: string, product?: string): Integ
   return notFound(
     "Provider not configured",
     product
-      ? `No client credentials are configured for ${provider} ${product}; set ${provider.toUpperCase()}_CLIENT_ID and ${provider.toUpperCase()}_CLIENT_SECRET (or the ${provider.toUpperCase()}_${product.toUpperCase()}_ pair)`
+      ? `No client credentials are configured for ${provider} ${product}; set KUBECREW_${provider.toUpperCase()}_CLIENT_ID and KUBECREW_${provider.toUpperCase()}_CLIENT_SECRET (or the KUBECREW_${provider.toUpperCase()}_${product.toUpperCase()}_ pair)`
       : `Unknown or unconfigured provider: ${provider}`,
   );
 }
