@@ -62,7 +62,7 @@ export const flowKickoffRequest = z
       .string()
       .url()
       .optional()
-      .describe("Accepted as the crew kickoff accepts it (checked against the outbound policy); flows send no steps"),
+      .describe("POSTed once per agent step a method run took (event step: a crew's step, the method as task_id)"),
     crewWebhookUrl: z
       .string()
       .url()

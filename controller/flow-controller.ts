@@ -45,6 +45,7 @@ export function flowController(o: {
     flows: flowCaches.flows,
     runs: flowCaches.runs,
     results: o.caches.results,
+    executions: o.caches.executions,
     dispatcher: o.webhooks,
     secretKey: o.webhookSecretKey,
     log: o.log,

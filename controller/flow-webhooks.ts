@@ -1,13 +1,15 @@
 import type { FlowRunState } from "../core/flow/decide-flow.ts";
-import { dueFlowWebhooks, type FlowRunForWebhooks } from "../core/flow-webhooks.ts";
+import { flowDefinition } from "../core/flow/definition.ts";
+import { dueFlowWebhooks, type FlowMethodStep, type FlowRunForWebhooks } from "../core/flow-webhooks.ts";
 import type { Json } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
-import { methodResultName } from "../kube/flow-names.ts";
-import { FLOW_EXECUTIONS, FLOWS, LABEL_FLOW, resourcePath } from "../kube/resources.ts";
+import { stepWireForm } from "../core/task-step.ts";
+import { methodExecutionName, methodResultName } from "../kube/flow-names.ts";
+import { FLOW_EXECUTIONS, FLOWS, LABEL_FLOW, LABEL_FLOW_EXECUTION, resourcePath } from "../kube/resources.ts";
 import type { KubeApi, KubeObject } from "../kube/runtime/client.ts";
 import { cacheKey, type Informer } from "../kube/runtime/informer.ts";
 import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
-import type { CachedTaskResult } from "../kube/typed-objects.ts";
+import type { CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts";
 import { CrewSigningSecrets } from "./crew-signing-secret.ts";
 import { WEBHOOKS_ANNOTATION } from "./execution-reconciler.ts";
 import type { CachedFlow, CachedFlowExecution } from "./flow-caches.ts";
@@ -23,6 +25,8 @@ export interface FlowWebhooksOptions {
   flows: Pick<Informer<CachedFlow | Undecodable>, "get">;
   runs: Pick<Informer<CachedFlowExecution | Undecodable>, "get" | "upsert">;
   results: Pick<Informer<CachedTaskResult | Undecodable>, "byIndex">;
+  /** The method runs' child executions, whose results hold the agents' steps. */
+  executions: Pick<Informer<CachedExecution | Undecodable>, "list">;
   dispatcher: Pick<WebhookDispatcher, "enqueue">;
   /** The key in a signing Secret's data (KUBECREW_WEBHOOK_SECRET_KEY). */
   secretKey: string;
@@ -76,7 +80,8 @@ export class FlowWebhooks {
       const result = results.get(methodResultName(run.metadata.name, activation));
       return result && !result.spec.error && result.spec.jsonDict ? (result.spec.jsonDict.output ?? null) : undefined;
     };
-    for (const action of dueFlowWebhooks(forWebhooks(run, outputOf), outputOf, delivered(run))) {
+    const steps = run.spec.webhooks.step ? this.stepsOf(run, outputOf) : undefined;
+    for (const action of dueFlowWebhooks(forWebhooks(run, outputOf, steps), outputOf, delivered(run))) {
       this.o.dispatcher.enqueue({
         hook: action.hook,
         kind: action.kind,
@@ -89,6 +94,50 @@ export class FlowWebhooks {
         flow: run.spec.flowRef.name,
       });
     }
+  }
+
+  /**
+   * The agent steps the run's method runs took so far: the steps on the results of each method run's child
+   * executions (an each's, one per item and step: found by their names), placed by the child's task.
+   */
+  private stepsOf(run: CachedFlowExecution, outputOf: (activation: string) => Json | undefined): FlowMethodStep[] {
+    const namespace = run.metadata.namespace ?? "";
+    const definition = flowDefinition.safeParse(run.status?.definition);
+    if (!definition.success) return [];
+    const children = new Set<string>();
+    for (const e of this.o.executions.list(namespace)) {
+      if (!isUndecodable(e) && e.metadata.labels?.[LABEL_FLOW_EXECUTION] === run.metadata.name) {
+        children.add(e.metadata.name);
+      }
+    }
+    const steps: FlowMethodStep[] = [];
+    const collect = (activation: string, child: string, item: string) => {
+      if (!children.has(child)) return;
+      for (const r of this.o.results.byIndex(cacheKey(namespace, child))) {
+        if (isUndecodable(r)) continue;
+        const place = `${item}${r.spec.taskName}`;
+        for (const step of r.spec.steps ?? []) {
+          steps.push({ activation, place, attempt: r.spec.attempt, index: step.index, step: stepWireForm(step) });
+        }
+      }
+    };
+    for (const m of run.status?.methods ?? []) {
+      const action = definition.data.methods[m.method]?.do;
+      if (action?.call !== "each") {
+        collect(m.id, methodExecutionName(run.metadata.name, m.id), "");
+        continue;
+      }
+      // Items start in order: one numbered past the run's count of children follows items that skipped every step,
+      // found once the each has ended (its output lists every item).
+      const output = outputOf(m.id);
+      const items = Math.max(children.size, Array.isArray(output) ? output.length : 0);
+      for (let index = 0; index < items; index++) {
+        for (const { name: step } of action.do) {
+          collect(m.id, methodExecutionName(run.metadata.name, m.id, { index, step }), `${index}/${step}/`);
+        }
+      }
+    }
+    return steps;
   }
 
   /** Records a finished delivery on the run; records of one run are written one after another. */
@@ -115,7 +164,11 @@ export class FlowWebhooks {
 }
 
 /** A FlowExecution as the hooks read it: its methods, each method's latest output, the final output. */
-function forWebhooks(run: CachedFlowExecution, outputOf: (activation: string) => Json | undefined): FlowRunForWebhooks {
+function forWebhooks(
+  run: CachedFlowExecution,
+  outputOf: (activation: string) => Json | undefined,
+  steps: FlowMethodStep[] | undefined,
+): FlowRunForWebhooks {
   const status = run.status ?? {};
   const outputs: Record<string, Json> = {};
   for (const m of status.methods ?? []) {
@@ -134,6 +187,7 @@ function forWebhooks(run: CachedFlowExecution, outputOf: (activation: string) =>
     executionTime: status.executionTime ?? 0,
     ...(run.spec.meta ? { meta: run.spec.meta } : {}),
     ...(run.spec.webhooks ? { webhooks: run.spec.webhooks } : {}),
+    ...(steps ? { steps } : {}),
   };
 }
 

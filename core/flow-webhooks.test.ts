@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { dueFlowWebhooks, FLOW_HOOK, methodHook, type FlowRunForWebhooks } from "./flow-webhooks.ts";
+import {
+  dueFlowWebhooks,
+  FLOW_HOOK,
+  methodHook,
+  type FlowMethodStep,
+  type FlowRunForWebhooks,
+} from "./flow-webhooks.ts";
 
 const urls = { task: "https://hooks.example/method", crew: "https://hooks.example/flow" };
 
@@ -93,5 +99,68 @@ describe("dueFlowWebhooks", () => {
     expect(dueFlowWebhooks(run({ webhooks: undefined, phase: "Succeeded" }), outputOf, new Set())).toEqual([]);
     const onlyFlow = dueFlowWebhooks(run({ webhooks: { crew: urls.crew }, phase: "Failed" }), outputOf, new Set());
     expect(onlyFlow.map((d) => d.hook)).toEqual([FLOW_HOOK]);
+  });
+
+  describe("step webhooks", () => {
+    const stepUrl = "https://hooks.example/step";
+    const step = (activation: string, place: string, attempt: number, index: number): FlowMethodStep => ({
+      activation,
+      place,
+      attempt,
+      index,
+      step: { index, kind: "llm", output: `${place} ${attempt}.${index}`, started_at: "2026-11-27T06:00:03Z" },
+    });
+    // write#1 is an each: two items, each a child execution of its own; outline#1 an agent whose first attempt failed.
+    const steps = [
+      step("write#1", "c2/write", 1, 1),
+      step("write#1", "c1/write", 1, 0),
+      step("write#1", "c2/write", 1, 0),
+      step("outline#1", "c0/outline", 2, 0),
+      step("outline#1", "c0/outline", 1, 1),
+      step("outline#1", "c0/outline", 1, 0),
+    ];
+    const due = (delivered: string[]) =>
+      dueFlowWebhooks(run({ webhooks: { step: stepUrl }, steps }), outputOf, new Set(delivered));
+
+    it("sends each place's steps in order, one at a time, as a crew's step with the method as its task", () => {
+      expect(due([]).map((d) => d.hook)).toEqual([
+        "step:write#1:c2/write:1:0",
+        "step:write#1:c1/write:1:0",
+        "step:outline#1:c0/outline:1:0",
+      ]);
+      expect(due([]).at(-1)).toEqual({
+        type: "webhook",
+        hook: "step:outline#1:c0/outline:1:0",
+        kind: "step",
+        url: stepUrl,
+        payload: {
+          kickoff_id: "k1",
+          flow: "review",
+          task_id: "outline",
+          method: "outline",
+          activation: "outline#1",
+          attempt: 1,
+          step: steps[5]!.step,
+          meta: { ticket: 7 },
+        },
+      });
+      const outline = (delivered: string[]) =>
+        due(delivered)
+          .filter((d) => d.hook.startsWith("step:outline"))
+          .map((d) => d.hook);
+      expect(outline(["step:outline#1:c0/outline:1:0"])).toEqual(["step:outline#1:c0/outline:1:1"]);
+      expect(outline(["step:outline#1:c0/outline:1:0", "step:outline#1:c0/outline:1:1"])).toEqual([
+        "step:outline#1:c0/outline:2:0",
+      ]);
+      expect(
+        outline(["step:outline#1:c0/outline:1:0", "step:outline#1:c0/outline:1:1", "step:outline#1:c0/outline:2:0"]),
+      ).toEqual([]);
+    });
+
+    it("sends no steps without a step URL, nor steps of a method run the run does not list", () => {
+      expect(dueFlowWebhooks(run({ steps }), outputOf, new Set(["method:outline#1", "method:check#1"]))).toEqual([]);
+      const stray = [step("gone#1", "c9/gone", 1, 0)];
+      expect(dueFlowWebhooks(run({ webhooks: { step: stepUrl }, steps: stray }), outputOf, new Set())).toEqual([]);
+    });
   });
 });

@@ -31,7 +31,11 @@ interface Run extends FlowRunView, FlowRunHooks {
   abort: AbortController;
   waitingActivation?: string;
   listeners: Set<() => void>;
+  stepPoll?: NodeJS.Timeout;
 }
+
+/** How often a run with a step webhook reads its child executions' steps. */
+const STEP_POLL_MS = 250;
 
 export interface FlowRunsOptions {
   flows: LoadedFlow[];
@@ -70,7 +74,12 @@ export class FlowRuns implements FlowBackend {
     this.flows = new Map(options.flows.map((f) => [f.name, f]));
     this.crews = new Map(options.crews.map((c) => [c.metadata.name, c]));
     this.now = options.now ?? (() => new Date());
-    this.webhooks = new FlowRunWebhooks({ log: options.log, fetch: options.webhookFetch ?? fetch, now: this.now });
+    this.webhooks = new FlowRunWebhooks({
+      log: options.log,
+      fetch: options.webhookFetch ?? fetch,
+      now: this.now,
+      executions: options.executions,
+    });
   }
 
   webhookSigningSecret(flow: string): string {
@@ -119,8 +128,12 @@ export class FlowRuns implements FlowBackend {
       ...given,
       activationOutputs: new Map(),
       hooksSent: new Set(),
+      childRuns: new Map(),
+      stepsSending: new Set(),
     };
     this.runs.set(id, run);
+    // The child executions' steps are read as they come: looked at every STEP_POLL_MS while the run goes on.
+    if (run.webhooks?.step) run.stepPoll = setInterval(() => this.webhooks.deliverDue(run), STEP_POLL_MS).unref();
     this.options.log.info({ flow: flow.name, execution: id }, "Flow kicked off");
     this.apply(run, decideFlow(run.definition, run.graph, { type: "kickoff" }));
     return id;
@@ -196,7 +209,10 @@ export class FlowRuns implements FlowBackend {
           executions: this.options.executions,
           crews: this.crews,
           now: new Date(run.startedAt),
-          onChild: (id) => run.children.add(id),
+          onChild: (id) => {
+            run.children.add(id);
+            run.childRuns.set(id, activation.id);
+          },
           eachConcurrency: this.options.eachConcurrency,
           signal: run.abort.signal,
         },
@@ -270,6 +286,7 @@ export class FlowRuns implements FlowBackend {
     if (error) run.error = error;
     run.executionTime = Math.round(this.now().getTime() - run.startedAt) / 1000;
     run.abort.abort();
+    clearInterval(run.stepPoll);
     for (const child of run.children) void this.stopChild(child);
     this.event(run, "flow_finished", undefined, { phase, ...(error ? { error } : {}) });
     this.options.log.info({ flow: run.flow, execution: run.id, phase }, "Flow finished");

@@ -5,7 +5,8 @@ import { startWebhookReceiver, type ReceivedHook, type WebhookReceiver } from ".
 import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
 
 // Issue 33: a flow kickoff takes the crew kickoff's webhook URLs. taskWebhookUrl is POSTed once per method run that
-// completed, crewWebhookUrl once when the run ended; signed as a crew's, with a secret of the flow's, retried alike.
+// completed, stepWebhookUrl once per agent step of a method run, crewWebhookUrl once when the run ended; signed as a
+// crew's, with a secret of the flow's, retried alike.
 const FLOW = `schema: crewai.flow/v1
 name: HookFlow
 state:
@@ -142,6 +143,52 @@ describe("flow webhooks in kubecrew dev", () => {
     // Not the crews' secret: a flow's key is its own.
     const crewSecret = createHmac("sha256", "other").digest("hex");
     expect(verifies(hooks[0]!, crewSecret)).toBe(false);
+  });
+
+  it("sends each agent step of a method run to stepWebhookUrl, as a crew's steps with the method as task", async () => {
+    const { secret } = (await (await fetch(`${dev.url}/flows/hook-flow/webhook-signing`, { headers })).json()) as {
+      secret: string;
+    };
+    const started = await kickoff("hook-flow", {
+      inputs: { topic: "reefs" },
+      meta: { ticket: 43 },
+      taskWebhookUrl: `${receiver.url}/method`,
+      stepWebhookUrl: `${receiver.url}/step`,
+    });
+    expect(started.status).toBe(200);
+    const id = started.body.kickoff_id as string;
+    // The write method's webhook carries its output; its steps come before the run is over, one place at a time.
+    await waitFor(
+      async () => (hooksOf(id).filter((h) => h.path === "/method").length === 4 ? true : undefined),
+      60_000,
+    );
+    await new Promise((r) => setTimeout(r, 1000));
+    const steps = hooksOf(id).filter((h) => h.path === "/step");
+    expect(steps.length).toBeGreaterThan(0);
+    const bodies = steps.map((h) => JSON.parse(h.body) as Body);
+    for (const [i, body] of bodies.entries()) {
+      expect(steps[i]!.headers["x-kubecrew-event"]).toBe("step");
+      expect(verifies(steps[i]!, secret)).toBe(true);
+      // Only the agent method took steps (the CEL methods take none).
+      expect(body).toEqual({
+        kickoff_id: id,
+        flow: "hook-flow",
+        task_id: "write",
+        method: "write",
+        activation: "write#1",
+        attempt: 1,
+        step: expect.objectContaining({
+          index: i,
+          kind: expect.any(String),
+          started_at: expect.any(String),
+          duration_ms: expect.any(Number),
+        }),
+        meta: { ticket: 43 },
+      });
+    }
+    const ids = steps.map((h) => String(h.headers["x-kubecrew-delivery"]));
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const delivery of ids) expect(delivery).toMatch(new RegExp(`^${id}/step:write#1:`));
   });
 
   it("sends the error when a run fails, and only what was asked for", async () => {
