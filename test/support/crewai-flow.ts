@@ -41,8 +41,9 @@ interface Answer {
 
 const script = join(import.meta.dirname, "crewai_flow.py");
 
-function call(request: unknown, baseURL?: string): Promise<Answer> {
+function call(request: unknown, baseURL?: string, pythonPath?: string): Promise<Answer> {
   const env: NodeJS.ProcessEnv = {
+    ...(pythonPath ? { PYTHONPATH: pythonPath } : {}),
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     CREWAI_DISABLE_TELEMETRY: "true",
@@ -74,15 +75,22 @@ export async function crewaiValidates(documents: unknown[]): Promise<Refusal[]> 
   return (await call({ validate: documents })).validate!;
 }
 
-/** Each case kicked off in CrewAI's Flow runtime, in one Python process (importing CrewAI takes seconds). */
-export async function crewaiRuns(cases: ReferenceCase[], baseURL: string): Promise<ReferenceRun[]> {
+/**
+ * Each case kicked off in CrewAI's Flow runtime, in one Python process (importing CrewAI takes seconds); `pythonPath`
+ * is where the Python a case's refs name (a tool class) is imported from.
+ */
+export async function crewaiRuns(
+  cases: ReferenceCase[],
+  baseURL: string,
+  pythonPath?: string,
+): Promise<ReferenceRun[]> {
   const dir = mkdtempSync(join(tmpdir(), "crewai-flows-"));
   const runs = cases.map((c, i) => {
     const path = join(dir, `flow-${i}.json`);
     writeFileSync(path, JSON.stringify(c.definition));
     return { path, inputs: c.inputs ?? {}, feedback: c.feedback ?? [] };
   });
-  return (await call({ run: runs }, baseURL)).run!;
+  return (await call({ run: runs }, baseURL, pythonPath)).run!;
 }
 
 /** The installed package's own example flow (crewai/flow/templates/flow_definition_example.yaml), never a copy. */
