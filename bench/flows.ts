@@ -146,6 +146,8 @@ interface Side {
   byResource: [string, number][];
   /** Median ms from the last execution's end before one was created to its creation, as the bench's watch saw them. */
   gapMs: number;
+  /** The same over the creations that waited for every execution before them to end (the chain's hand-overs). */
+  chainGapMs: number;
 }
 
 async function timed(work: () => Promise<void>): Promise<Side> {
@@ -157,16 +159,22 @@ async function timed(work: () => Promise<void>): Promise<Side> {
     seconds: (finished - started) / 1000,
     writes: writes.total(),
     byResource: [...writes.byResource].sort((a, b) => b[1] - a[1]),
-    gapMs: handOverMs(started, finished),
+    gapMs: handOverMs(started, finished, false),
+    chainGapMs: handOverMs(started, finished, true),
   };
 }
 
-/** Over the executions created in [from, to]: how long after the latest end before it each one was created. */
-function handOverMs(from: number, to: number): number {
+/**
+ * Over the executions created in [from, to]: how long after the latest end before it each one was created; `chain`:
+ * only those created when every execution before them had ended (no each item running beside).
+ */
+function handOverMs(from: number, to: number, chain: boolean): number {
   const created = [...firstSeen].filter(([, at]) => at >= from && at <= to);
   const ends = [...endSeen].filter(([name]) => created.some(([n]) => n === name)).map(([, at]) => at);
   const gaps = created.flatMap(([, at]) => {
     const before = ends.filter((end) => end <= at);
+    const running = created.filter(([n, t]) => t < at && (endSeen.get(n) ?? Infinity) > at).length;
+    if (chain && running > 0) return [];
     return before.length ? [at - Math.max(...before)] : [];
   });
   return gaps.length ? median(gaps) : NaN;
@@ -230,6 +238,8 @@ const crewRates: number[] = [];
 const ratios: number[] = [];
 const flowWrites: number[] = [];
 const crewWrites: number[] = [];
+const flowChainGaps: number[] = [];
+const crewChainGaps: number[] = [];
 try {
   await flowReady;
   await settled();
@@ -249,8 +259,11 @@ try {
     );
     console.log(
       `  hand-over (an execution's end to the next one's creation, median): flow ${f.gapMs.toFixed(0)} ms,` +
-        ` crews ${c.gapMs.toFixed(0)} ms`,
+        ` crews ${c.gapMs.toFixed(0)} ms; in the chain (nothing else running): flow ${f.chainGapMs.toFixed(0)} ms,` +
+        ` crews ${c.chainGapMs.toFixed(0)} ms`,
     );
+    flowChainGaps.push(f.chainGapMs);
+    crewChainGaps.push(c.chainGapMs);
     console.log(`  flow writes per method run:  ${top(f)}`);
     console.log(`  crew writes per crew:        ${top(c)}`);
   }
@@ -263,5 +276,6 @@ try {
 console.log(
   `bench:flows: ${median(flowRates).toFixed(1)} method runs/min against ${median(crewRates).toFixed(1)} one-task` +
     ` crews/min; writes ${median(flowWrites).toFixed(2)} per method run against ${median(crewWrites).toFixed(2)} per` +
-    ` crew; the flow's rate is ${median(ratios).toFixed(2)} of the crews' (target ≥ 0.9)`,
+    ` crew; the flow's rate is ${median(ratios).toFixed(2)} of the crews' (target ≥ 0.9); chain hand-over` +
+    ` ${median(flowChainGaps).toFixed(0)} ms against ${median(crewChainGaps).toFixed(0)} ms`,
 );
