@@ -57,7 +57,9 @@ beforeAll(async () => {
   llm = await startLlmFixture();
   const python = mkdtempSync(join(tmpdir(), "crewai-tools-"));
   writeFileSync(join(python, "quote_tools.py"), TOOL_MODULE);
-  [reference] = await crewaiRuns([{ definition: document("quote_tools:QuoteTool") }], llm.baseURL, python);
+  [reference] = (await crewaiRuns([{ definition: document("quote_tools:QuoteTool") }], llm.baseURL, python)) as [
+    ReferenceRun,
+  ];
   const manifest = stringify({
     apiVersion: "kubecrew.io/v1alpha1",
     kind: "Flow",
