@@ -100,6 +100,16 @@ describe("runToolCall: one tool, no model", () => {
       deps,
     );
     expect(list.error).toBe("The arguments of http_request: not a JSON object");
+    const args = JSON.stringify({ method: "POST", url: `${origin}/held` });
+    const held = toolTask({ tool: "http_request", arguments: args }, { tools: ["http_request"] }, ["127.0.0.1"]);
+    const holding = await runToolCall(
+      { ...held, tools: { ...held.tools, requireApproval: ["http_request:POST"] } },
+      deps,
+    );
+    expect(holding.error).toBe(
+      'The call of "http_request" needs a person\'s approval (toolPolicy.requireApproval): not made',
+    );
+    expect(seen.length).toBe(before);
     const missing = await runToolCall(toolTask({ tool: "lookup", arguments: "{}" }, { tools: ["http_request"] }), deps);
     expect(missing.error).toBe('The agent "writer" offers no tool "lookup" to call');
   });

@@ -1,5 +1,6 @@
 import type { ToolExecutionOptions } from "ai";
 import { silentLogger } from "../core/logger.ts";
+import { needsApproval } from "../core/tool-approval.ts";
 import type { TaskAssignment, TaskOutcome } from "../core/task-assignment.ts";
 import type { RunTaskDeps } from "./run-task.ts";
 import { StepRecorder } from "./step-recorder.ts";
@@ -53,6 +54,11 @@ export async function runToolCall(assignment: TaskAssignment, deps: RunTaskDeps)
     const [found, ...others] = Object.values(toolset.tools);
     if (!found?.execute || others.length > 0) {
       return ended({ error: `The agent "${assignment.agent.name}" offers no tool "${tool}" to call` });
+    }
+    // A call the crew's toolPolicy holds for a person is not made: a direct call has no loop to park.
+    const identity = toolset.identify(Object.keys(toolset.tools)[0]!, args);
+    if (identity && needsApproval(assignment.tools.requireApproval ?? [], identity)) {
+      return ended({ error: `The call of "${tool}" needs a person's approval (toolPolicy.requireApproval): not made` });
     }
     const options: ToolExecutionOptions = {
       toolCallId: `${assignment.task.name}-call`,
