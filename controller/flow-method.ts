@@ -153,8 +153,10 @@ async function advanceAtomic(
     return { state: "done", output: evaluateCel(action.expr, context, run.startTime), onMock: false, agent: "" };
   }
   if (action.call === "agent") {
-    const input = renderTemplate(action.with.input ?? "", context, run.startTime);
-    const inputs = { [AGENT_INPUT]: typeof input === "string" ? input : JSON.stringify(input) };
+    const inputs = () => {
+      const input = renderTemplate(action.with.input ?? "", context, run.startTime);
+      return { [AGENT_INPUT]: typeof input === "string" ? input : JSON.stringify(input) };
+    };
     const crew = methodCrewName(run.flow, place);
     const child = await childRun(world, run, crew, methodExecutionName(run.name, activation, item), inputs, mayStart);
     if (child.state !== "done") return child;
@@ -168,27 +170,31 @@ async function advanceAtomic(
   }
   if (action.call === "tool") {
     // CrewAI's tool action answers with the tool's result as it is: here its text.
-    const args = renderTemplate(action.with ?? {}, context, run.startTime);
-    const inputs = { [AGENT_INPUT]: JSON.stringify(args) };
+    const inputs = () => ({ [AGENT_INPUT]: JSON.stringify(renderTemplate(action.with ?? {}, context, run.startTime)) });
     const crew = methodCrewName(run.flow, place);
     const child = await childRun(world, run, crew, methodExecutionName(run.name, activation, item), inputs, mayStart);
     if (child.state !== "done") return child;
     return { state: "done", output: child.output, onMock: false, agent: child.agent };
   }
   if (action.call === "crew") {
-    let inputs = renderTemplate({ ...(action.with?.inputs ?? {}), ...(action.inputs ?? {}) }, context, run.startTime);
     const name = methodExecutionName(run.name, activation, item);
     // A crew from a declaration is the Crew of the namespace its path names (the Flow is Ready only when it exists).
     const crew = action.from_declaration
       ? (declaredCrewName(action.from_declaration) ?? "")
       : methodCrewName(run.flow, place);
-    const declared = action.from_declaration ? world.crews?.get(run.namespace, crew) : undefined;
-    if (declared && !isUndecodable(declared)) {
-      const resolved = resolveInputs(declared.spec, inputs as JsonObject);
+    const inputs = () => {
+      const rendered = renderTemplate(
+        { ...(action.with?.inputs ?? {}), ...(action.inputs ?? {}) },
+        context,
+        run.startTime,
+      );
+      const declared = action.from_declaration ? world.crews?.get(run.namespace, crew) : undefined;
+      if (!declared || isUndecodable(declared)) return rendered as Record<string, Json>;
+      const resolved = resolveInputs(declared.spec, rendered as JsonObject);
       if (!resolved.ok) throw new Error(`the Crew "${crew}" needs the inputs ${resolved.missing.join(", ")}`);
-      inputs = resolved.inputs;
-    }
-    const child = await childRun(world, run, crew, name, inputs as Record<string, Json>, mayStart);
+      return resolved.inputs as Record<string, Json>;
+    };
+    const child = await childRun(world, run, crew, name, inputs, mayStart);
     if (child.state !== "done") return child;
     const last = child.tasks.at(-1);
     return {
@@ -218,13 +224,16 @@ type ChildProgress =
   | { state: "failed"; error: string }
   | { state: "done"; output: string; tasks: ChildTask[]; onMock: boolean; agent: string };
 
-/** The method's crew as a child CrewExecution: created when absent (and allowed to start), read when it has ended. */
+/**
+ * The method's crew as a child CrewExecution: created when absent (and allowed to start), read when it has ended. Its
+ * inputs are computed only to create it: a look at an `each` renders no mapping for the items it already started.
+ */
 async function childRun(
   world: MethodWorld,
   run: RunRef,
   crewName: string,
   name: string,
-  inputs: Record<string, Json>,
+  inputs: () => Record<string, Json>,
   mayStart: boolean,
 ): Promise<ChildProgress> {
   const child = world.executions.get(run.namespace, name);
@@ -241,7 +250,7 @@ async function childRun(
       },
       spec: {
         crewRef: { name: crewName },
-        inputs: textInputs(inputs),
+        inputs: textInputs(inputs()),
         ...(run.requestedBy ? { requestedBy: run.requestedBy } : {}),
       },
     });
