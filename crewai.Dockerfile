@@ -12,7 +12,7 @@ COPY crewai-adapter/requirements.lock /opt/crewai/requirements.lock
 RUN --mount=type=secret,id=ca-bundle \
     if [ -s /run/secrets/ca-bundle ]; then export PIP_CERT=/run/secrets/ca-bundle; fi \
  && apt-get update -qq \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 python3-venv binutils >/dev/null \
  && python3 -m venv /opt/crewai/venv \
  && /opt/crewai/venv/bin/pip install --quiet --no-cache-dir --disable-pip-version-check --require-hashes \
       -r /opt/crewai/requirements.lock \
@@ -23,8 +23,18 @@ RUN --mount=type=secret,id=ca-bundle \
  && site="$(/opt/crewai/venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
  && find "$site/numpy" -type d -name tests -prune -exec rm -rf {} + \
  && rm -rf "$site/pyarrow/tests" \
+ # Native libraries some wheels ship with their symbol tables (pyarrow's, uvloop's: ~80 MB) lose what no loader
+ # needs. A stripped copy replaces a library only once the dynamic loader has loaded it: strip breaks some libraries
+ # that auditwheel's patchelf rewrote (numpy's OpenBLAS: "ELF load command address/offset not page-aligned").
+ && find "$site" -type f \( -name '*.so' -o -name '*.so.*' \) > /tmp/libs \
+ && while read -r lib; do \
+      if readelf -S "$lib" | grep -q '\.symtab' && strip --strip-unneeded -o "$lib.stripped" "$lib" \
+        && /opt/crewai/venv/bin/python -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$lib.stripped" 2>/dev/null; \
+      then mv "$lib.stripped" "$lib"; else rm -f "$lib.stripped"; fi; \
+    done < /tmp/libs \
+ && rm /tmp/libs \
  && DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq python3-venv python3.11-venv python3-pip-whl \
-      python3-setuptools-whl >/dev/null \
+      python3-setuptools-whl binutils >/dev/null \
  && apt-get autoremove -y -qq >/dev/null \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log
 # The adapter, compiled ahead: the root filesystem is read-only in task pods, so Python cannot write bytecode there.
