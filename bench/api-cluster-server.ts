@@ -40,7 +40,7 @@ const server = bare === undefined ? await startCluster() : await startBare(bare)
 
 const gc = (globalThis as { gc?: () => void }).gc!;
 const profileDir = process.env.BENCH_API_PROF;
-const profiler = profileDir && bare === undefined ? new Session() : undefined;
+const profiler = profileDir ? new Session() : undefined;
 profiler?.connect();
 await profiler?.post("Profiler.enable");
 process.on("message", async (message) => {
