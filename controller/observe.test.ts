@@ -55,7 +55,7 @@ describe("jobRunState", () => {
 });
 
 describe("observeTasks", () => {
-  it("groups Jobs and results by task, numbers failed attempts by creation, ignores unknown tasks", () => {
+  it("groups Jobs and results by task, numbers failed attempts by creation, ignores unknown tasks and results whose name is not their index's", () => {
     const result = (name: string, created: string, body: Record<string, unknown>) =>
       decodeTaskResult({
         metadata: { name, creationTimestamp: created },
@@ -75,6 +75,8 @@ describe("observeTasks", () => {
         result("b", "2026-01-01T00:00:02Z", { error: "second" }),
         result("a", "2026-01-01T00:00:01Z", { error: "first" }),
         decodeTaskResult({ metadata: { name: "bad" }, spec: { nonsense: true } }),
+        // Task one's index under task two's name: a pod of task one claiming task two's success.
+        result("forged", "2026-01-01T00:00:03Z", { taskName: "two", taskIndex: 0, output: "done" }),
       ],
     );
     expect(Object.keys(observed)).toEqual(["one"]);

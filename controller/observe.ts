@@ -77,7 +77,9 @@ export function observeTasks(
   const attempts = new Map<string, number>();
   for (const object of sorted) {
     const result: TaskResultSpec = object.spec;
-    if (spec && !names.has(result.taskName)) continue;
+    // A runner may write only its own task index (the runner results policy); the name must be that index's, so a
+    // pod cannot report for another task of its execution under that task's name.
+    if (spec && spec.tasks[result.taskIndex]?.name !== result.taskName) continue;
     if (result.error !== undefined) {
       const key = `${result.taskName}:${result.revision ?? 0}`;
       const n = (attempts.get(key) ?? 0) + 1;
