@@ -84,7 +84,7 @@ summary="$(node -e '
   // Each failed test by name, so the last lines of a run say what to look at.
   for (const f of reports.flatMap((r) => r.testResults))
     for (const t of f.assertionResults.filter((t) => t.status === "failed"))
-      console.log(`vitest: test failed: ${f.name.replace(process.cwd() + "/", "")} > ${t.fullName}: ${(t.failureMessages[0] ?? "").split("\n")[0].slice(0, 300)}`);
+      console.log(`vitest: test failed: ${f.name.replace(process.cwd() + "/", "")} > ${t.fullName}: ${(t.failureMessages[0] ?? "").split("\n")[0].replace("Error: STACK_TRACE_ERROR", "a timeout (see its FAIL block above)").slice(0, 300)}`);
   // A process that ended without writing its report (a crash) must not pass for one with nothing to report.
   if (reports.length < Number(process.argv[2])) console.log(`vitest: ${Number(process.argv[2]) - reports.length} report(s) missing`);
 ' "$reports" "$([ $# -gt 0 ] && echo 1 || echo 2)" || echo "no vitest report")"
