@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { kubectl, kubectlStatus } from "./support/kubectl.ts";
+import { createAsPod as dryRunCreateAs, kubectl, kubectlStatus } from "./support/kubectl.ts";
 import {
   applyCrew,
   crewNamespace,
@@ -262,22 +262,7 @@ metadata: { name: ${execution}-0, namespace: ${namespace}, labels: { kubecrew.io
 spec: { executionRef: { name: ${execution} }, taskName: step1, taskIndex: 0, agent: a, output: forged, executionTime: 1 }
 `;
     const createAsPod = (execution: string, pod: string) =>
-      kubectlStatus(
-        kubeconfig,
-        [
-          "create",
-          "--dry-run=server",
-          "-f",
-          "-",
-          "--as",
-          `system:serviceaccount:${namespace}:${RUNNER_SA}`,
-          "--as-group",
-          "system:serviceaccounts",
-          "--as-user-extra",
-          `authentication.kubernetes.io/pod-name=${pod}`,
-        ],
-        result(execution),
-      );
+      dryRunCreateAs(kubeconfig, { namespace, serviceAccount: RUNNER_SA, pod }, result(execution));
     await waitFor(
       "policy in force",
       async () => (await createAsPod("other-execution", "mine-0-abcde")).code !== 0,

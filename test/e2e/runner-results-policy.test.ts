@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { projectJobName, taskJobName } from "../../kube/task-names.ts";
-import { kubectl, kubectlStatus } from "./support/kubectl.ts";
+import { createAsPod as dryRunCreateAs, kubectl } from "./support/kubectl.ts";
 import { crewNamespace, releaseCrewNamespace, RUNNER_SA, waitFor } from "./support/fixture.ts";
 
 /**
@@ -67,22 +67,7 @@ metadata:
   labels: { kubecrew.io/execution: ${result.execution}, kubecrew.io/task-index: "${result.label ?? result.index}" }
 spec: { executionRef: { name: ${result.execution} }, taskName: t${result.index}, taskIndex: ${result.index}, agent: a, output: forged, executionTime: 1, attempt: 1 }
 `;
-  const { code, stderr } = await kubectlStatus(
-    kubeconfig,
-    [
-      "create",
-      "--dry-run=server",
-      "-f",
-      "-",
-      "--as",
-      `system:serviceaccount:${namespace}:${RUNNER_SA}`,
-      "--as-group",
-      "system:serviceaccounts",
-      "--as-user-extra",
-      `authentication.kubernetes.io/pod-name=${pod}`,
-    ],
-    yaml,
-  );
+  const { code, stderr } = await dryRunCreateAs(kubeconfig, { namespace, serviceAccount: RUNNER_SA, pod }, yaml);
   return { allowed: code === 0, stderr };
 }
 

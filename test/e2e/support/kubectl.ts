@@ -41,3 +41,30 @@ export async function kubectlStatus(
     return { code: typeof e.code === "number" ? e.code : 1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
   }
 }
+
+/**
+ * A server-side dry-run create of `yaml` as a pod of `serviceAccount` would make it: its token's user, groups and the
+ * pod name the apiserver binds to a projected token (what admission policies on `request.userInfo.extra` read).
+ */
+export function createAsPod(
+  kubeconfig: string,
+  identity: { namespace: string; serviceAccount: string; pod: string },
+  yaml: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return kubectlStatus(
+    kubeconfig,
+    [
+      "create",
+      "--dry-run=server",
+      "-f",
+      "-",
+      "--as",
+      `system:serviceaccount:${identity.namespace}:${identity.serviceAccount}`,
+      "--as-group",
+      "system:serviceaccounts",
+      "--as-user-extra",
+      `authentication.kubernetes.io/pod-name=${identity.pod}`,
+    ],
+    yaml,
+  );
+}
