@@ -7,7 +7,7 @@ import {
   type RecordedKickoff,
 } from "../core/idempotency.ts";
 import type { Logger } from "../core/logger.ts";
-import type { TaskResultSpec } from "../core/task-result.ts";
+import { isOwnTaskResult, type TaskResultSpec } from "../core/task-result.ts";
 import {
   ANNOTATION_IDEMPOTENCY_KEY,
   ANNOTATION_IDEMPOTENCY_REQUEST,
@@ -255,7 +255,7 @@ export class KubernetesBackend implements ExecutionBackend {
 
   /** The view with the results in the cache. */
   private viewFromCache(execution: CachedExecution): ExecutionView {
-    return view(execution, byTask(this.caches.results.byIndex(execution.metadata.name)));
+    return view(execution, byTask(execution, this.caches.results.byIndex(execution.metadata.name)));
   }
 
   /** The view with the results read from the apiserver (an execution the cache did not have yet). */
@@ -264,7 +264,7 @@ export class KubernetesBackend implements ExecutionBackend {
     const list = await this.client.list<KubeObject>(resourcePath(CREW_TASK_RESULTS, this.namespace), {
       labelSelector: `${LABEL_EXECUTION}=${execution.metadata.name}`,
     });
-    return view(execution, byTask(list.items.map(resultForCache)));
+    return view(execution, byTask(execution, list.items.map(resultForCache)));
   }
 
   private async createExecutionObject(id: string, execution: NewExecution): Promise<void> {
@@ -329,10 +329,20 @@ export class KubernetesBackend implements ExecutionBackend {
   }
 }
 
-/** The execution's results by task name (every attempt), those that decode. */
-function byTask(items: readonly (CachedTaskResult | Undecodable)[]): Record<string, TaskResultSpec[]> {
+/**
+ * The execution's results by task name (every attempt): those that decode and, once the execution has started on its
+ * crew, name their own task (as the controller counts them).
+ */
+function byTask(
+  execution: CachedExecution,
+  items: readonly (CachedTaskResult | Undecodable)[],
+): Record<string, TaskResultSpec[]> {
+  const crew = execution.status?.crewSpec;
   const tasks: Record<string, TaskResultSpec[]> = {};
-  for (const item of items) if (!isUndecodable(item)) (tasks[item.spec.taskName] ??= []).push(item.spec);
+  for (const item of items) {
+    if (isUndecodable(item) || (crew && !isOwnTaskResult(crew, item.spec))) continue;
+    (tasks[item.spec.taskName] ??= []).push(item.spec);
+  }
   return tasks;
 }
 

@@ -8,7 +8,7 @@ import { outputText } from "../core/flow/outcomes.ts";
 import { resolveInputs } from "../core/inputs.ts";
 import type { Json, JsonObject } from "../core/json.ts";
 import { statusResponse } from "../core/status-view.ts";
-import type { TaskResultSpec } from "../core/task-result.ts";
+import { isOwnTaskResult, type TaskResultSpec } from "../core/task-result.ts";
 import { createIfAbsent } from "../kube/apply.ts";
 import { methodExecutionName } from "../kube/flow-names.ts";
 import {
@@ -260,12 +260,12 @@ async function childRun(
   if (isUndecodable(child)) return { state: "failed", error: `its execution ${name} cannot be read` };
   const status = child.status;
   if (!status || !isFinished(status.phase)) return { state: "pending", started: true };
+  const crew = status.crewSpec;
   const results: Record<string, TaskResultSpec[]> = {};
   for (const result of world.results.byIndex(cacheKey(run.namespace, name))) {
-    if (isUndecodable(result)) continue;
+    if (isUndecodable(result) || (crew && !isOwnTaskResult(crew, result.spec))) continue;
     (results[result.spec.taskName] ??= []).push(result.spec);
   }
-  const crew = status.crewSpec;
   const answer = statusResponse(status, results, crew?.tasks[0]?.name ?? "", crew?.tasks.length ?? 0);
   if (answer.status === "error") return { state: "failed", error: answer.error };
   if (answer.status !== "completed") return { state: "pending", started: true };

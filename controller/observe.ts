@@ -1,6 +1,6 @@
 import type { CrewSpec } from "../core/crew.ts";
 import { successfulResult, type ObservedTask } from "../core/observed-task.ts";
-import type { TaskResultSpec } from "../core/task-result.ts";
+import { isOwnTaskResult, type TaskResultSpec } from "../core/task-result.ts";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
 import { LABEL_TASK } from "../kube/resources.ts";
@@ -77,9 +77,7 @@ export function observeTasks(
   const attempts = new Map<string, number>();
   for (const object of sorted) {
     const result: TaskResultSpec = object.spec;
-    // A runner may write only its own task index (the runner results policy); the name must be that index's, so a
-    // pod cannot report for another task of its execution under that task's name.
-    if (spec && spec.tasks[result.taskIndex]?.name !== result.taskName) continue;
+    if (spec && !isOwnTaskResult(spec, result)) continue;
     if (result.error !== undefined) {
       const key = `${result.taskName}:${result.revision ?? 0}`;
       const n = (attempts.get(key) ?? 0) + 1;

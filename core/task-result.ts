@@ -33,6 +33,14 @@ export const taskResultSpec = z.object({
 });
 export type TaskResultSpec = z.infer<typeof taskResultSpec>;
 
+/**
+ * Whether a result is its task's: a runner may write only its own task index (the runner results policy), so a
+ * result whose name is not the name of its index in the execution's crew is a pod reporting for another task.
+ */
+export function isOwnTaskResult(crew: { tasks: readonly { name: string }[] }, result: TaskResultSpec): boolean {
+  return crew.tasks[result.taskIndex]?.name === result.taskName;
+}
+
 export const crewTaskResult = z.object({
   apiVersion: z.literal(API_VERSION),
   kind: z.literal("CrewTaskResult"),

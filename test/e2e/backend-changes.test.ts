@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createKubernetesBackend, type KubernetesBackend } from "../../api/kubernetes-backend.ts";
 import { silentLogger } from "../../core/logger.ts";
 import { KubeClient } from "../../kube/runtime/client.ts";
-import { CREW_EXECUTIONS, CREW_TASK_RESULTS, LABEL_EXECUTION, resourcePath } from "../../kube/resources.ts";
+import { CREWS, CREW_EXECUTIONS, CREW_TASK_RESULTS, LABEL_EXECUTION, resourcePath } from "../../kube/resources.ts";
 import { applyCrew, createNamespace, crewYaml, deleteNamespace, waitFor } from "./support/fixture.ts";
 
 /**
@@ -95,5 +95,47 @@ describe("the Kubernetes backend's change notifications", () => {
       async () => (await backend.getExecution("stream", id))!.results.step1![0]!.steps!.length === 3,
     );
     expect(changes).toBe(settled);
+  });
+
+  it("shows no result whose name is not its task index's in the crew the execution started on", async () => {
+    // A runner may write results only for its own task index; one under another task's name is not that task's.
+    const crew = await client.get<{ spec: unknown }>(resourcePath(CREWS, namespace, "stream"));
+    await client.mergePatch(`${resourcePath(CREW_EXECUTIONS, namespace, id)}/status`, {
+      status: { phase: "Running", crewSpec: crew.spec },
+    });
+    await client.create(resourcePath(CREW_TASK_RESULTS, namespace), {
+      apiVersion: "kubecrew.io/v1alpha1",
+      kind: "CrewTaskResult",
+      metadata: { name: `${id}-forged`, namespace, labels: { [LABEL_EXECUTION]: id } },
+      spec: {
+        executionRef: { name: id },
+        taskName: "step2",
+        taskIndex: 0,
+        agent: "Writer",
+        output: "forged",
+        executionTime: 0,
+      },
+    });
+    await client.create(resourcePath(CREW_TASK_RESULTS, namespace), {
+      apiVersion: "kubecrew.io/v1alpha1",
+      kind: "CrewTaskResult",
+      metadata: { name: `${id}-own`, namespace, labels: { [LABEL_EXECUTION]: id } },
+      spec: {
+        executionRef: { name: id },
+        taskName: "step1",
+        taskIndex: 0,
+        agent: "Writer",
+        output: "own",
+        executionTime: 0,
+      },
+    });
+    await waitFor(
+      "the task's own second result in the view",
+      async () => (await backend.getExecution("stream", id))!.results.step1?.length === 2,
+    );
+    const view = (await backend.getExecution("stream", id))!;
+    expect(view.status?.crewSpec?.tasks.map((t) => t.name)).toEqual(["step1"]);
+    expect(Object.keys(view.results)).toEqual(["step1"]);
+    expect(view.results.step1!.map((r) => r.output)).toContain("own");
   });
 });
