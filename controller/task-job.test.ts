@@ -144,6 +144,27 @@ describe("task Job and ConfigMap", () => {
     expect(plain.volumes).not.toContainEqual(expect.objectContaining({ name: "apps-credential" }));
   });
 
+  it("fails a tool call's Job on the runner's first non-zero exit, and replaces a disrupted pod without counting it", () => {
+    const toolCall: TaskAssignment = {
+      ...assignment,
+      task: { ...assignment.task, toolCall: { tool: "http_request", arguments: "{}" } },
+    };
+    const job = taskJob(ref, toolCall, spec.runner, settings) as Loose;
+    const container = job.spec.template.spec.containers[0].name;
+    // The disruption rule first: an evicted runner exits non-zero too (SIGTERM), which the FailJob rule would match.
+    expect(job.spec.podFailurePolicy).toEqual({
+      rules: [
+        { action: "Ignore", onPodConditions: [{ type: "DisruptionTarget", status: "True" }] },
+        { action: "FailJob", onExitCodes: { containerName: container, operator: "NotIn", values: [0] } },
+      ],
+    });
+    expect(job.spec.template.spec.restartPolicy).toBe("Never");
+    // An agent's task keeps runner.retries, pod failures of any kind counting: the model may answer better next time.
+    const agentTask = taskJob(ref, assignment, spec.runner, settings) as Loose;
+    expect(agentTask.spec.backoffLimit).toBe(2);
+    expect(agentTask.spec.podFailurePolicy).toBeUndefined();
+  });
+
   it("runs crewai-runtime tasks in the crewai runner image unless the crew names its own", () => {
     const withCrewai = { ...settings, crewaiImage: "kubecrew-crewai:test" };
     const image = (a: TaskAssignment, runner = spec.runner) =>

@@ -182,9 +182,25 @@ export function runnerImage(assignment: TaskAssignment, settings: TaskJobSetting
   return assignment.runtime === "crewai" ? (settings.crewaiImage ?? settings.defaultImage) : settings.defaultImage;
 }
 
+/** The runner's container, by name in the Job's pod failure policy. */
+const RUNNER_CONTAINER = "runner";
+
 /**
- * The Job that runs one task (or a whole project, `<execution>-p`): one pod at a time, retried by the Job controller,
- * hardened.
+ * How a task that calls one tool directly (`toolCall`: a flow's tool method) meets a failed pod: a runner that exited
+ * non-zero is the tool's failure and fails the Job at once, as CrewAI calls a tool once; a pod lost to a disruption
+ * (drain, eviction, preemption) is replaced without counting against the retries. Rules apply in order: an evicted
+ * runner ends on SIGTERM with a non-zero code, so the disruption rule comes first.
+ */
+export const TOOL_CALL_POD_FAILURE_POLICY = {
+  rules: [
+    { action: "Ignore", onPodConditions: [{ type: "DisruptionTarget", status: "True" }] },
+    { action: "FailJob", onExitCodes: { containerName: RUNNER_CONTAINER, operator: "NotIn", values: [0] } },
+  ],
+};
+
+/**
+ * The Job that runs one task (or a whole project, `<execution>-p`): one pod at a time, retried by the Job controller
+ * (`runner.retries`: a model's answer may differ on the next try), hardened; a tool call is not retried.
  */
 export function taskJob(
   execution: ExecutionRef,
@@ -227,6 +243,7 @@ export function taskJob(
       // A whole project's run (spec.runner.crew) carries every task: the execution's time, and no retry, which would run
       // the tasks that already reported again (core/whole-project.ts).
       backoffLimit: assignment.project ? 0 : runner.retries,
+      ...(assignment.task.toolCall && !assignment.project ? { podFailurePolicy: TOOL_CALL_POD_FAILURE_POLICY } : {}),
       activeDeadlineSeconds: assignment.project ? runner.executionTimeoutSeconds : runner.taskTimeoutSeconds,
       completions: 1,
       parallelism: 1,
@@ -249,7 +266,7 @@ export function taskJob(
           },
           containers: [
             {
-              name: "runner",
+              name: RUNNER_CONTAINER,
               image: runner.image ?? runnerImage(assignment, settings),
               ...(settings.imagePullPolicy ? { imagePullPolicy: settings.imagePullPolicy } : {}),
               command: [...settings.runnerCommand, `${ASSIGNMENT_DIR}/${ASSIGNMENT_FILE}`],
