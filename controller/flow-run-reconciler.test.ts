@@ -190,6 +190,75 @@ describe("FlowRunReconciler against a recording client", () => {
     });
   });
 
+  describe("a kickoff whose start method runs an agent", () => {
+    const agentFirst = {
+      schema: "crewai.flow/v1",
+      name: "AgentFirst",
+      methods: {
+        a: {
+          start: true,
+          do: { call: "agent", with: { role: "Writer", goal: "Write", backstory: "Brief.", input: "${state.topic}" } },
+        },
+        b: { listen: "a", do: { call: "expression", expr: "outputs.a.raw" } },
+      },
+    };
+    const child = methodExecutionName(RUN, "a#1");
+    beforeEach(async () => {
+      kube = new RecordingKube();
+      kube.seed(resourcePath(FLOWS, NS), {
+        apiVersion: "kubecrew.io/v1alpha1",
+        kind: "Flow",
+        metadata: {
+          name: "chain",
+          namespace: NS,
+          annotations: { "kubecrew.io/llm": '{"provider":"mock","model":"m"}' },
+        },
+        spec: agentFirst,
+      });
+      ({ runs, resultCache, reconciler } = await controllerOn(kube));
+    });
+
+    it("makes the start method's child in the kickoff's look, beside the status: no write waits for another", async () => {
+      seedRun();
+      await reconciler.reconcile(`${NS}/${RUN}`);
+      expect([...kube.log].sort()).toEqual([`create ${executions}`, `patch ${runPath}/status`]);
+      expect(kube.stored(`${executions}/${child}`)).toMatchObject({ spec: { inputs: { flow_input: "tides" } } });
+      expect(kube.stored(runPath)).toMatchObject({
+        status: { phase: "Running", methods: [{ id: "a#1", phase: "Running" }] },
+      });
+    });
+
+    it("killed after the child was made, before the status: the kickoff again finds that child, makes no second", async () => {
+      seedRun();
+      kube.failNext("patch", /status$/, 500, "InternalError");
+      await expect(reconciler.reconcile(`${NS}/${RUN}`)).rejects.toThrow(/500/);
+      const children = async () => (await kube.list<KubeObject>(executions)).items.map((e) => e.metadata!.name);
+      // The child did not wait for the status: it is there though the status write failed.
+      expect(kube.stored(runPath)).not.toHaveProperty("status");
+      expect(await children()).toEqual([child]);
+      const restarted = await controllerOn(kube);
+      await restarted.reconciler.reconcile(`${NS}/${RUN}`);
+      expect(await children()).toEqual([child]);
+      expect(kube.stored(runPath)).toMatchObject({
+        status: { phase: "Running", methods: [{ id: "a#1", phase: "Running" }] },
+      });
+    });
+
+    it("a run stopped before its kickoff starts no child", async () => {
+      runs.upsert(
+        kube.seed(resourcePath(FLOW_EXECUTIONS, NS), {
+          apiVersion: "kubecrew.io/v1alpha1",
+          kind: "FlowExecution",
+          metadata: { name: RUN, namespace: NS, uid: "run-uid" },
+          spec: { flowRef: { name: "chain" }, inputs: { topic: "tides" }, stop: true },
+        } as KubeObject),
+      );
+      await reconciler.reconcile(`${NS}/${RUN}`);
+      expect((await kube.list<KubeObject>(executions)).items).toEqual([]);
+      expect(kube.stored(runPath)).toMatchObject({ status: { phase: "Stopped" } });
+    });
+  });
+
   describe("a controller killed inside a hand-over", () => {
     // `a` (CEL) then `b` (an agent: a child execution): b's child is made beside a's result.
     const pair = {

@@ -36,7 +36,7 @@ import type { ReconcileResult } from "../kube/runtime/worker.ts";
 import type { CachedTaskResult } from "../kube/typed-objects.ts";
 import type { CachedFlow, CachedFlowExecution } from "./flow-caches.ts";
 import { advanceMethod, runOwner, type MethodWorld, type RunRef } from "./flow-method.ts";
-import { applyDecision, finished, outcomeOf, outputsOf, withProgress } from "./flow-run-status.ts";
+import { applyDecision, definitionOf, finished, outcomeOf, outputsOf, withProgress } from "./flow-run-status.ts";
 
 export interface FlowRunReconcilerOptions extends Omit<MethodWorld, "client"> {
   client: Pick<KubeApi, "create" | "mergePatch">;
@@ -98,7 +98,7 @@ export class FlowRunReconciler {
     const status = run.status ?? {};
     if (!status.definition) return this.kickoff(run);
     if (run.spec.stop) return this.stop(run);
-    const definition = flowDefinition.parse(status.definition);
+    const definition = definitionOf(status);
     const graph = status.graph as unknown as FlowRunState;
     const results = this.resultsOf(run);
     // First what has ended: a result recorded is the method run's end, told to the graph once.
@@ -192,8 +192,8 @@ export class FlowRunReconciler {
     definition: FlowDefinition,
     started: FlowActivation[],
     outputs: Record<string, Json>,
+    ref = this.refOf(run),
   ): Promise<void> {
-    const ref = this.refOf(run);
     const context = { state: run.spec.inputs, outputs };
     await Promise.all(started.map((a) => advanceMethod(this.o, ref, definition, a.id, a.method, context)));
   }
@@ -217,7 +217,15 @@ export class FlowRunReconciler {
       definition: verdict.definition as unknown as Json,
       methods: [],
     };
-    return this.write(run, applyDecision(status, verdict.definition, decision, now));
+    // The start methods' children are made beside the status, as a hand-over's are: a controller killed before the
+    // status is written kicks off again, and the same graph starts the same activations, whose children it finds. CEL's
+    // now() in their mappings is this kickoff's time, the startTime written beside them.
+    const started = decision.end || run.spec.stop ? [] : decision.start;
+    const [written] = await Promise.all([
+      this.write(run, applyDecision(status, verdict.definition, decision, now)),
+      this.begin(run, verdict.definition, started, {}, { ...this.refOf(run), startTime: new Date(now) }),
+    ]);
+    return written;
   }
 
   /** The status once the graph is told of a method run's end. */
@@ -259,7 +267,7 @@ export class FlowRunReconciler {
 
   private async waitFor(run: CachedFlowExecution, activation: FlowActivation, output: Json): Promise<boolean> {
     const status = structuredClone(run.status!);
-    const definition = flowDefinition.parse(status.definition);
+    const definition = definitionOf(status);
     const feedback = definition.methods[activation.method]!.human_feedback!;
     status.phase = "WaitingForInput";
     status.conditions = setCondition(
@@ -344,8 +352,9 @@ export class FlowRunReconciler {
   /** Milliseconds until the mock answers the run's wait for feedback; undefined when it never does. */
   private mockDueInMs(run: CachedFlowExecution): number | undefined {
     const waiting = run.status?.waiting;
+    if (!waiting) return undefined;
     const definition = flowDefinition.safeParse(run.status?.definition);
-    const method = waiting && definition.success ? definition.data.methods[waiting.method] : undefined;
+    const method = definition.success ? definition.data.methods[waiting.method] : undefined;
     if (!method) return undefined;
     const flow = this.o.flows.get(run.metadata.namespace ?? "", run.spec.flowRef.name);
     const llm = flow && !isUndecodable(flow) ? annotatedLlm(flow.metadata.annotations) : undefined;

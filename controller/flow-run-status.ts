@@ -1,5 +1,5 @@
 import type { FlowDecision, FlowRunState } from "../core/flow/decide-flow.ts";
-import type { FlowDefinition } from "../core/flow/definition.ts";
+import { flowDefinition, type FlowDefinition } from "../core/flow/definition.ts";
 import type { FlowExecutionStatus, MethodRunStatus } from "../core/flow/flow-resources.ts";
 import type { Json } from "../core/json.ts";
 import { methodResultName } from "../kube/flow-names.ts";
@@ -10,6 +10,19 @@ import type { CachedTaskResult } from "../kube/typed-objects.ts";
  * functions of the status before and the graph's decision, and what the method runs' results say; the run reconciler
  * writes what they answer.
  */
+
+/**
+ * Each run's definition as parsed, keyed by the status's definition object: the cache hands out the same object until
+ * the status is written again, so a look at an `each` (one per item event) does not parse the whole flow again.
+ */
+const parsedDefinitions = new WeakMap<object, FlowDefinition>();
+
+export function definitionOf(status: FlowExecutionStatus): FlowDefinition {
+  const held = status.definition as object;
+  let definition = parsedDefinitions.get(held);
+  if (!definition) parsedDefinitions.set(held, (definition = flowDefinition.parse(held)));
+  return definition;
+}
 
 /** The graph's answer applied to the status: the methods it starts, or the run's end. */
 export function applyDecision(

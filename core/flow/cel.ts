@@ -94,9 +94,25 @@ export function fromCel(value: unknown): Json {
 
 export type CelContext = Record<string, unknown>;
 
+/**
+ * The environments of the runs' kickoff times, kept a while: a look at an `each` evaluates its list and each started
+ * item's step on every item event, and an environment is costly to build (its functions registered, each time).
+ */
+const environments = new Map<number, Environment>();
+const KEPT_ENVIRONMENTS = 64;
+
+function environmentAt(now: Date): Environment {
+  let held = environments.get(now.getTime());
+  if (!held) {
+    if (environments.size >= KEPT_ENVIRONMENTS) environments.delete(environments.keys().next().value!);
+    environments.set(now.getTime(), (held = environment(now)));
+  }
+  return held;
+}
+
 export function evaluateCel(source: string, context: CelContext, now: Date): Json {
   try {
-    return fromCel(environment(now).evaluate(source, toCel(context) as Record<string, unknown>));
+    return fromCel(environmentAt(now).evaluate(source, toCel(context) as Record<string, unknown>));
   } catch (error) {
     throw new CelProblem(`${source}: ${firstLine(error)}`);
   }
