@@ -1,3 +1,4 @@
+import type { Requester } from "../core/execution.ts";
 import type { FlowRunState } from "../core/flow/decide-flow.ts";
 import type { FlowDefinition } from "../core/flow/definition.ts";
 import type { FlowWebhookUrls } from "../core/flow-webhooks.ts";
@@ -77,4 +78,6 @@ export interface FlowBackend {
 export interface FlowKickoffExtras {
   meta?: JsonObject;
   webhooks?: FlowWebhookUrls;
+  /** Who kicked it off, and whose connected apps its methods' child executions act with. */
+  requestedBy?: Requester;
 }

@@ -68,6 +68,14 @@ export const flowKickoffRequest = z
       .url()
       .optional()
       .describe("POSTed once when the run has ended (event flow: completed or error, the final output)"),
+    user: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe(
+        "The user whose connected apps the methods' agents and app actions act with (org tokens only; a user token always acts as its own user)",
+      ),
   })
   .meta({ id: "FlowKickoffRequest" });
 

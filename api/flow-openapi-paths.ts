@@ -64,6 +64,7 @@ export const flowPaths: ExtraPaths = {
       responses: {
         "200": json(kickoffResponse, "Run started"),
         ...errors,
+        "403": json(errorBody, "A user token named another user in `user` (only org tokens may)"),
         "422": json(
           errorBody,
           "Inputs the state schema refuses: details.missing_inputs names the required fields not given, " +

@@ -84,6 +84,7 @@ export class KubernetesFlows implements FlowBackend {
         inputs: state,
         ...(given.meta ? { meta: given.meta } : {}),
         ...(given.webhooks ? { webhooks: given.webhooks } : {}),
+        ...(given.requestedBy ? { requestedBy: given.requestedBy } : {}),
       },
     });
     return id;

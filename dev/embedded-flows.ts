@@ -18,7 +18,7 @@ export async function embeddedFlows(
   log: Logger,
   /** On the mock provider, a human_feedback nobody answers in this time takes its first outcome (0: never). */
   mockFeedbackAfterMs = 0,
-): Promise<{ flows: FlowRuns; names: string[]; close(): Promise<void> } | undefined> {
+): Promise<{ flows: FlowRuns; names: string[]; executions: LocalExecutions; close(): Promise<void> } | undefined> {
   const { flows, crews } = await loadFlows(dir, llm);
   if (!flows.length) return undefined;
   const executions = new LocalExecutions({ ...executionOptions, crews });
@@ -32,5 +32,5 @@ export async function embeddedFlows(
     mockFeedbackAfterMs,
     webhookFetch: executionOptions.webhookFetch,
   });
-  return { flows: runs, names: flows.map((f) => f.name), close: () => executions.close() };
+  return { flows: runs, names: flows.map((f) => f.name), executions, close: () => executions.close() };
 }

@@ -3,7 +3,7 @@ import { evaluateCel, renderTemplate, type CelContext } from "../core/flow/cel.t
 import type { AtomicAction, EachAction, FlowDefinition } from "../core/flow/definition.ts";
 import { AGENT_INPUT, methodCrewName, type ActionPlace } from "../core/flow/method-crews.ts";
 import { outputText } from "../core/flow/outcomes.ts";
-import { isFinished } from "../core/execution.ts";
+import { isFinished, type Requester } from "../core/execution.ts";
 import type { Json } from "../core/json.ts";
 import { statusResponse } from "../core/status-view.ts";
 import type { LocalExecutions } from "./local-executions.ts";
@@ -32,6 +32,8 @@ export interface ActionDeps {
   /** Items of an `each` running at once. */
   eachConcurrency: number;
   signal: AbortSignal;
+  /** The kickoff's requester, handed to each child execution (whose user's apps it acts with). */
+  requestedBy?: Requester;
 }
 
 /** What one method's action answers: its output as the flow keeps it in `outputs.<method>`, and on what it ran. */
@@ -135,7 +137,12 @@ async function runChild(deps: ActionDeps, place: ActionPlace, inputs: Record<str
   const crewName = methodCrewName(deps.flow, place);
   const crew = deps.crews.get(crewName);
   if (!crew) throw new Error(`no crew for methods.${place.method}`);
-  const spec = { crewRef: { name: crewName }, inputs: stringInputs(inputs), stop: false };
+  const spec = {
+    crewRef: { name: crewName },
+    inputs: stringInputs(inputs),
+    stop: false,
+    ...(deps.requestedBy ? { requestedBy: deps.requestedBy } : {}),
+  };
   const { id } = await deps.executions.createExecution({ crew: crewName, spec });
   deps.onChild(id);
   for (;;) {

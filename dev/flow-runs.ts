@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Crew } from "../core/crew.ts";
+import type { Requester } from "../core/execution.ts";
 import {
   decideFlow,
   initialFlowState,
@@ -32,6 +33,8 @@ interface Run extends FlowRunView, FlowRunHooks {
   waitingActivation?: string;
   listeners: Set<() => void>;
   stepPoll?: NodeJS.Timeout;
+  /** The kickoff's requester: its child executions act with its user's connected apps. */
+  requestedBy?: Requester;
 }
 
 /** How often a run with a step webhook reads its child executions' steps. */
@@ -215,6 +218,7 @@ export class FlowRuns implements FlowBackend {
           },
           eachConcurrency: this.options.eachConcurrency,
           signal: run.abort.signal,
+          ...(run.requestedBy ? { requestedBy: run.requestedBy } : {}),
         },
         activation.method,
         { state: run.state, outputs: run.outputs },

@@ -221,8 +221,9 @@ export async function startDev(
     ...(orgToken ? { orgToken } : {}),
     ...(userToken ? { userToken } : {}),
     consoleSignIn: { how: signIn.how, ...(signIn.generated ? { generatedAdminKey: signIn.adminKey! } : {}) },
-    executionIds: () => executions.ids(),
-    executionSpec: (id) => executions.specOf(id),
+    // The flows' method runs too: a test sees as whom a method's child execution acts.
+    executionIds: () => [...executions.ids(), ...(flows?.executions.ids() ?? [])],
+    executionSpec: (id) => executions.specOf(id) ?? flows?.executions.specOf(id),
     ...(embedded && embeddedInfo ? { integrations: { ...embeddedInfo, store: embedded.store } } : {}),
     async stop() {
       await executions.close();

@@ -1,4 +1,5 @@
 import { Router, type Request, type Response } from "express";
+import { executionUser } from "../../core/execution-user.ts";
 import { flowGraph } from "../../core/flow/flow-graph.ts";
 import { flowInputs, kickoffState } from "../../core/flow/state-inputs.ts";
 import type { Json } from "../../core/json.ts";
@@ -125,7 +126,16 @@ export function flowRoutes(deps: {
         invalid_inputs: judged.invalid,
       });
     }
-    const given = { ...(body.meta ? { meta: body.meta } : {}), ...(webhooks ? { webhooks } : {}) };
+    // Whose apps the child executions act with, decided as a crew kickoff decides it (a flow has no apps.runAs).
+    const principal = principalOf(req);
+    const user = executionUser(principal, body.user, undefined);
+    if (!user.ok) throw forbidden(user.message);
+    const requestedBy = {
+      kind: principal.kind,
+      subject: principal.subject,
+      ...(user.user !== undefined ? { user: user.user } : {}),
+    };
+    const given = { ...(body.meta ? { meta: body.meta } : {}), ...(webhooks ? { webhooks } : {}), requestedBy };
     res.json({ kickoff_id: await deps.flows.kickoff(flow, judged.state, given) });
   });
   router.get("/flows/:flow/webhook-signing", auth, (req, res) => {
