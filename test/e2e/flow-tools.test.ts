@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { stringify } from "yaml";
 import { describe, expect, inject, it } from "vitest";
 import { startLlmFixture, type LlmFixture } from "../support/llm-fixture.ts";
+import { startFixtureMcpServer, type FixtureMcpServer } from "../support/mcp-servers.ts";
 import { crewSuite } from "./support/crew-suite.ts";
 import { crewYaml, waitFor, type Loose } from "./support/fixture.ts";
 import { hostForPods } from "./support/installed.ts";
@@ -16,6 +17,7 @@ import { kubectl } from "./support/kubectl.ts";
  */
 const kubeconfig = inject("kubeconfig");
 let llm: LlmFixture;
+let mcp: FixtureMcpServer;
 let quotes: Server;
 let quotesHost: string;
 const asked: string[] = [];
@@ -23,10 +25,11 @@ const asked: string[] = [];
 const suite = crewSuite(kubeconfig, {
   prefix: "flow-tools",
   before: async () => {
-    llm = await startLlmFixture(hostForPods());
+    [llm, mcp] = await Promise.all([startLlmFixture(hostForPods()), startFixtureMcpServer(hostForPods())]);
     quotes = createServer((req, res) => {
       asked.push(`${req.method} ${req.url}`);
-      res.writeHead(200, { "content-type": "application/json" }).end('{"item": "tea", "price": 42}');
+      const item = new URL(req.url ?? "/", "http://quotes").searchParams.get("item");
+      res.writeHead(200, { "content-type": "application/json" }).end(`{"item": "${item}", "price": 42}`);
     });
     const host = hostForPods();
     await new Promise<void>((resolve) => quotes.listen(0, host, resolve));
@@ -36,6 +39,7 @@ const suite = crewSuite(kubeconfig, {
     quotes?.closeAllConnections();
     await new Promise((resolve) => quotes?.close(resolve));
     await llm?.stop();
+    await mcp?.stop();
   },
   crews: () => [],
 });
@@ -75,6 +79,13 @@ async function kickoff(flow: string, inputs: Record<string, unknown>): Promise<s
   return res.body.kickoff_id as string;
 }
 
+async function listOf(kind: string, selector: string): Promise<Loose[]> {
+  const args = ["get", kind, "-n", suite.namespace, "-l", selector, "-o", "json"];
+  return JSON.parse(await kubectl(kubeconfig, args)).items as Loose[];
+}
+
+const childExecutions = (run: string) => listOf("crewexecutions", `kubecrew.io/flow-execution=${run}`);
+
 describe("a flow's tool method on the cluster", () => {
   it("calls http_request in one Job with no model, and the next method uses its text", async () => {
     const document = {
@@ -112,28 +123,15 @@ describe("a flow's tool method on the cluster", () => {
     expect(llm.requests).toHaveLength(0);
 
     // One child execution of the method's Crew, whose one task was one Job.
-    const [child] = JSON.parse(
-      await kubectl(kubeconfig, [
-        ...["get", "crewexecutions", "-n", suite.namespace, "-l", `kubecrew.io/flow-execution=${id}`, "-o", "json"],
-      ]),
-    ).items as Loose[];
+    const [child] = await childExecutions(id);
     expect(child.spec.crewRef.name).toBe("quotes-fetch");
-    const jobs = JSON.parse(
-      await kubectl(kubeconfig, [
-        ...["get", "jobs", "-n", suite.namespace, "-l", `kubecrew.io/execution=${child.metadata.name}`, "-o", "json"],
-      ]),
-    ).items as Loose[];
-    expect(jobs).toHaveLength(1);
-    const results = JSON.parse(
-      await kubectl(kubeconfig, [
-        ...["get", "crewtaskresults", "-n", suite.namespace, "-l", `kubecrew.io/execution=${id}`, "-o", "json"],
-      ]),
-    ).items as Loose[];
+    expect(await listOf("jobs", `kubecrew.io/execution=${child.metadata.name}`)).toHaveLength(1);
+    const results = await listOf("crewtaskresults", `kubecrew.io/execution=${id}`);
     const fetched = results.find((r) => r.metadata.labels["kubecrew.io/task"] === "fetch");
     expect(fetched.spec.jsonDict.output).toBe(final.result.outputs.fetch);
   });
 
-  it("fails the method when the host is not one the Flow allows, and never calls it", async () => {
+  it("fails the method and the flow after one pod when the host is not one the Flow allows, and never calls it", async () => {
     const document = {
       schema: "crewai.flow/v1",
       name: "RefusedFlow",
@@ -147,10 +145,100 @@ describe("a flow's tool method on the cluster", () => {
     await suite.applyCrew(flowYaml("refused", document));
     expect(await waitFor("refused judged", () => readyCondition("refused"))).toMatchObject({ status: "True" });
     const before = asked.length;
-    const final = await finished("refused", await kickoff("refused", {}));
+    const id = await kickoff("refused", {});
+    const final = await finished("refused", id);
     expect(final).toMatchObject({ status: "error" });
     expect(final.error).toContain('The tool "http_request" failed');
+    expect(final.error).toContain(`${quotesHost} is not in the crew's toolPolicy.allowedHosts`);
     expect(asked.length).toBe(before);
+    // CrewAI calls a tool once: the runner's failure failed the Job, no second pod (the crew's retries are 1).
+    const [child] = await childExecutions(id);
+    const pods = await listOf("pods", `kubecrew.io/execution=${child.metadata.name}`);
+    expect(pods.map((p) => p.status.phase)).toEqual(["Failed"]);
+    const job = (await listOf("jobs", `kubecrew.io/execution=${child.metadata.name}`))[0];
+    expect(job.status.conditions).toContainEqual(
+      expect.objectContaining({ type: "Failed", reason: "PodFailurePolicy" }),
+    );
+  });
+});
+
+describe("a flow's MCP tool and its tools inside an each on the cluster", () => {
+  it("calls an MCP server's tool in one Job with no model; its text is the method's output", async () => {
+    const document = {
+      schema: "crewai.flow/v1",
+      name: "LookupFlow",
+      state: { type: "dict", default: { key: "tides" } },
+      methods: {
+        look: { start: true, do: { call: "tool", ref: `${mcp.url}#lookup`, with: { key: "${state.key}" } } },
+        told: { listen: "look", do: { call: "expression", expr: "'found: ' + outputs.look" } },
+      },
+    };
+    await suite.applyCrew(flowYaml("lookup", document));
+    expect(await waitFor("lookup judged", () => readyCondition("lookup"))).toMatchObject({ status: "True" });
+    const opened = mcp.sessions.opened;
+    const id = await kickoff("lookup", {});
+    const final = await finished("lookup", id);
+    expect(final.status, JSON.stringify(final)).toBe("completed");
+    expect(final.result.tasks.map((t: Loose) => t.task_id)).toEqual(["look", "told"]);
+    expect(final.result.outputs.look).toBe("value of tides");
+    expect(final.result.output).toBe("found: value of tides");
+    expect(mcp.sessions.opened - opened).toBe(1);
+    const [child] = await childExecutions(id);
+    expect(await listOf("pods", `kubecrew.io/execution=${child.metadata.name}`)).toHaveLength(1);
+    expect(llm.requests).toHaveLength(0);
+  });
+
+  it("runs an each's tool step once per item, one Job each, the items' texts in order as the method's output", async () => {
+    const document = {
+      schema: "crewai.flow/v1",
+      name: "PricesFlow",
+      state: { type: "dict", default: { items: ["tea", "rice", "salt"] } },
+      methods: {
+        prices: {
+          start: true,
+          do: {
+            call: "each",
+            in: "state.items",
+            do: [
+              {
+                name: "fetch",
+                action: {
+                  call: "tool",
+                  ref: "http_request",
+                  with: { method: "GET", url: `\${'http://${quotesHost}/quote?item=' + item}` },
+                },
+              },
+            ],
+          },
+        },
+        priced: {
+          listen: "prices",
+          do: { call: "expression", expr: `outputs.prices.filter(p, p.contains('"price": 42')).size()` },
+        },
+      },
+    };
+    await suite.applyCrew(flowYaml("prices", document, { "kubecrew.io/allowed-hosts": quotesHost }));
+    expect(await waitFor("prices judged", () => readyCondition("prices"))).toMatchObject({ status: "True" });
+    const before = asked.length;
+    const id = await kickoff("prices", {});
+    const final = await finished("prices", id);
+    expect(final.status, JSON.stringify(final)).toBe("completed");
+    const outputs = final.result.outputs.prices as string[];
+    expect(outputs).toHaveLength(3);
+    ["tea", "rice", "salt"].forEach((item, i) => expect(outputs[i]).toContain(`{"item": "${item}", "price": 42}`));
+    expect(final.result.outputs.priced).toBe(3);
+    expect(final.result.output).toBe("3");
+    expect(asked.slice(before).sort()).toEqual(["GET /quote?item=rice", "GET /quote?item=salt", "GET /quote?item=tea"]);
+    const children = await childExecutions(id);
+    expect(children.map((c) => c.spec.crewRef.name)).toEqual([
+      "prices-prices-fetch",
+      "prices-prices-fetch",
+      "prices-prices-fetch",
+    ]);
+    for (const child of children) {
+      expect(await listOf("jobs", `kubecrew.io/execution=${child.metadata.name}`)).toHaveLength(1);
+    }
+    expect(llm.requests).toHaveLength(0);
   });
 });
 
