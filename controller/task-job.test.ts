@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { KubernetesTaskIO } from "../runner/kubernetes-io.ts";
-import { ASSIGNMENT_DIR, ASSIGNMENT_FILE } from "../kube/task-names.ts";
+import { ASSIGNMENT_DIR, ASSIGNMENT_FILE, CONTEXT_FILES } from "../kube/task-names.ts";
 import { CONFIG_MAP_LIMIT, taskConfigMap, taskInputs, taskJob } from "./task-job.ts";
 
 const spec = crewSpec.parse({
@@ -216,7 +216,11 @@ describe("task inputs larger than a ConfigMap", () => {
       mkdirSync(join(root, dir), { recursive: true });
       for (const [k, v] of Object.entries(data)) writeFileSync(join(root, dir, k), v);
     };
-    write(ASSIGNMENT_DIR, (inputs.configMaps[0] as Loose).data);
+    // The index names each file at its mountPath in the pod; here the mounts are under `root`.
+    const data = { ...(inputs.configMaps[0] as Loose).data } as Record<string, string>;
+    const index = JSON.parse(data[CONTEXT_FILES]!) as Record<string, string>;
+    data[CONTEXT_FILES] = JSON.stringify(Object.fromEntries(Object.entries(index).map(([j, p]) => [j, join(root, p)])));
+    write(ASSIGNMENT_DIR, data);
     for (const [i, m] of inputs.contextMounts.entries()) write(m.mountPath, (inputs.configMaps[i + 1] as Loose).data);
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromOptions({
@@ -226,8 +230,8 @@ describe("task inputs larger than a ConfigMap", () => {
       currentContext: "x",
     });
     const io = new KubernetesTaskIO({
-      assignmentPath: `${ASSIGNMENT_DIR}/${ASSIGNMENT_FILE}`,
-      config: { containerRoot: root },
+      assignmentPath: join(root, ASSIGNMENT_DIR, ASSIGNMENT_FILE),
+      config: {},
       kubeConfig,
     });
     expect(await io.readAssignment()).toEqual(withContext);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../core/config.ts";
+import { APPS_CREDENTIAL_PATH } from "../kube/apps-secret.ts";
 import { runnerConfigFromEnv } from "./config.ts";
 import { DEFAULT_RETRY_POLICY } from "./retry.ts";
 
@@ -39,15 +40,17 @@ describe("runnerConfigFromEnv", () => {
     expect(() => runnerConfigFromEnv({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
   });
 
-  it("reads the test node's container root once: the Kubernetes IO's paths and the app credential's file are under it", () => {
+  it("reads the app credential where the controller mounts it, never under a directory the environment names", () => {
     const config = runnerConfigFromEnv({
-      KUBECREW_CONTAINER_ROOT: "/tmp/node/pod-1",
+      KUBECREW_CONTAINER_ROOT: "/tmp/node/pod-1", // what the local test node once set: read no more
       KUBECREW_APPS_URL: "http://127.0.0.1:8787/v1/mcp",
       KUBECREW_APPS_CREDENTIAL_FILE: "/var/run/kubecrew/apps/credential",
       POD_NAME: "run-1-0-abcde",
     });
-    expect(config.kubernetes).toEqual({ containerRoot: "/tmp/node/pod-1", podName: "run-1-0-abcde" });
-    expect(config.apps?.credentialFile).toBe("/tmp/node/pod-1/var/run/kubecrew/apps/credential");
-    expect(runnerConfigFromEnv({}).kubernetes).toEqual({ containerRoot: "" });
+    expect(config.kubernetes).toEqual({ podName: "run-1-0-abcde" });
+    expect(config.apps?.credentialFile).toBe("/var/run/kubecrew/apps/credential");
+    expect(runnerConfigFromEnv({ KUBECREW_APPS_URL: "http://127.0.0.1:8787/v1/mcp" }).apps?.credentialFile).toBe(
+      APPS_CREDENTIAL_PATH,
+    );
   });
 });

@@ -9,16 +9,6 @@ import { DEFAULT_RETRY_POLICY } from "./retry.ts";
 
 const count = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
-const containerRoot = variable(
-  "KUBECREW_CONTAINER_ROOT",
-  z
-    .string()
-    .default("")
-    .describe(
-      "Test harness only, set by the local test node: the directory the container's paths (the assignment, mounts, the app credential) live under.",
-    ),
-);
-
 /** Read by the runner and, for the crewai runtime, by the adapter's tracing (crewai-adapter/kubecrew_crewai/tracing.py). */
 const traceContent = variable(
   "KUBECREW_TRACE_CONTENT",
@@ -107,14 +97,11 @@ const runnerFields = {
           .default(APPS_CREDENTIAL_PATH)
           .describe("The file holding the execution's app credential (mounted by the controller)."),
       ),
-      containerRoot,
     },
-    (a): AppsSettings | undefined =>
-      a.url ? { url: a.url, credentialFile: `${a.containerRoot}${a.credentialFile}` } : undefined,
+    (a): AppsSettings | undefined => (a.url ? { url: a.url, credentialFile: a.credentialFile } : undefined),
   ),
-  /** How a runner in a Job pod (--kubernetes) reaches the apiserver and where its container's paths are. */
+  /** How a runner in a Job pod (--kubernetes) reaches the apiserver and names its results. */
   kubernetes: {
-    containerRoot,
     podName: variable(
       "POD_NAME",
       z.string().optional().describe("The task pod's name (the Downward API): names the result of a failed attempt."),

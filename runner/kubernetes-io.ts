@@ -89,15 +89,11 @@ export class KubernetesTaskIO implements TaskIO {
   private readonly assignmentPath: string;
   private readonly client: KubeClient;
   private readonly podName: string | undefined;
-  private readonly containerRoot: string;
   private assignment: TaskAssignment | undefined;
 
   constructor(options: { assignmentPath: string; config: KubernetesIOConfig; kubeConfig?: KubeAccess }) {
-    this.assignmentPath = options.config.containerRoot
-      ? join(options.config.containerRoot, options.assignmentPath)
-      : options.assignmentPath;
+    this.assignmentPath = options.assignmentPath;
     this.podName = options.config.podName;
-    this.containerRoot = options.config.containerRoot;
     const kc =
       options.kubeConfig ??
       (options.config.kubeconfigPath ? Kubeconfig.fromFile(options.config.kubeconfigPath) : Kubeconfig.inCluster());
@@ -127,7 +123,7 @@ export class KubernetesTaskIO implements TaskIO {
       const entry = assignment.context[Number(j)];
       if (!entry) throw new AssignmentError(`${CONTEXT_FILES} names context entry ${j}, which the assignment lacks`);
       try {
-        entry.output = await readFile(this.containerRoot ? join(this.containerRoot, path) : path, "utf8");
+        entry.output = await readFile(path, "utf8");
       } catch (error) {
         throw new AssignmentError(
           `Cannot read the output of "${entry.task}" from ${path}: ${(error as Error).message}`,

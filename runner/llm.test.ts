@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -80,29 +80,26 @@ describe("languageModelFor, the local provider", () => {
   const local: LlmConfig = { provider: "local", model: "smollm2-135m" };
   const FILE = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
-  it("finds the model folder mounted at /models under the local test node's container root", () => {
-    // The controller points the runner at /models; on the local node that mount is <container root>/models.
-    const root = mkdtempSync(join(tmpdir(), "kubecrew-pod-"));
+  it("finds a model in the model folder (KUBECREW_MODEL_DIR) or at its path, and names the path it looked at", () => {
+    const dir = mkdtempSync(join(tmpdir(), "kubecrew-models-"));
     try {
-      mkdirSync(join(root, "models"));
-      writeFileSync(join(root, "models", FILE), "");
-      const env = { KUBECREW_CONTAINER_ROOT: root, KUBECREW_MODEL_DIR: "/models" };
+      writeFileSync(join(dir, FILE), "");
+      const env = { KUBECREW_MODEL_DIR: dir };
       expect(languageModelFor(local, env, fetch)).toMatchObject({ provider: "local", modelId: "smollm2-135m" });
-      const byPath = { ...local, model: `/models/${FILE}` };
-      expect(languageModelFor(byPath, env, fetch)).toMatchObject({ modelId: `/models/${FILE}` });
+      const byPath = { ...local, model: join(dir, FILE) };
+      expect(languageModelFor(byPath, {}, fetch)).toMatchObject({ modelId: join(dir, FILE) });
       expect(() => languageModelFor({ ...local, model: "other.gguf" }, env, fetch)).toThrow(
         new LlmConfigError(
-          `The local model other.gguf is not at ${join(root, "models", "other.gguf")}: pull it with \`kubecrew model pull\`, or mount its volume there`,
+          `The local model other.gguf is not at ${join(dir, "other.gguf")}: pull it with \`kubecrew model pull\`, or mount its volume there`,
         ),
       );
     } finally {
-      rmSync(root, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it("reads /models as it is in a real pod (no container root)", () => {
-    expect(() => languageModelFor(local, { KUBECREW_MODEL_DIR: "/models" }, fetch)).toThrow(
-      `is not at /models/${FILE}`,
-    );
+  it("reads /models as a pod mounts it, whatever else the environment holds", () => {
+    const env = { KUBECREW_MODEL_DIR: "/models", KUBECREW_CONTAINER_ROOT: tmpdir() };
+    expect(() => languageModelFor(local, env, fetch)).toThrow(`is not at /models/${FILE}`);
   });
 });

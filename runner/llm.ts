@@ -3,9 +3,8 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { existsSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
 import type { LlmConfig, LlmProvider } from "../core/crew.ts";
-import { localModelPath, MODEL_DIR_ENV } from "../core/local-models.ts";
+import { localModelPath } from "../core/local-models.ts";
 import { secretEnvName } from "../core/tools.ts";
 import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 import { defaultLocalThreads } from "./local-llama.ts";
@@ -118,21 +117,9 @@ export function languageModelFor(llm: LlmConfig, env: Env, fetch: Fetch): Langua
 /** The local provider's context window when the agent's llm sets none. */
 export const DEFAULT_LOCAL_CONTEXT_SIZE = 4096;
 
-/**
- * The GGUF file a local model names. On the local test node a container's paths live under KUBECREW_CONTAINER_ROOT
- * (as the assignment's do): the model folder mounted at /models (KUBECREW_MODEL_DIR) and absolute paths are there.
- */
-function localModelFile(model: string, env: Env): string {
-  const root = env.KUBECREW_CONTAINER_ROOT?.trim();
-  if (!root) return localModelPath(model, env);
-  if (isAbsolute(model)) return join(root, model);
-  const dir = env[MODEL_DIR_ENV]?.trim();
-  return localModelPath(model, dir && isAbsolute(dir) ? { ...env, [MODEL_DIR_ENV]: join(root, dir) } : env);
-}
-
 /** A GGUF model from the model folder (KUBECREW_MODEL_DIR) or a path: never downloaded here. */
 function localLanguageModel(llm: LlmConfig, env: Env): LanguageModelV3 {
-  const path = localModelFile(llm.model, env);
+  const path = localModelPath(llm.model, env);
   if (!existsSync(path)) {
     throw new LlmConfigError(
       `The local model ${llm.model} is not at ${path}: pull it with \`kubecrew model pull\`, or mount its volume there`,

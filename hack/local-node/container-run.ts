@@ -1,10 +1,10 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { V1Container } from "@kubernetes/client-node";
 import type { Logger } from "../../core/logger.ts";
 import { startContainerProcess, type ContainerProcess, type ProcessExit } from "./container-process.ts";
 import { expandVariables } from "./env.ts";
+import { namespacedArgv, type ContainerMount } from "./pod-namespace.ts";
 import type { ContainerRun } from "./pod-status.ts";
 import { terminationMessage } from "./termination-message.ts";
 
@@ -13,9 +13,14 @@ export interface ContainerRunContext {
   log: Logger;
   /** The pod's restartPolicy (Always when unset). */
   restartPolicy: string;
-  /** The container root of the pod. */
-  root: string;
+  /** The pod's directory: a container's process starts there, then enters its own root (pod-namespace.ts). */
+  dir: string;
   logFile(container: string): string;
+  terminationLog(container: string): string;
+  namespaceDir(container: string): string;
+  mounts(container: V1Container): ContainerMount[];
+  /** The node's paths the process needs (pod-namespace.ts), given its environment. */
+  nodePaths(env: Record<string, string>): string[];
   pgidDir: string;
   /** The pod is ending: start nothing more. */
   ending(): boolean;
@@ -51,11 +56,16 @@ export async function runContainer(
         startError: "the local node runs `command` (+ `args`); the image's entrypoint is unknown",
       };
     } else {
-      const cwd = join(ctx.root, spec.workingDir ?? "/");
-      mkdirSync(cwd, { recursive: true });
+      writeFileSync(ctx.terminationLog(spec.name), ""); // each run of the container writes its own
       const proc = startContainerProcess({
-        argv,
-        cwd,
+        argv: namespacedArgv(
+          ctx.namespaceDir(spec.name),
+          ctx.mounts(spec),
+          ctx.nodePaths(env),
+          spec.workingDir ?? "/",
+          argv,
+        ),
+        cwd: ctx.dir,
         env,
         logFile: ctx.logFile(spec.name),
         pgidDir: ctx.pgidDir,
@@ -74,7 +84,9 @@ export async function runContainer(
       exitCode: exit.exitCode,
       signal: exit.signal,
       reason: exit.startError ? "StartError" : exit.exitCode === 0 ? "Completed" : "Error",
-      message: exit.startError ?? terminationMessage(ctx.root, spec, exit.exitCode, ctx.logFile(spec.name)),
+      message:
+        exit.startError ??
+        terminationMessage(ctx.terminationLog(spec.name), spec, exit.exitCode, ctx.logFile(spec.name)),
       startedAt,
       finishedAt: new Date(),
       pid,

@@ -18,6 +18,7 @@ import { registerNode } from "./node-registration.ts";
 import type { NodeContext } from "./node-context.ts";
 import { PodRuntime } from "./pod-runtime.ts";
 import { kubeTime } from "./pod-status.ts";
+import { checkMountNamespaces } from "./pod-namespace.ts";
 
 export interface LocalNodeOptions {
   kubeconfigPath: string;
@@ -62,6 +63,7 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<{ stop(
   const core = kc.makeApiClient(CoreV1Api);
   const coordination = kc.makeApiClient(CoordinationV1Api);
 
+  checkMountNamespaces();
   const podsDir = join(options.stateDir, "pods");
   const pgidDir = join(options.stateDir, "pgids");
   const binDir = join(options.stateDir, "bin");
@@ -83,6 +85,7 @@ export async function startLocalNode(options: LocalNodeOptions): Promise<{ stop(
     ].join(":"),
     ...crewaiPython(options.repoRoot),
     stateDir: options.stateDir,
+    repoRoot: options.repoRoot,
     apiServer: { url: new URL(kc.getCurrentCluster()!.server), caPem: clusterCa(kc) },
   };
   const runtimes = new Map<string, PodRuntime>();

@@ -17,5 +17,7 @@ export interface NodeContext {
   crewaiPython?: string;
   /** The node's state directory, where images declare their environment (local-images.ts). */
   stateDir: string;
+  /** The checkout whose code the pods run. */
+  repoRoot: string;
   apiServer: { url: URL; caPem: Buffer };
 }

@@ -127,8 +127,12 @@ export class PodRuntime {
     const containers: ContainerRunContext = {
       log: this.log,
       restartPolicy: this.restartPolicy(),
-      root: this.sandbox.root,
+      dir: this.sandbox.dir,
       logFile: (container) => this.sandbox.logFile(container),
+      terminationLog: (container) => this.sandbox.terminationLog(container),
+      namespaceDir: (container) => this.sandbox.namespaceDir(container),
+      mounts: (container) => this.sandbox.mounts(container),
+      nodePaths: (env) => this.sandbox.nodePaths(env),
       pgidDir: this.ctx.pgidDir,
       ending: () => !!this.ending,
       processes: this.processes,

@@ -1,17 +1,16 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { V1Container } from "@kubernetes/client-node";
 
 /** The kubelet reads at most this much of a termination message file. */
 const LIMIT = 4096;
 
 /**
- * The kubelet's termination message of a container that exited: what the process wrote to
- * <root><terminationMessagePath> (default /dev/termination-log), at most 4 KiB; with FallbackToLogsOnError and a
- * failure, the end of its log (`logFile`) instead.
+ * The kubelet's termination message of a container that exited: what the process wrote to its terminationMessagePath
+ * (default /dev/termination-log; the node's file bound there is `written`), at most 4 KiB; with FallbackToLogsOnError
+ * and a failure, the end of its log (`logFile`) instead.
  */
 export function terminationMessage(
-  root: string,
+  terminationLog: string,
   spec: V1Container,
   exitCode: number,
   logFile: string,
@@ -24,7 +23,7 @@ export function terminationMessage(
       return "";
     }
   };
-  const written = read(join(root, spec.terminationMessagePath ?? "/dev/termination-log"));
+  const written = read(terminationLog);
   if (written) return written;
   if (spec.terminationMessagePolicy === "FallbackToLogsOnError" && exitCode !== 0) {
     return read(logFile).split("\n").slice(-80).join("\n").slice(-2048) || undefined;

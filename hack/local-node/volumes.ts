@@ -1,15 +1,14 @@
-import { existsSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { V1Container, V1KeyToPath, V1Pod, V1Volume } from "@kubernetes/client-node";
 import { ContainerConfigError, fieldValue, type ObjectSource } from "./env.ts";
+import type { ContainerMount } from "./pod-namespace.ts";
 
 /** What writing a pod's volumes needs from the node. */
 export interface VolumeContext {
   pod: V1Pod;
   /** <pod dir>/volumes/<volume name> holds each volume's files. */
   volumesDir: string;
-  /** The container root: a mount at /etc/config appears at <root>/etc/config. */
-  root: string;
   source: ObjectSource;
   /** A TokenRequest for the pod's service account, bound to the pod. */
   token(audience: string | undefined, expirationSeconds: number): Promise<string>;
@@ -103,20 +102,18 @@ export function hasServiceAccountToken(volume: V1Volume): boolean {
 }
 
 /**
- * Makes the container's volumeMounts visible under the container root: <root><mountPath> is a symlink to the volume
- * (or to <volume>/<subPath>). hostPath volumes link to the host path itself.
+ * The container's volumeMounts as binds of the node's files: a volume's directory (or <volume>/<subPath>), a hostPath's
+ * path. ConfigMap, Secret, projected and downward API volumes are read-only, as the kubelet mounts them.
  */
-export function mountVolumes(ctx: VolumeContext, container: V1Container): void {
+export function containerMounts(ctx: VolumeContext, container: V1Container): ContainerMount[] {
   const volumes = new Map((ctx.pod.spec?.volumes ?? []).map((v) => [v.name, v]));
-  for (const mount of container.volumeMounts ?? []) {
+  return (container.volumeMounts ?? []).flatMap((mount) => {
     const volume = volumes.get(mount.name);
-    if (!volume) continue;
-    const target = volume.hostPath
+    if (!volume) return [];
+    const source = volume.hostPath
       ? join(volume.hostPath.path, mount.subPath ?? "")
       : join(ctx.volumesDir, mount.name, mount.subPath ?? "");
-    const at = join(ctx.root, mount.mountPath);
-    if (existsSync(at)) continue; // another container of the pod mounted it already
-    mkdirSync(dirname(at), { recursive: true });
-    symlinkSync(target, at);
-  }
+    const apiData = !!(volume.configMap || volume.secret || volume.projected || volume.downwardAPI);
+    return [{ source, path: mount.mountPath, readOnly: apiData || mount.readOnly === true }];
+  });
 }

@@ -112,7 +112,7 @@ describe.each(["Background", "Foreground"])("deleting a Job with propagationPoli
   });
 });
 
-test("a pod sees a secretKeyRef env value, fieldRefs and a ConfigMap volume's file, and runs the pinned Node", async () => {
+test("a pod sees a secretKeyRef env value, fieldRefs and a ConfigMap volume's file at its mountPath, and runs the pinned Node", async () => {
   await ns.core.createNamespacedSecret({
     namespace: ns.name,
     body: { metadata: { name: "api-credentials" }, stringData: { "api-key": "s3cret-from-a-secret" } },
@@ -125,12 +125,15 @@ test("a pod sees a secretKeyRef env value, fieldRefs and a ConfigMap volume's fi
   await createJob("sees-config", {
     command: nodeScript(`
       const fs = require("node:fs");
-      const root = process.env.KUBECREW_CONTAINER_ROOT ?? "";
+      let writable = true;
+      try { fs.writeFileSync("/etc/kubecrew/mine", "x"); } catch (error) { writable = error.code; }
       fs.writeFileSync(process.env.OUT, JSON.stringify({
         apiKey: process.env.API_KEY,
         podName: process.env.POD_NAME,
         namespace: process.env.POD_NAMESPACE,
-        settings: fs.readFileSync(root + "/etc/kubecrew/settings.json", "utf8"),
+        settings: fs.readFileSync("/etc/kubecrew/settings.json", "utf8"),
+        writable,
+        workingDir: process.cwd(),
         nodeVersion: process.version,
         kubecrewOnPath: require("node:child_process").execSync("command -v kubecrew", { encoding: "utf8" }).trim(),
       }));
@@ -153,9 +156,13 @@ test("a pod sees a secretKeyRef env value, fieldRefs and a ConfigMap volume's fi
     podName: pod?.metadata?.name,
     namespace: ns.name,
     settings: '{"process":"sequential"}',
+    writable: "EROFS", // a ConfigMap volume is read-only, as the kubelet mounts it
+    workingDir: "/",
     nodeVersion: `v${pinnedNode}`,
     kubecrewOnPath: expect.stringMatching(/\/kubecrew$/),
   });
+  // The mount was the pod's own (a mount namespace): nothing was made at /etc/kubecrew on the machine.
+  expect(existsSync("/etc/kubecrew")).toBe(false);
 });
 
 test("a pod acting as its service account is allowed what its Role grants and denied the rest", async () => {
@@ -242,7 +249,7 @@ test("a pod's output is readable through the pods/log API, as `kubectl logs` rea
 test("a container's termination message is reported in its terminated state", async () => {
   await createJob("leaves-a-message", {
     command: nodeScript(`
-      require("node:fs").writeFileSync(process.env.KUBECREW_CONTAINER_ROOT + "/dev/termination-log", "task failed: boom");
+      require("node:fs").writeFileSync("/dev/termination-log", "task failed: boom");
       process.exit(2);
     `),
   });
