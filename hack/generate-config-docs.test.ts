@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
+import { resolveProviderSettings } from "../integrations/provider-settings.ts";
 import { configReference, describeVariable } from "./config-reference.ts";
 import { CONFIG_DOC, expectedConfigDoc, MARKER } from "./generate-config-docs.ts";
 
@@ -65,7 +66,8 @@ const COMPUTED_READS: Record<string, string> = {
   "core/config.ts": "variable()'s reader: each name is a field's variable, in a component's schema",
   "dev/embedded-integrations-config.ts":
     "given(name): the integrations service's KUBECREW_* names, literal at each call",
-  "integrations/provider-settings.ts": "KUBECREW_<PROVIDER>_* (providerVariables)",
+  "integrations/provider-settings.ts":
+    "each provider's and product's KUBECREW_<ID>_* by its own name (providerVariables; every name read is checked below)",
   "runner/llm.ts":
     "an API key: KUBECREW_LLM_API_KEY, KUBECREW_SECRET_<SECRET>_<KEY>, the provider's (llmKeyVariables), the agent's own apiKeyEnv",
   "runner/mcp-headers.ts": "KUBECREW_SECRET_<SECRET>_<KEY> (mcpHeaderVariables)",
@@ -133,6 +135,24 @@ describe("docs/configuration.md", () => {
     // An entry whose file no longer computes a name goes, so the list stays the truth.
     expect(Object.keys(COMPUTED_READS).filter((file) => !(file in computing))).toEqual([]);
   }, 60_000);
+
+  it("lists by its own name each variable the integrations service reads for its providers and their products", () => {
+    const generated = readFileSync(CONFIG_DOC, "utf8").split(MARKER)[1]!;
+    const listed = new Set([...generated.matchAll(/^\| `([A-Z0-9_]+)` +\|/gm)].map((match) => match[1]!));
+    const read = new Set<string>();
+    const recording = new Proxy<Record<string, string | undefined>>(
+      {},
+      {
+        get(_, name) {
+          if (typeof name === "string") read.add(name);
+          return undefined;
+        },
+      },
+    );
+    resolveProviderSettings(recording);
+    expect(read).toContain("KUBECREW_GOOGLE_GMAIL_CLIENT_ID");
+    expect([...read].filter((name) => !listed.has(name))).toEqual([]);
+  });
 
   it("refuses to write when the marker between the hand-written and the generated part is gone", async () => {
     await expect(expectedConfigDoc("# Configuration\n\nNo marker here.\n")).rejects.toThrow(MARKER);

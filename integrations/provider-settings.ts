@@ -36,36 +36,62 @@ type Env = Record<string, string | undefined>;
 const named = (description: string) => z.string().optional().describe(description);
 
 /**
- * The variables each registry provider is configured by, named after it (`GOOGLE_…`, `MICROSOFT_…`; a product's own
- * pair first: `KUBECREW_GOOGLE_GMAIL_CLIENT_ID`): for docs/configuration.md.
+ * Every variable a provider of the registry is configured by, named after it and its products (`KUBECREW_GOOGLE_…`,
+ * `KUBECREW_GOOGLE_GMAIL_…`): the names resolveProviderSettings reads, for docs/configuration.md.
  */
-export const providerVariables = z.object({
-  "KUBECREW_<PROVIDER>_CLIENT_ID": named(
-    `The OAuth client ID of a provider (${providerRegistry.map((p) => p.id).join(", ")}); its products are offered only with client credentials.`,
-  ),
-  "KUBECREW_<PROVIDER>_CLIENT_SECRET": named("The OAuth client secret that goes with KUBECREW_<PROVIDER>_CLIENT_ID."),
-  "KUBECREW_<PROVIDER>_<PRODUCT>_CLIENT_ID": named(
-    "A product's own client ID (`KUBECREW_GOOGLE_GMAIL_CLIENT_ID`), before the provider's.",
-  ),
-  "KUBECREW_<PROVIDER>_<PRODUCT>_CLIENT_SECRET": named(
-    "The client secret that goes with KUBECREW_<PROVIDER>_<PRODUCT>_CLIENT_ID.",
-  ),
-  "KUBECREW_<PROVIDER>_ISSUER_URL": named(
-    "An OpenID Connect provider's issuer, instead of its public one (https, or http on loopback).",
-  ),
-  "KUBECREW_<PROVIDER>_LOGIN_URL": named(
-    "Moves every endpoint of a provider to another origin (Salesforce sandboxes, My Domain logins).",
-  ),
-  "KUBECREW_<PROVIDER>_AUTHORIZATION_URL": named("A provider's authorization endpoint, instead of its public one."),
-  "KUBECREW_<PROVIDER>_TOKEN_URL": named("A provider's token endpoint, instead of its public one."),
-  "KUBECREW_<PROVIDER>_REVOCATION_URL": named("A provider's token revocation endpoint, instead of its public one."),
-  KUBECREW_MICROSOFT_TENANT_ID: named(
-    "Only accounts of this Entra ID directory (tenant) may connect; the ID token's `tid` must equal it.",
-  ),
-  KUBECREW_GOOGLE_HOSTED_DOMAIN: named(
-    "Only accounts of this Google Workspace domain may connect (sent as `hd`, checked in the ID token).",
-  ),
-});
+function variablesOf(provider: ProviderDefinition): [string, z.ZodType][] {
+  const prefix = envName(provider.id);
+  const name = provider.displayName;
+  const variables: [string, z.ZodType][] = [
+    [
+      `${prefix}_CLIENT_ID`,
+      named(`The OAuth client ID for each ${name} product without its own; a product is offered only with one.`),
+    ],
+    [`${prefix}_CLIENT_SECRET`, named(`The client secret that goes with ${prefix}_CLIENT_ID.`)],
+  ];
+  for (const [product, definition] of Object.entries(provider.products)) {
+    const own = envName(provider.id, product);
+    variables.push(
+      [
+        `${own}_CLIENT_ID`,
+        named(`The OAuth client ID for ${definition.displayName} alone, before ${prefix}_CLIENT_ID.`),
+      ],
+      [`${own}_CLIENT_SECRET`, named(`The client secret that goes with ${own}_CLIENT_ID.`)],
+    );
+  }
+  if (provider.kind === "oidc") {
+    variables.push([
+      `${prefix}_ISSUER_URL`,
+      named(`${name}'s OpenID Connect issuer, instead of its public one (https, or http on loopback).`),
+    ]);
+  } else {
+    variables.push(
+      [
+        `${prefix}_LOGIN_URL`,
+        named(`Moves each of ${name}'s endpoints to another origin (Salesforce sandboxes, My Domain logins).`),
+      ],
+      [`${prefix}_AUTHORIZATION_URL`, named(`${name}'s authorization endpoint, instead of its public one.`)],
+      [`${prefix}_TOKEN_URL`, named(`${name}'s token endpoint, instead of its public one.`)],
+      [`${prefix}_REVOCATION_URL`, named(`${name}'s token revocation endpoint, instead of its public one.`)],
+    );
+  }
+  if (provider.restriction === "tenant") {
+    variables.push([
+      `${prefix}_TENANT_ID`,
+      named("Only accounts of this Entra ID directory (tenant) may connect; the ID token's `tid` must equal it."),
+    ]);
+  }
+  if (provider.restriction === "hostedDomain") {
+    variables.push([
+      `${prefix}_HOSTED_DOMAIN`,
+      named("Only accounts of this Google Workspace domain may connect (sent as `hd`, checked in the ID token)."),
+    ]);
+  }
+  return variables;
+}
+
+/** The providers' variables, each by its name (docs/configuration.md lists each). */
+export const providerVariables = z.object(Object.fromEntries(providerRegistry.flatMap(variablesOf)));
 
 const tenantIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const hostedDomainPattern = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
