@@ -11,9 +11,11 @@ import { kubectl } from "./support/kubectl.ts";
 
 /**
  * A flow's `call: tool` and `call: crew` with `from_declaration` on a real control plane: a tool method runs as one
- * Job that calls the tool (http_request, to a loopback HTTP server the Flow's allowed hosts name) with no model, its
- * text is `outputs.<method>` for the next method; a declared crew is the namespace's Crew its path names, the Flow
- * Ready False until that Crew exists.
+ * Job that calls the tool (http_request, to a loopback HTTP server the Flow's allowed hosts name; an MCP server's tool,
+ * the SDK fixture server) with no model, its text is `outputs.<method>` for the next method; inside an `each`, one Job
+ * per item. A tool that fails fails the flow on its one pod (CrewAI calls a tool once); an evicted pod is replaced. A
+ * declared crew is the namespace's Crew its path names, the Flow Ready False until that Crew exists. App actions:
+ * flow-app-actions.test.ts.
  */
 const kubeconfig = inject("kubeconfig");
 let llm: LlmFixture;
@@ -239,6 +241,33 @@ describe("a flow's MCP tool and its tools inside an each on the cluster", () => 
       expect(await listOf("jobs", `kubecrew.io/execution=${child.metadata.name}`)).toHaveLength(1);
     }
     expect(llm.requests).toHaveLength(0);
+  });
+
+  it("replaces a tool method's pod evicted mid-call (a disruption, not the tool's failure) and completes", async () => {
+    const document = {
+      schema: "crewai.flow/v1",
+      name: "NapFlow",
+      methods: { nap: { start: true, do: { call: "tool", ref: `${mcp.url}#slow`, with: { delayMs: 4000 } } } },
+    };
+    await suite.applyCrew(flowYaml("nap", document));
+    expect(await waitFor("nap judged", () => readyCondition("nap"))).toMatchObject({ status: "True" });
+    const opened = mcp.sessions.opened;
+    const id = await kickoff("nap", {});
+    // Once the runner's call is under way (its MCP session opened), the pod is evicted as a node drain evicts it.
+    await waitFor("the slow call made", async () => mcp.sessions.opened > opened || undefined, 60_000);
+    const [child] = await childExecutions(id);
+    const selector = `kubecrew.io/execution=${child.metadata.name}`;
+    const [pod] = await listOf("pods", selector);
+    const eviction = { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod.metadata.name } };
+    const path = `/api/v1/namespaces/${suite.namespace}/pods/${pod.metadata.name}/eviction`;
+    await kubectl(kubeconfig, ["create", "--raw", path, "-f", "-"], JSON.stringify(eviction));
+    const final = await finished("nap", id);
+    expect(final.status, JSON.stringify(final)).toBe("completed");
+    expect(final.result.outputs.nap).toBe("slept 4000 ms");
+    // The evicted pod is gone (the node deleted it); its replacement made the call again and succeeded.
+    const pods = await listOf("pods", selector);
+    expect(pods.map((p) => [p.metadata.name === pod.metadata.name, p.status.phase])).toEqual([[false, "Succeeded"]]);
+    expect(mcp.sessions.opened - opened).toBe(2);
   });
 });
 
