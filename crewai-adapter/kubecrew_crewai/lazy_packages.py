@@ -70,6 +70,7 @@ class _DeferringLoader(importlib.abc.Loader):
     def __init__(self, real: importlib.abc.Loader, names: dict[str, _Source] | None) -> None:
         self._real = real
         self._names = names
+        self._parts = _submodules(names) if names is not None else set()
         self._lock = threading.RLock()
 
     def __getattr__(self, name: str) -> Any:
@@ -84,27 +85,24 @@ class _DeferringLoader(importlib.abc.Loader):
         module.__dict__[_LOADER] = self
 
     def lookup(self, module: types.ModuleType, name: str) -> Any:
-        # Another thread asking meanwhile waits here, as it would for a module being imported.
-        with self._lock:
-            if name in module.__dict__:
-                return module.__dict__[name]
-            source = None if self._names is None else self._names.get(name)
-            if source is None and self._names is not None and name in _submodules(self._names):
-                source = ("", name)  # `pkg.part` itself, which the __init__'s `from .part import …` would have set
-            if source is None or _LOADER not in module.__dict__:
-                self.initialise(module)
-                return getattr(module, name)
-            # `from .part import attr as name`: what the __init__ would have run for this name, and nothing else.
-            part, attr = source
-            origin = importlib.import_module(f"{module.__name__}.{part}") if part else module
-            if part == "" or not hasattr(origin, attr):  # `from . import sub`, or a submodule of `.part`
-                value = importlib.import_module(f"{origin.__name__}.{attr}")
-            else:
-                value = getattr(origin, attr)
-            module.__dict__[name] = value
-            return value
+        source = None if self._names is None else self._names.get(name)
+        if source is None and name in self._parts:
+            source = ("", name)  # `pkg.part` itself, which the __init__'s `from .part import …` would have set
+        if source is None:
+            self.initialise(module)
+            return getattr(module, name)
+        # `from .part import attr as name`: what the __init__ would have run for this name, and nothing else. The
+        # import system makes threads asking for the same module wait for it; no lock of ours is held meanwhile.
+        part, attr = source
+        origin = importlib.import_module(f"{module.__name__}.{part}") if part else module
+        if part == "" or not hasattr(origin, attr):  # `from . import sub`, or a submodule of `.part`
+            value = importlib.import_module(f"{origin.__name__}.{attr}")
+        else:
+            value = getattr(origin, attr)
+        return module.__dict__.setdefault(name, value)
 
     def initialise(self, module: types.ModuleType) -> None:
+        # Another thread asking meanwhile waits here, as it would for a module being imported.
         with self._lock:
             if module.__dict__.pop(_LOADER, None) is None:
                 return
