@@ -46,8 +46,10 @@ export class TaskProcess {
   private readonly options: TaskProcessOptions;
 
   constructor(options: TaskProcessOptions) {
-    // A whole project's run is not retried: a retry would run the tasks that already reported again.
-    this.options = options.assignment.project ? { ...options, retries: 0 } : options;
+    // A whole project's run is not retried: a retry would run the tasks that already reported again. Nor is a tool
+    // call (a flow's tool method): CrewAI calls a tool once (a Job's podFailurePolicy on a cluster, controller/task-job.ts).
+    const once = options.assignment.project || options.assignment.task.toolCall;
+    this.options = once ? { ...options, retries: 0 } : options;
   }
 
   async start(): Promise<void> {

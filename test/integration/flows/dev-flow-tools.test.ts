@@ -4,12 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import type { RunningDev } from "../../../dev/start.ts";
 import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
+import { startFixtureMcpServer, type FixtureMcpServer } from "../../support/mcp-servers.ts";
 
 // Issue 33: kubecrew dev runs a flow's `call: tool` (one runner process calling the tool, no model) and a `call: crew`
 // whose crew is a JSON declaration beside the flow's file. Before, both were refused when the crews folder was read.
 
 const headers = { authorization: `Bearer ${tokens.org}`, "content-type": "application/json" };
 let dev: RunningDev;
+let mcp: FixtureMcpServer;
 let quotes: Server;
 let origin: string;
 const asked: string[] = [];
@@ -37,6 +39,14 @@ const toolFlow = (host: string) =>
     },
   });
 
+const brokenFlow = (url: string) => `schema: crewai.flow/v1
+name: BrokenFlow
+methods:
+  call:
+    start: true
+    do: { call: tool, ref: "${url}#broken" }
+`;
+
 const notesFlow = `schema: crewai.flow/v1
 name: NotesFlow
 methods:
@@ -63,8 +73,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => quotes.listen(0, "127.0.0.1", resolve));
   origin = `127.0.0.1:${(quotes.address() as AddressInfo).port}`;
+  mcp = await startFixtureMcpServer();
   dev = await startTestDev({
     "quotes.yaml": toolFlow(origin),
+    "broken.yaml": brokenFlow(mcp.url),
     "notes.yaml": notesFlow,
     "crews/note_crew/crew.jsonc": noteCrew,
     "crews/note_crew/agents/scribe.jsonc": scribe,
@@ -73,6 +85,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await dev?.stop();
+  await mcp?.stop();
   quotes?.closeAllConnections();
   await new Promise((resolve) => quotes?.close(resolve));
 });
@@ -99,6 +112,14 @@ describe("kubecrew dev runs a flow's tools and declared crews", () => {
     expect(asked).toEqual(["GET /q?item=tea"]);
     expect(done.result.outputs.fetch).toMatch(/^HTTP 200 OK\n[\s\S]*\{"price": 42\}$/);
     expect(done.result.outputs.verdict).toBe(true);
+  });
+
+  it("fails the method on the tool's error answer after one call, as CrewAI calls a tool once", async () => {
+    const opened = mcp.sessions.opened;
+    const done = await run("broken-flow");
+    expect(done.status, JSON.stringify(done)).toBe("error");
+    expect(done.error).toContain("the broken tool is broken");
+    expect(mcp.sessions.opened - opened).toBe(1);
   });
 
   it("runs the crew a from_declaration path names beside the flow's file", async () => {
