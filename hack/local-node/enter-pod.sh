@@ -13,20 +13,24 @@ shift
 mount -t tmpfs -o mode=755 kubecrew-pod "$state"
 new=$state/root
 mkdir "$new" "$state/layers"
-for entry in /* /.[!.]*; do
-  [ -e "$entry" ] || [ -L "$entry" ] || continue
-  if [ "$entry" = /dev ]; then
-    continue
-  elif [ -L "$entry" ]; then
-    cp -P "$entry" "$new$entry"
-  elif [ -d "$entry" ]; then
-    mkdir "$new$entry"
-    mount --rbind "$entry" "$new$entry"
-  else
-    touch "$new$entry"
-    mount --bind "$entry" "$new$entry"
-  fi
-done
+# Each entry of the host's directory DIR at $new/DIR (a directory of ours): bound, or copied when a symlink.
+mirror() {
+  for entry in "${1%/}"/* "${1%/}"/.[!.]*; do
+    [ -e "$entry" ] || [ -L "$entry" ] || continue
+    if [ "$entry" = /dev ] || [ "$entry" = "$state" ]; then
+      continue
+    elif [ -L "$entry" ]; then
+      cp -P "$entry" "$new$entry"
+    elif [ -d "$entry" ]; then
+      mkdir "$new$entry"
+      mount --rbind "$entry" "$new$entry"
+    else
+      touch "$new$entry"
+      mount --bind "$entry" "$new$entry"
+    fi
+  done
+}
+mirror /
 # The bind of the host's / brought this tmpfs along: the container does not see it.
 umount -l "$new$state" 2>/dev/null || true
 
@@ -65,12 +69,18 @@ writable() {
   if [ -e "$new$1" ]; then
     layers=$((layers + 1))
     mkdir "$state/layers/$layers" "$state/layers/$layers.work"
-    mount -t overlay overlay -o "lowerdir=$1,upperdir=$state/layers/$layers,workdir=$state/layers/$layers.work" "$new$1"
-    # An overlay shows the directory's own filesystem only: bind the host's mounts below it again (/etc/hosts, say).
-    awk -v dir="$1/" 'index($5, dir) == 1 { print $5 }' /proc/self/mountinfo | while read -r below; do
-      case "$below" in "$state"*) continue ;; esac
-      mount --bind "$below" "$new$below" 2>/dev/null || true
-    done
+    if mount -t overlay overlay -o "lowerdir=$1,upperdir=$state/layers/$layers,workdir=$state/layers/$layers.work" \
+      "$new$1" 2>/dev/null; then
+      # An overlay shows the directory's own filesystem only: bind the host's mounts below it again (/etc/hosts, say).
+      awk -v dir="$1/" 'index($5, dir) == 1 { print $5 }' /proc/self/mountinfo | while read -r below; do
+        case "$below" in "$state"*) continue ;; esac
+        mount --bind "$below" "$new$below" 2>/dev/null || true
+      done
+    else
+      # No overlay here (in a user namespace, over a directory holding mounts it may not reveal): a tmpfs of bindings.
+      mount -t tmpfs -o mode=755 kubecrew-dir "$new$1"
+      mirror "$1"
+    fi
   else
     mkdir "$new$1"
   fi
