@@ -10,10 +10,10 @@ import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
 /**
  * Issue 34 on a real control plane: a crew run by the real model (SmolLM2-135M on llama.cpp, the local provider) in
  * task pods that read the GGUF file from the volume the controller mounts (KUBECREW_RUNNER_MODEL_VOLUME; here a
- * hostPath of the model cache, which the local node links at <container root>/models). Asserts what a real model
- * guarantees under its grammars — a tool call's arguments parse and fit the tool's schema, a structured output fits
- * its schema, answers are not empty, every step is recorded on the CrewTaskResult — never the wording. One crew of two
- * short tasks on one thread: the cluster project runs beside the others on 2 cores. On the local node only: the chart
+ * hostPath of the model cache, which the local node binds at /models in the pod's mount namespace). Asserts what a
+ * real model guarantees under its grammars — a tool call's arguments parse and fit the tool's schema, a structured
+ * output fits its schema, answers are not empty, every step is recorded on the CrewTaskResult — never the wording. One
+ * crew of two short tasks on one thread: the cluster project runs beside the others on 2 cores. On the local node only: the chart
  * on kind would need the model inside the kind node (docs/local-model.md, "In the tests").
  */
 const kubeconfig = inject("kubeconfig");
