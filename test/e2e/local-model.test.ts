@@ -13,8 +13,8 @@ import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
  * hostPath of the model cache, which the local node binds at /models in the pod's mount namespace). Asserts what a
  * real model guarantees under its grammars — a tool call's arguments parse and fit the tool's schema, a structured
  * output fits its schema, answers are not empty, every step is recorded on the CrewTaskResult — never the wording. One
- * crew of two short tasks on one thread: the cluster project runs beside the others on 2 cores. On the local node only: the chart
- * on kind would need the model inside the kind node (docs/local-model.md, "In the tests").
+ * crew of two short tasks on one thread: the cluster project runs beside the others on 2 cores. On the local node
+ * only: the chart on kind would need the model inside the kind node (docs/local-model.md, "In the tests").
  */
 const kubeconfig = inject("kubeconfig");
 const LLM =
