@@ -258,6 +258,21 @@ async function childRun(
     return { state: "pending", started: true };
   }
   if (isUndecodable(child)) return { state: "failed", error: `its execution ${name} cannot be read` };
+  const ended = endedChildren.get(child);
+  if (ended) return ended;
+  const answer = childAnswer(world, run, name, child);
+  if (answer.state !== "pending") endedChildren.set(child, answer);
+  return answer;
+}
+
+/**
+ * What an ended child answered, by the cached object it was read from (a change to the child is a new object): a
+ * look at an `each` goes over every item, and reads each ended item's results again otherwise — for 50 items, 50
+ * answers on each of the ~200 looks an `each` gets.
+ */
+const endedChildren = new WeakMap<CachedExecution, ChildProgress>();
+
+function childAnswer(world: MethodWorld, run: RunRef, name: string, child: CachedExecution): ChildProgress {
   const status = child.status;
   if (!status || !isFinished(status.phase)) return { state: "pending", started: true };
   const crew = status.crewSpec;

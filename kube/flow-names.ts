@@ -7,7 +7,18 @@ import { createHash } from "node:crypto";
  * `-<task index>` and must stay within 63 characters).
  */
 
-const hash = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 10);
+/** Hashes already taken: a look at an `each` names every item's child again, on each of its item events. */
+const hashes = new Map<string, string>();
+const KEPT_HASHES = 10_000;
+
+function hash(text: string): string {
+  let held = hashes.get(text);
+  if (held === undefined) {
+    if (hashes.size >= KEPT_HASHES) hashes.clear();
+    hashes.set(text, (held = createHash("sha256").update(text).digest("hex").slice(0, 10)));
+  }
+  return held;
+}
 
 /** The CrewTaskResult holding a method run's output (`activation` is `<method>#<n>`). */
 export function methodResultName(run: string, activation: string): string {
