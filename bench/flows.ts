@@ -7,14 +7,16 @@
  * bound on an each's items running at once). The controller runs in this process, so its apiserver writes are counted.
  * Printed per side: method runs per minute (an item counts as a method run: one agent, one child execution, one Job)
  * and the flow's methods per minute; the controller's writes per method run (Events included) and by resource; and the
- * flow's rate as a share of the crews' (target ≥ 0.9). BENCH_ROUNDS (3) alternates the two; medians are reported.
- * Timing starts once the controller is idle (the Flow judged, its Crews and their signing Secrets made).
- *   npm run bench:flows   [BENCH_FLOW_METHODS=20 BENCH_EACH_ITEMS=50 BENCH_ROUNDS=3 BENCH_KUBECONFIG=…]
+ * flow's rate as a share of the crews' (target ≥ 0.9). A warm-up round of both, not counted, then BENCH_ROUNDS (5)
+ * rounds, the side that goes first alternating (crews in odd rounds, the flow in even ones); each round's figures and
+ * load average are printed, then the medians of the counted rounds. Timing starts once the controller is idle (the
+ * Flow judged, its Crews and their signing Secrets made).
+ *   npm run bench:flows   [BENCH_FLOW_METHODS=20 BENCH_EACH_ITEMS=50 BENCH_ROUNDS=5 BENCH_KUBECONFIG=…]
  */
 import { loadavg } from "node:os";
 import { stringify } from "yaml";
 import { KubeClient, type KubeObject } from "../kube/runtime/client.ts";
-import { CREW_EXECUTIONS, FLOW_EXECUTIONS, FLOWS, resourcePath } from "../kube/resources.ts";
+import { CREW_EXECUTIONS, FLOW_EXECUTIONS, FLOWS, LABEL_EXECUTION, resourcePath } from "../kube/resources.ts";
 import { applyCrew, crewYaml } from "../test/e2e/support/fixture.ts";
 import { RunnerStandIn } from "./controller-scale-runner.ts";
 import {
@@ -28,7 +30,7 @@ import {
 
 const METHODS = Number(process.env.BENCH_FLOW_METHODS ?? 20);
 const ITEMS = Number(process.env.BENCH_EACH_ITEMS ?? 50);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 /** The controller's bound on an each's items running at once (controller/flow-controller.ts). */
 const EACH_AT_ONCE = 4;
 const CHAIN = METHODS - 1;
@@ -99,6 +101,12 @@ const executions = await watchWithTimes<Phased>(client, resourcePath(CREW_EXECUT
   if (["Succeeded", "Failed", "Stopped"].includes(e.status?.phase ?? "") && !endSeen.has(name)) endSeen.set(name, at);
   noteEnd(name, e.status?.phase);
 });
+/** When the bench first saw each execution's Job (label kubecrew.io/execution). */
+const jobSeen = new Map<string, number>();
+const jobs = await watchWithTimes(client, `/apis/batch/v1/namespaces/${namespace}/jobs`, (j, at) => {
+  const execution = j.metadata?.labels?.[LABEL_EXECUTION];
+  if (execution && !jobSeen.has(execution)) jobSeen.set(execution, at);
+});
 const runs = await watchWithTimes<Phased>(client, resourcePath(FLOW_EXECUTIONS, namespace), (r) =>
   noteEnd(r.metadata!.name!, r.status?.phase),
 );
@@ -111,7 +119,7 @@ const flowReady = new Promise<void>((resolve) => {
     },
   ).then((i) => informers.push(i));
 });
-const informers: { stop(): Promise<void> }[] = [executions, runs];
+const informers: { stop(): Promise<void> }[] = [executions, jobs, runs];
 const runner = new RunnerStandIn({ client, namespace, uidOf: (e) => uids.get(e) });
 await runner.start();
 informers.push(runner);
@@ -148,7 +156,55 @@ interface Side {
   gapMs: number;
   /** The same over the creations that waited for every execution before them to end (the chain's hand-overs). */
   chainGapMs: number;
+  /** Where the time went, in ms: see phasesOf. */
+  phases: Phases;
 }
+
+interface Phases {
+  /** The timer's start to the first execution's creation (the flow's kickoff). */
+  start: number;
+  /** The first execution's creation to the last chain execution's end before the each. */
+  before: number;
+  /** The first item's creation to the last item's end. */
+  each: number;
+  /** From there to the last execution's end. */
+  after: number;
+  /** The last execution's end to the timer's end (the flow's last result and status). */
+  end: number;
+  /** Median of the executions' lives, creation to end as the bench's watch saw them. */
+  life: number;
+  /** The chain's executions (not the items): median creation to its Job, and Job to the execution's end. */
+  chainToJob: number;
+  chainJobToEnd: number;
+}
+
+/** The side's executions in creation order: the chain before the each, the items, the chain after. */
+function phasesOf(from: number, to: number): Phases {
+  const created = [...firstSeen].filter(([, at]) => at >= from && at <= to).sort((a, b) => a[1] - b[1]);
+  const before = Math.ceil(METHODS / 2) - 1;
+  const items = created.slice(before, before + ITEMS);
+  const chain = [...created.slice(0, before), ...created.slice(before + ITEMS)];
+  const endOf = (n: string) => endSeen.get(n) ?? NaN;
+  const firstAt = created[0]?.[1] ?? NaN;
+  const beforeEnd = before > 0 ? endOf(created[before - 1]![0]) : firstAt;
+  const eachEnd = Math.max(...items.map(([n]) => endOf(n)));
+  const lastEnd = Math.max(...created.map(([n]) => endOf(n)));
+  return {
+    start: firstAt - from,
+    before: beforeEnd - firstAt,
+    each: eachEnd - (items[0]?.[1] ?? NaN),
+    after: lastEnd - eachEnd,
+    end: to - lastEnd,
+    life: median(created.map(([n, at]) => endOf(n) - at)),
+    chainToJob: median(chain.map(([n, at]) => (jobSeen.get(n) ?? NaN) - at)),
+    chainJobToEnd: median(chain.map(([n]) => endOf(n) - (jobSeen.get(n) ?? NaN))),
+  };
+}
+
+const phaseText = (p: Phases) =>
+  `start ${p.start.toFixed(0)}, chain before ${p.before.toFixed(0)}, each ${p.each.toFixed(0)},` +
+  ` chain after ${p.after.toFixed(0)}, end ${p.end.toFixed(0)} ms (an execution's life ${p.life.toFixed(0)} ms; in` +
+  ` the chain, creation to Job ${p.chainToJob.toFixed(0)} ms, Job to end ${p.chainJobToEnd.toFixed(0)} ms)`;
 
 async function timed(work: () => Promise<void>): Promise<Side> {
   writes.reset();
@@ -161,6 +217,7 @@ async function timed(work: () => Promise<void>): Promise<Side> {
     byResource: [...writes.byResource].sort((a, b) => b[1] - a[1]),
     gapMs: handOverMs(started, finished, false),
     chainGapMs: handOverMs(started, finished, true),
+    phases: phasesOf(started, finished),
   };
 }
 
@@ -216,7 +273,11 @@ async function flow(round: number): Promise<Side> {
 }
 
 const perMinute = (side: Side, units: number) => (units / side.seconds) * 60;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
 const top = (side: Side) => side.byResource.map(([k, v]) => `${k} ${(v / RUNS).toFixed(2)}`).join(", ");
 
 /** Waits until the controller has written nothing for `quietMs` (the Flow's Crews and Secrets made, their status). */
@@ -231,7 +292,7 @@ async function settled(quietMs = 3000): Promise<void> {
 console.log(
   `bench:flows on the local control plane with KWOK (one fake node): a flow of ${METHODS} methods (${CHAIN} agents` +
     ` in a chain, an each over ${ITEMS} items in the middle: ${RUNS} method runs) against ${RUNS} one-task crews` +
-    ` (the chain's one after another, the items ${EACH_AT_ONCE} at a time); ${ROUNDS} rounds; load ${load()}`,
+    ` (the chain's one after another, the items ${EACH_AT_ONCE} at a time); a warm-up round, then ${ROUNDS} rounds alternating which side goes first; load ${load()}`,
 );
 const flowRates: number[] = [];
 const crewRates: number[] = [];
@@ -240,32 +301,50 @@ const flowWrites: number[] = [];
 const crewWrites: number[] = [];
 const flowChainGaps: number[] = [];
 const crewChainGaps: number[] = [];
+const loads: string[] = [];
 try {
   await flowReady;
   await settled();
-  for (let round = 1; round <= ROUNDS; round++) {
-    const c = await crews(round);
-    const f = await flow(round);
-    crewRates.push(perMinute(c, RUNS));
-    flowRates.push(perMinute(f, RUNS));
-    ratios.push(c.seconds / f.seconds);
-    crewWrites.push(c.writes / RUNS);
-    flowWrites.push(f.writes / RUNS);
+  // Round 0 warms both sides up (the apiserver's caches, the controller's code paths) and is not counted; then the
+  // side that goes first alternates, so neither gains from the other's warm-up or pays for its leftovers.
+  for (let round = 0; round <= ROUNDS; round++) {
+    const crewsFirst = round % 2 === 1;
+    let c: Side;
+    let f: Side;
+    if (crewsFirst) {
+      c = await crews(round);
+      f = await flow(round);
+    } else {
+      f = await flow(round);
+      c = await crews(round);
+    }
+    const order = crewsFirst ? "crews first" : "flow first";
+    const ratio = c.seconds / f.seconds;
+    const head = round === 0 ? `warm-up (${order}, not counted)` : `round ${round} (${order})`;
     console.log(
-      `round ${round}: flow ${f.seconds.toFixed(1)} s (${perMinute(f, RUNS).toFixed(1)} method runs/min,` +
+      `${head}: flow ${f.seconds.toFixed(1)} s (${perMinute(f, RUNS).toFixed(1)} method runs/min,` +
         ` ${perMinute(f, METHODS).toFixed(1)} methods/min, ${(f.writes / RUNS).toFixed(2)} writes per method run);` +
         ` crews ${c.seconds.toFixed(1)} s (${perMinute(c, RUNS).toFixed(1)} crews/min,` +
-        ` ${(c.writes / RUNS).toFixed(2)} writes per crew); ratio ${(c.seconds / f.seconds).toFixed(2)}; load ${load()}`,
+        ` ${(c.writes / RUNS).toFixed(2)} writes per crew); ratio ${ratio.toFixed(2)}; load ${load()}`,
     );
     console.log(
       `  hand-over (an execution's end to the next one's creation, median): flow ${f.gapMs.toFixed(0)} ms,` +
         ` crews ${c.gapMs.toFixed(0)} ms; in the chain (nothing else running): flow ${f.chainGapMs.toFixed(0)} ms,` +
         ` crews ${c.chainGapMs.toFixed(0)} ms`,
     );
-    flowChainGaps.push(f.chainGapMs);
-    crewChainGaps.push(c.chainGapMs);
+    console.log(`  flow:  ${phaseText(f.phases)}`);
+    console.log(`  crews: ${phaseText(c.phases)}`);
     console.log(`  flow writes per method run:  ${top(f)}`);
     console.log(`  crew writes per crew:        ${top(c)}`);
+    if (round === 0) continue;
+    crewRates.push(perMinute(c, RUNS));
+    flowRates.push(perMinute(f, RUNS));
+    ratios.push(ratio);
+    crewWrites.push(c.writes / RUNS);
+    flowWrites.push(f.writes / RUNS);
+    flowChainGaps.push(f.chainGapMs);
+    crewChainGaps.push(c.chainGapMs);
+    loads.push(load());
   }
 } finally {
   await controller.stop();
@@ -277,5 +356,6 @@ console.log(
   `bench:flows: ${median(flowRates).toFixed(1)} method runs/min against ${median(crewRates).toFixed(1)} one-task` +
     ` crews/min; writes ${median(flowWrites).toFixed(2)} per method run against ${median(crewWrites).toFixed(2)} per` +
     ` crew; the flow's rate is ${median(ratios).toFixed(2)} of the crews' (target ≥ 0.9); chain hand-over` +
-    ` ${median(flowChainGaps).toFixed(0)} ms against ${median(crewChainGaps).toFixed(0)} ms`,
+    ` ${median(flowChainGaps).toFixed(0)} ms against ${median(crewChainGaps).toFixed(0)} ms; rounds' ratios` +
+    ` ${ratios.map((r) => r.toFixed(2)).join(" / ")}; load ${loads.join(" / ")} (now ${load()})`,
 );
