@@ -157,7 +157,7 @@ async function advanceAtomic(
       const input = renderTemplate(action.with.input ?? "", context, run.startTime);
       return { [AGENT_INPUT]: typeof input === "string" ? input : JSON.stringify(input) };
     };
-    const crew = methodCrewName(run.flow, place);
+    const crew = () => methodCrewName(run.flow, place);
     const child = await childRun(world, run, crew, methodExecutionName(run.name, activation, item), inputs, mayStart);
     if (child.state !== "done") return child;
     const task = child.tasks[0];
@@ -171,7 +171,7 @@ async function advanceAtomic(
   if (action.call === "tool") {
     // CrewAI's tool action answers with the tool's result as it is: here its text.
     const inputs = () => ({ [AGENT_INPUT]: JSON.stringify(renderTemplate(action.with ?? {}, context, run.startTime)) });
-    const crew = methodCrewName(run.flow, place);
+    const crew = () => methodCrewName(run.flow, place);
     const child = await childRun(world, run, crew, methodExecutionName(run.name, activation, item), inputs, mayStart);
     if (child.state !== "done") return child;
     return { state: "done", output: child.output, onMock: false, agent: child.agent };
@@ -179,19 +179,18 @@ async function advanceAtomic(
   if (action.call === "crew") {
     const name = methodExecutionName(run.name, activation, item);
     // A crew from a declaration is the Crew of the namespace its path names (the Flow is Ready only when it exists).
-    const crew = action.from_declaration
-      ? (declaredCrewName(action.from_declaration) ?? "")
-      : methodCrewName(run.flow, place);
+    const crew = () =>
+      action.from_declaration ? (declaredCrewName(action.from_declaration) ?? "") : methodCrewName(run.flow, place);
     const inputs = () => {
       const rendered = renderTemplate(
         { ...(action.with?.inputs ?? {}), ...(action.inputs ?? {}) },
         context,
         run.startTime,
       );
-      const declared = action.from_declaration ? world.crews?.get(run.namespace, crew) : undefined;
+      const declared = action.from_declaration ? world.crews?.get(run.namespace, crew()) : undefined;
       if (!declared || isUndecodable(declared)) return rendered as Record<string, Json>;
       const resolved = resolveInputs(declared.spec, rendered as JsonObject);
-      if (!resolved.ok) throw new Error(`the Crew "${crew}" needs the inputs ${resolved.missing.join(", ")}`);
+      if (!resolved.ok) throw new Error(`the Crew "${crew()}" needs the inputs ${resolved.missing.join(", ")}`);
       return resolved.inputs as Record<string, Json>;
     };
     const child = await childRun(world, run, crew, name, inputs, mayStart);
@@ -226,12 +225,13 @@ type ChildProgress =
 
 /**
  * The method's crew as a child CrewExecution: created when absent (and allowed to start), read when it has ended. Its
- * inputs are computed only to create it: a look at an `each` renders no mapping for the items it already started.
+ * crew's name and inputs are computed only to create it: a look at an `each` renders no mapping (and checks no crew
+ * name) for the items it already started.
  */
 async function childRun(
   world: MethodWorld,
   run: RunRef,
-  crewName: string,
+  crewName: () => string,
   name: string,
   inputs: () => Record<string, Json>,
   mayStart: boolean,
@@ -249,7 +249,7 @@ async function childRun(
         ownerReferences: [runOwner(run)],
       },
       spec: {
-        crewRef: { name: crewName },
+        crewRef: { name: crewName() },
         inputs: textInputs(inputs()),
         ...(run.requestedBy ? { requestedBy: run.requestedBy } : {}),
       },
