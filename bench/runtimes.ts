@@ -4,7 +4,8 @@
  * plane (hack/local-cluster.sh: its local node runs each task pod's command on this machine):
  *   - task start: from the task's process start to its first model request — in kubecrew dev the runner process starts
  *     at the kickoff; on the cluster, from the moment the task pod's container is seen running (a watch on pods);
- *   - a 3-task sequential crew end to end: kickoff to /status completed (three Jobs on the cluster).
+ *   - a 3-task sequential crew end to end: kickoff to /status completed (three Jobs on the cluster);
+ *   - the runner's peak RSS in the 1-task crew (its process and, on crewai, the adapter's: bench/runner-peaks.ts).
  * BENCH_ROUNDS (3) rounds alternate the runtimes; medians (and the spread) are printed. The issue's target: the crewai
  * runtime's task start ≤ 4 s on the local node.
  *   npm run bench:runtimes   [BENCH_ROUNDS=3 BENCH_WHERE=dev,cluster]
@@ -24,6 +25,7 @@ import {
   status as clusterStatus,
 } from "../test/e2e/support/fixture.ts";
 import { benchCluster, watchWithTimes } from "./controller-support.ts";
+import { RunnerPeaks } from "./runner-peaks.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WHERE = (process.env.BENCH_WHERE ?? "dev,cluster").split(",");
@@ -91,8 +93,10 @@ function median(xs: number[]): number {
 const seconds = (xs: number[]) =>
   `${(median(xs) / 1000).toFixed(2)} s (${xs.map((x) => (x / 1000).toFixed(2)).join(", ")})`;
 
+const peaks = new RunnerPeaks();
+
 async function measure(where: string, side: Side, times: number[]): Promise<Record<Runtime, Record<string, number[]>>> {
-  const figures = Object.fromEntries(RUNTIMES.map((r) => [r, { start: [], crew: [] }])) as unknown as Record<
+  const figures = Object.fromEntries(RUNTIMES.map((r) => [r, { start: [], crew: [], rss: [] }])) as unknown as Record<
     Runtime,
     Record<string, number[]>
   >;
@@ -109,18 +113,21 @@ async function measure(where: string, side: Side, times: number[]): Promise<Reco
     for (const runtime of order) {
       const since = performance.now();
       const asked = times.length;
+      peaks.reset();
       const state = await side.kickoff(`start-${runtime}`);
       const first = await until("the first model request", async () => times[asked]);
       const started = await side.processStart(since);
       figures[runtime].start!.push(first - started);
       await finished(state);
+      const rss = peaks.largestMiB();
+      figures[runtime].rss!.push(rss);
 
       const kicked = performance.now();
       await finished(await side.kickoff(`three-${runtime}`));
       figures[runtime].crew!.push(performance.now() - kicked);
       console.error(
         `bench:runtimes ${where} round ${round} ${runtime}: start ${((first - started) / 1000).toFixed(2)} s, ` +
-          `3 tasks ${((performance.now() - kicked) / 1000).toFixed(2)} s (load ${load()})`,
+          `3 tasks ${((performance.now() - kicked) / 1000).toFixed(2)} s, runner peak RSS ${rss.toFixed(0)} MiB (load ${load()})`,
       );
     }
   }
@@ -133,6 +140,11 @@ function report(where: string, figures: Record<Runtime, Record<string, number[]>
   for (const r of RUNTIMES) console.log(`    ${r.padEnd(9)} ${seconds(figures[r].start!)}`);
   console.log(`  3-task crew, kickoff → completed`);
   for (const r of RUNTIMES) console.log(`    ${r.padEnd(9)} ${seconds(figures[r].crew!)}`);
+  console.log(`  the runner's peak RSS (1-task crew; on crewai with its adapter)`);
+  for (const r of RUNTIMES) {
+    const mib = figures[r].rss!;
+    console.log(`    ${r.padEnd(9)} ${median(mib).toFixed(0)} MiB (${mib.map((x) => x.toFixed(0)).join(", ")})`);
+  }
   const crewai = median(figures.crewai.start!) / 1000;
   console.log(`  crewai task start ${crewai.toFixed(2)} s: ${crewai <= 4 ? "within" : "ABOVE"} the 4 s target`);
 }
@@ -216,5 +228,6 @@ try {
   if (WHERE.includes("cluster")) await onCluster(llm, times);
   console.log(`\nload average at the end ${load()}`);
 } finally {
+  peaks.stop();
   await llm.stop();
 }
