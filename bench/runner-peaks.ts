@@ -7,20 +7,21 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 
-interface Seen {
-  runner: boolean;
+type Kind = "runner" | "adapter" | "other";
+
+interface Process {
+  pid: number;
+  firstSeen: number;
+  kind: Kind;
   parent: number;
   peakKiB: number;
 }
 
 export class RunnerPeaks {
-  private readonly seen = new Map<number, Seen>();
-  /**
-   * Processes known not to be runners. A process is judged by its command line only once it has had a second to
-   * exec: between fork and exec a child shows its parent's (a runner's adapter would look like a runner).
-   */
-  private readonly others = new Set<number>();
-  private readonly firstSeen = new Map<number, number>();
+  /** The processes in the last listing of /proc. Pids are reused (pid_max is 32768 here): an ended pid is forgotten. */
+  private readonly live = new Map<number, Process>();
+  /** Runners and adapters that ended since the last reset, with their last sample. */
+  private ended: Process[] = [];
   private readonly timer: NodeJS.Timeout;
 
   constructor(everyMs = 50) {
@@ -28,22 +29,21 @@ export class RunnerPeaks {
     this.timer.unref();
   }
 
-  /** Forgets the runners seen so far (the next measurement starts). */
+  /** Forgets the runners that ended (the next measurement starts). */
   reset(): void {
     this.sample();
-    this.seen.clear();
+    this.ended = [];
   }
 
   /** The largest runner figure (its peak plus its adapter's) since the last reset, in MiB; 0 when none was seen. */
   largestMiB(): number {
     this.sample();
-    const totals = new Map<number, number>();
-    for (const [pid, s] of this.seen) {
-      const root = s.runner ? pid : s.parent;
-      if (!s.runner && !this.seen.get(root)?.runner) continue;
-      totals.set(root, (totals.get(root) ?? 0) + s.peakKiB);
+    const all = [...this.ended, ...this.live.values()].filter((p) => p.kind !== "other");
+    const runners = new Map(all.filter((p) => p.kind === "runner").map((p) => [p.pid, p.peakKiB]));
+    for (const p of all) {
+      if (p.kind === "adapter" && runners.has(p.parent)) runners.set(p.parent, runners.get(p.parent)! + p.peakKiB);
     }
-    return Math.max(0, ...totals.values()) / 1024;
+    return Math.max(0, ...runners.values()) / 1024;
   }
 
   stop(): void {
@@ -52,38 +52,42 @@ export class RunnerPeaks {
 
   private sample(): void {
     const now = performance.now();
-    for (const entry of readdirSync("/proc")) {
-      const pid = Number(entry);
-      if (!Number.isInteger(pid) || this.others.has(pid)) continue;
-      const first = this.firstSeen.get(pid) ?? now;
-      this.firstSeen.set(pid, first);
-      const settled = now - first > 1000;
+    const listed = new Set(readdirSync("/proc").map(Number).filter(Number.isInteger));
+    for (const [pid, p] of this.live) {
+      if (listed.has(pid)) continue;
+      this.live.delete(pid);
+      if (p.kind !== "other") this.ended.push(p);
+    }
+    for (const pid of listed) {
+      let p = this.live.get(pid);
+      if (!p) this.live.set(pid, (p = { pid, firstSeen: now, kind: "other", parent: 0, peakKiB: 0 }));
       try {
-        let known = this.seen.get(pid);
-        if (!known || !settled) {
-          const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-          const at = argv.indexOf("runner");
-          // `kubecrew runner`: the CLI as the image, the local node's shim or kubecrew dev starts it.
-          const runner = at > 0 && /(kubecrew|kubecrew\.js|cli\/main\.ts)$/.test(argv[at - 1]!);
-          const adapter = argv.includes("kubecrew_crewai");
-          if (!runner && !adapter) {
-            if (settled) this.others.add(pid);
-            this.seen.delete(pid);
-            continue;
-          }
-          known = { runner, parent: 0, peakKiB: 0 };
-          this.seen.set(pid, Object.assign(this.seen.get(pid) ?? known, { runner }));
+        // Between fork and exec a child shows its parent's command line (an adapter would look like its runner):
+        // a process is judged again until it has had a second to exec.
+        if (now - p.firstSeen <= 1000 || (p.kind !== "other" && p.peakKiB === 0)) p.kind = kindOf(pid);
+        if (p.kind !== "other") {
+          // A zombie (ended, not yet reaped) shows no memory: the peak read before stands.
+          const read = status(pid);
+          p.parent ||= read.parent;
+          p.peakKiB = Math.max(p.peakKiB, read.peakKiB);
         }
-        Object.assign(this.seen.get(pid)!, this.status(pid));
       } catch {
         // Ended between the listing and the read: its last sample stands.
       }
     }
   }
+}
 
-  private status(pid: number): { parent: number; peakKiB: number } {
-    const text = readFileSync(`/proc/${pid}/status`, "utf8");
-    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? 0);
-    return { parent: field("PPid"), peakKiB: field("VmHWM") };
-  }
+function kindOf(pid: number): Kind {
+  const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  if (argv.includes("kubecrew_crewai")) return "adapter";
+  // `kubecrew runner`: the CLI as the image, the local node's shim or kubecrew dev starts it.
+  const at = argv.indexOf("runner");
+  return at > 0 && /(kubecrew|kubecrew\.js|cli\/main\.ts)$/.test(argv[at - 1]!) ? "runner" : "other";
+}
+
+function status(pid: number): { parent: number; peakKiB: number } {
+  const text = readFileSync(`/proc/${pid}/status`, "utf8");
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? 0);
+  return { parent: field("PPid"), peakKiB: field("VmHWM") };
 }
