@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { errorStatus, inputsResponse, taskOutput } from "../core/api-bodies.ts";
+import { errorStatus, inputsResponse, kickoffUser, taskOutput } from "../core/api-bodies.ts";
 import { jsonObject, jsonValue } from "../core/json.ts";
 
 /**
@@ -68,10 +68,7 @@ export const flowKickoffRequest = z
       .url()
       .optional()
       .describe("POSTed once when the run has ended (event flow: completed or error, the final output)"),
-    user: z
-      .string()
-      .min(1)
-      .max(256)
+    user: kickoffUser
       .optional()
       .describe(
         "The user whose connected apps the methods' agents and app actions act with (org tokens only; a user token always acts as its own user)",

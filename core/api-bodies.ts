@@ -18,6 +18,9 @@ export const inputValue = z
   })
   .meta({ id: "InputValue", description: "A string, number, boolean, object or array; not null" });
 
+/** A kickoff's `user`: whose connected apps the run acts with (a crew's kickoff and a flow's alike). */
+export const kickoffUser = z.string().min(1).max(256);
+
 export const kickoffRequest = z
   .object({
     inputs: z
@@ -51,10 +54,7 @@ export const kickoffRequest = z
       .describe(
         "AMP's human-input webhook: POSTed when a humanInput task's answer waits for a person, with execution_id, task_id and output",
       ),
-    user: z
-      .string()
-      .min(1)
-      .max(256)
+    user: kickoffUser
       .optional()
       .describe(
         "The user whose connected apps the agents act with (org tokens only; a user token always acts as its own user). Without it an org-token kickoff acts as the crew's spec.apps.runAs, if set",
