@@ -264,8 +264,12 @@ describe("a flow's MCP tool and its tools inside an each on the cluster", () => 
     const final = await finished("nap", id);
     expect(final.status, JSON.stringify(final)).toBe("completed");
     expect(final.result.outputs.nap).toBe("slept 4000 ms");
-    // The evicted pod is gone (the node deleted it); its replacement made the call again and succeeded.
-    const pods = await listOf("pods", selector);
+    // The evicted pod is gone (the node deleted it); its replacement made the call again and succeeded. A real
+    // kubelet reports the pod's phase after the runner's result is in, so the flow can end while it still says Running.
+    const pods = await waitFor("the method's pods settled", async () => {
+      const list = await listOf("pods", selector);
+      return list.some((p) => p.status.phase === "Running" || p.status.phase === "Pending") ? undefined : list;
+    });
     expect(pods.map((p) => [p.metadata.name === pod.metadata.name, p.status.phase])).toEqual([[false, "Succeeded"]]);
     expect(mcp.sessions.opened - opened).toBe(2);
   });
