@@ -5,13 +5,9 @@ import { createKubernetesBackend, type KubernetesBackend } from "../../api/kuber
 import { startApi } from "../../api/server.ts";
 import { silentLogger } from "../../core/logger.ts";
 import { clusterPolicy } from "../../core/outbound/policy.ts";
-import { appsSigningKey, connectApp } from "../integration/integrations/apps-harness.ts";
+import { appsControllerEnv, appsSigningKey, connectApp } from "../integration/integrations/apps-harness.ts";
 import { appChains, chainCrewYaml, toolOf } from "../integration/integrations/app-chains.ts";
-import {
-  internalApiKey,
-  startProviderAndService,
-  type ProviderAndService,
-} from "../integration/integrations/harness.ts";
+import { startProviderAndService, type ProviderAndService } from "../integration/integrations/harness.ts";
 import {
   quoteToolResults,
   startLlmFixture,
@@ -64,13 +60,7 @@ beforeAll(async () => {
   ({ accessToken } = await connectApp(integrations.service.url, integrations.provider, "alice", "google", "gmail"));
   system = await startOwnSystem(kubeconfig, "app-approvals", {
     crews: [chainCrewYaml(gmail, llm.baseURL, "  toolPolicy: { requireApproval: [gmail/send_email] }\n")],
-    controller: {
-      env: {
-        KUBECREW_APPS_URL: `${integrations.service.url}/v1/mcp`,
-        KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
-        KUBECREW_OAUTH_INTERNAL_API_KEY: internalApiKey,
-      },
-    },
+    controller: { env: appsControllerEnv(integrations.service.url) },
   });
   // The crew API with user tokens (the system's own API has the org token only).
   const kc = new KubeConfig();

@@ -14,7 +14,7 @@ import {
   toolOf,
   type ProviderApis,
 } from "../integration/integrations/app-chains.ts";
-import { appsSigningKey, connectApp } from "../integration/integrations/apps-harness.ts";
+import { appsControllerEnv, connectApp } from "../integration/integrations/apps-harness.ts";
 import {
   capturingLogger,
   internalApiKey,
@@ -68,13 +68,7 @@ beforeAll(async () => {
   });
   system = await startOwnSystem(kubeconfig, "chain", {
     crews: [...appChains.map((chain) => chainCrewYaml(chain, llm.baseURL)), everyAppCrew(llm.baseURL)],
-    controller: {
-      env: {
-        KUBECREW_APPS_URL: `${integrations.service.url}/v1/mcp`,
-        KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
-        KUBECREW_OAUTH_INTERNAL_API_KEY: internalApiKey,
-      },
-    },
+    controller: { env: appsControllerEnv(integrations.service.url) },
   });
 });
 

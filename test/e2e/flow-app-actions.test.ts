@@ -9,12 +9,8 @@ import {
   startProviderApis,
   type ProviderApis,
 } from "../integration/integrations/app-chains.ts";
-import { appsSigningKey, connectApp } from "../integration/integrations/apps-harness.ts";
-import {
-  internalApiKey,
-  startProviderAndService,
-  type ProviderAndService,
-} from "../integration/integrations/harness.ts";
+import { appsControllerEnv, connectApp } from "../integration/integrations/apps-harness.ts";
+import { startProviderAndService, type ProviderAndService } from "../integration/integrations/harness.ts";
 import { kubectl } from "./support/kubectl.ts";
 import { applyCrew, waitFor, type Loose } from "./support/fixture.ts";
 import { installed } from "./support/installed.ts";
@@ -43,13 +39,7 @@ beforeAll(async () => {
     extra: providerApisEnv(apis),
   });
   system = await startOwnSystem(kubeconfig, "flow-apps", {
-    controller: {
-      env: {
-        KUBECREW_APPS_URL: `${integrations.service.url}/v1/mcp`,
-        KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
-        KUBECREW_OAUTH_INTERNAL_API_KEY: internalApiKey,
-      },
-    },
+    controller: { env: appsControllerEnv(integrations.service.url) },
   });
 });
 

@@ -3,9 +3,18 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { mintAppCredential, type AppCredentialGrant } from "../../../core/app-credential.ts";
 import type { OidcTestProvider } from "../../support/oidc-provider.ts";
-import { createConnectLink, TestBrowser } from "./harness.ts";
+import { createConnectLink, internalApiKey, TestBrowser } from "./harness.ts";
 
 export const appsSigningKey = "apps-signing-key-for-tests-0123456789abcdef";
+
+/** The controller's settings for connected apps served by the integrations service at `serviceUrl`. */
+export function appsControllerEnv(serviceUrl: string): Record<string, string> {
+  return {
+    KUBECREW_APPS_URL: `${serviceUrl}/v1/mcp`,
+    KUBECREW_APPS_SIGNING_KEY: appsSigningKey,
+    KUBECREW_OAUTH_INTERNAL_API_KEY: internalApiKey,
+  };
+}
 
 let executions = 0;
 
