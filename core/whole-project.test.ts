@@ -162,4 +162,16 @@ describe("a crew whose CrewAI project runs whole", () => {
     );
     expect(crewSpec.safeParse({ ...crew, runner: { ...crew.runner, crew: "demo.crew.Demo" } }).success).toBe(false);
   });
+
+  it("refuses a task that waits for a person: a project runs whole, so none of its tasks can be run again alone", () => {
+    const tasks = crew.tasks.map((t, i) => (i === 1 ? { ...t, humanInput: true } : t));
+    expect(crewSpec.safeParse({ ...crew, tasks }).success).toBe(false);
+    expect(crewSpecProblems({ ...crew, tasks })).toEqual([
+      'task "reporting_task" has humanInput, which a whole CrewAI project (runner.crew) cannot wait for: ' +
+        "remove humanInput, or run the crew task by task (without runner.crew)",
+    ]);
+    // Task by task, the crewai runtime answers CrewAI's human-input hook with kubecrew's wait.
+    const { crew: _project, ...runner } = crew.runner;
+    expect(crewSpec.safeParse({ ...crew, tasks, runner }).success).toBe(true);
+  });
 });

@@ -15,11 +15,27 @@ import type { TaskResultSpec } from "./task-result.ts";
  * current_task, per-task timeouts, failures and stop read as for tasks run one by one.
  */
 
-export function wholeProjectProblems(spec: { runtime: string; runner: { crew?: string | undefined } }): string[] {
-  if (spec.runner.crew === undefined || spec.runtime === "crewai") return [];
-  return [
-    `runner.crew names a CrewAI project (${spec.runner.crew}), which only the crewai runtime runs: set spec.runtime to crewai`,
-  ];
+export function wholeProjectProblems(spec: {
+  runtime: string;
+  runner: { crew?: string | undefined };
+  tasks: { name: string; humanInput?: boolean | undefined }[];
+}): string[] {
+  if (spec.runner.crew === undefined) return [];
+  const problems =
+    spec.runtime === "crewai"
+      ? []
+      : [
+          `runner.crew names a CrewAI project (${spec.runner.crew}), which only the crewai runtime runs: set spec.runtime to crewai`,
+        ];
+  // A person's wait ends the task's run and a revision runs the task again on its own: a project runs whole, in one
+  // run, so its tasks cannot wait (the adapter fails a project task that asks CrewAI for human input, project.py).
+  for (const task of spec.tasks.filter((t) => t.humanInput)) {
+    problems.push(
+      `task "${task.name}" has humanInput, which a whole CrewAI project (runner.crew) cannot wait for: ` +
+        "remove humanInput, or run the crew task by task (without runner.crew)",
+    );
+  }
+  return problems;
 }
 
 const specOf = (input: DecideInput): CrewSpec | undefined => input.execution.status?.crewSpec ?? input.crew;
