@@ -1,4 +1,4 @@
-import { cp, mkdtemp, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -14,8 +14,8 @@ import { createCrewAIProject, renderJsonCrewTemplate, templateCrew } from "./cre
  * `kubecrew dev` runs CrewAI's projects as they are, from KUBECREW_CREWS_DIR: the project `crewai create crew
  * --classic` writes (KUBECREW_CREWS_DIR its own folder, as `npm start` there), a JSON-first project from the package's
  * json_crew templates and the asynchronous fixture, side by side in one folder — each through /kickoff and /status
- * on the mock provider. Its `echo` model answers with the prompt it was given, so each output shows the context a
- * task received.
+ * on the mock provider; and the inline definition with a structured output, guardrails and a person's approval. Its
+ * `echo` model answers with the prompt it was given, so each output shows the context a task received.
  */
 
 const token = "kco_import-test-org-token-000000000";
@@ -46,7 +46,8 @@ async function startIn(crewsDir: string): Promise<RunningDev> {
 interface Status {
   status: string;
   error?: string;
-  result?: { output: string; tasks: { task_id: string; output: string; agent: string }[] };
+  result?: { output: string; tasks: { task_id: string; output: string; agent: string; json_dict?: unknown }[] };
+  pending_human_input?: { task_id: string; output: string };
 }
 
 async function call<T>(path: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -122,4 +123,83 @@ describe("kubecrew dev with CrewAI projects in KUBECREW_CREWS_DIR", () => {
     expect(outputs.brief).toContain("Scan the technology behind tides.");
     expect(outputs.brief).toContain("for engineers");
   }, 240_000);
+
+  it("runs the inline release-check definition: its object as json_dict and context, each guardrail a passed step", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "kubecrew-crewai-release-"));
+    const fixture = await readFile(join(import.meta.dirname, "fixtures/release-check.yaml"), "utf8");
+    // Offline: the one model the fixture names (the auditor's) is left out, so every agent runs on the mock provider.
+    const auditorModel = "    llm: openai/gpt-4o-mini\n";
+    expect(fixture).toContain(auditorModel);
+    await writeFile(join(dir, "release-check.yaml"), fixture.replace(auditorModel, ""));
+    await startIn(dir);
+    expect((await call<{ inputs: string[] }>("/crews/release-check/inputs")).body.inputs).toEqual([
+      "version",
+      "product",
+    ]);
+
+    const kickoff = await call<{ kickoff_id: string }>("/crews/release-check/kickoff", {
+      inputs: { product: "Tidal" },
+    });
+    expect(kickoff.status).toBe(200);
+    const id = kickoff.body.kickoff_id;
+    const status = () => call<Status>(`/crews/release-check/status/${id}`).then((r) => r.body);
+    // notes (human_input) waits for a person with its answer; the approval ends the run.
+    const waiting = await waitFor(async () => {
+      const s = await status();
+      return s.pending_human_input || s.status !== "running" ? s : undefined;
+    }, 90_000);
+    expect(waiting.error).toBeUndefined();
+    expect(waiting.pending_human_input?.task_id).toBe("notes");
+    const approve = { execution_id: id, task_id: "notes", human_feedback: "", is_approve: true };
+    expect((await call("/crews/release-check/resume", approve)).status).toBe(200);
+    const final = await waitFor(async () => {
+      const s = await status();
+      return s.status === "running" ? undefined : s;
+    }, 90_000);
+    expect(final.error).toBeUndefined();
+    expect(final.status).toBe("completed");
+
+    const [checklist, notes] = final.result!.tasks;
+    expect(final.result!.tasks.map((t) => t.task_id)).toEqual(["checklist", "notes"]);
+    // output_json: the object made up from the schema (required fields), its JSON text the task's output.
+    const verdict = { ready: false, blockers: [] };
+    expect(checklist).toMatchObject({ agent: "Release auditor", json_dict: verdict, output: JSON.stringify(verdict) });
+    expect(notes!.json_dict).toBeUndefined();
+    // notes' context is checklist's object; its prompt the fixture's placeholders filled in (the default version).
+    expect(notes!.output).toContain(`--- Result of "checklist" ---\n${JSON.stringify(verdict)}`);
+    expect(notes!.output).toContain("Write the release notes of Tidal 1.0.");
+
+    const checks = await guardrailSteps(id);
+    expect(checks).toEqual({
+      checklist: [
+        { input: "outputJson", output: "passed" },
+        { input: "llm: Every blocker names the component it is in.", output: "passed" },
+      ],
+      notes: [
+        { input: "llm: Mention every blocker the checklist found.", output: "passed" },
+        { input: "llm: Stay under 300 words.", output: "passed" },
+      ],
+    });
+  }, 180_000);
 });
+
+/** Each task's guardrail steps from the event stream, in order: the check made and its outcome. */
+async function guardrailSteps(
+  id: string,
+): Promise<Record<string, { input?: string; output?: string; error?: string }[]>> {
+  const res = await fetch(`${dev!.url}/crews/release-check/status/${id}/events`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const byTask: Record<string, { input?: string; output?: string; error?: string }[]> = {};
+  for (const frame of (await res.text()).split("\n\n")) {
+    if (!frame.includes("event: step")) continue;
+    const data = JSON.parse(frame.split("\ndata: ")[1]!) as {
+      task_id: string;
+      step: { kind: string; input?: string; output?: string; error?: string };
+    };
+    if (data.step.kind !== "guardrail") continue;
+    const { input, output, error } = data.step;
+    (byTask[data.task_id] ??= []).push({ input, output, ...(error !== undefined ? { error } : {}) });
+  }
+  return byTask;
+}
