@@ -1,9 +1,10 @@
 import type { WebhookKind } from "../core/decision.ts";
-import { inWebhookSpan } from "./execution-trace.ts";
 import type { JsonObject } from "../core/json.ts";
 import type { CredentialsRef } from "./human-input-credentials.ts";
 import type { Logger } from "../core/logger.ts";
 import { OutboundRefusedError } from "../core/outbound/policy.ts";
+import { traceIdOf } from "../platform/telemetry/trace-context.ts";
+import { inWebhookSpan } from "../platform/telemetry/webhook-span.ts";
 import {
   DELIVERY_HEADER,
   EVENT_HEADER,
@@ -144,7 +145,7 @@ export class WebhookDispatcher {
       return;
     }
     const maxAttempts = this.opts.maxAttempts ?? 8;
-    const log = this.opts.log.child({ execution: delivery.execution, hook: delivery.hook });
+    const log = this.logFor(delivery);
     let outcome: { ok: true } | { ok: false; retry: boolean; detail: string };
     try {
       const attributes = {
@@ -183,14 +184,21 @@ export class WebhookDispatcher {
     this.timers.add(timer);
   }
 
+  /** A delivery's lines name its execution, its hook and, like the rest of the execution's lines, its trace. */
+  private logFor(delivery: WebhookDelivery): Logger {
+    const traceId = traceIdOf(delivery.traceparent);
+    return this.opts.log.child({
+      execution: delivery.execution,
+      hook: delivery.hook,
+      ...(traceId ? { trace_id: traceId } : {}),
+    });
+  }
+
   private async finish(delivery: WebhookDelivery, result: DeliveryResult, detail: string): Promise<void> {
     try {
       await this.opts.onFinished(delivery, result, detail);
     } catch (err) {
-      this.opts.log.warn(
-        { err: String(err), execution: delivery.execution, hook: delivery.hook },
-        "Cannot record webhook delivery",
-      );
+      this.logFor(delivery).warn({ err: String(err) }, "Cannot record webhook delivery");
     }
   }
 
