@@ -28,6 +28,44 @@ class ProjectUnusable(Exception):
     """The project cannot be run; the message names the reference or what differs."""
 
 
+class HumanInputRefused(Exception):
+    """A task of a whole project asked CrewAI for human input, which kubecrew cannot give it there."""
+
+
+def _refusal(task: Any) -> HumanInputRefused:
+    return HumanInputRefused(
+        f'Task "{getattr(task, "name", None) or "?"}" asks for human input (human_input=True), which a whole CrewAI '
+        "project (runner.crew) cannot wait for: remove human_input from the project's task, or run the crew task by "
+        "task (humanInput on the Crew's task, without runner.crew)"
+    )
+
+
+class ProjectHumanInput:
+    """CrewAI's human-input provider in a whole project: the project runs as one run, so kubecrew cannot park one of
+    its tasks for a person (core/whole-project.ts refuses humanInput there), and stdin holds only the launch message,
+    already read. A task asking for human input fails before its first model call, saying so."""
+
+    def setup_messages(self, context: Any) -> bool:
+        if getattr(context.task, "human_input", False):
+            raise _refusal(context.task)
+        return False
+
+    def post_setup_messages(self, context: Any) -> None:
+        return None
+
+    def handle_feedback(self, formatted_answer: Any, context: Any) -> Any:
+        raise _refusal(context.task)
+
+    async def handle_feedback_async(self, formatted_answer: Any, context: Any) -> Any:
+        raise _refusal(context.task)
+
+    @staticmethod
+    def _get_output_string(answer: Any) -> str:
+        # Part of CrewAI's provider protocol.
+        output = answer.output
+        return output if isinstance(output, str) else str(output.model_dump_json())
+
+
 def import_crew_class(reference: str) -> Any:
     """The class `module:Class` names; a ProjectUnusable naming the reference when it cannot be had."""
     module_name, _, attribute = reference.partition(":")
@@ -200,11 +238,14 @@ def run_project(launch: Launch, project: Project, sink: Any) -> int:
 
     # A crew writes its output_file and memory relative to the working directory: the private home, which is writable.
     os.chdir(os.environ.get("HOME") or "/tmp")
+    from crewai.core.providers.human_input import set_provider
+
+    set_provider(ProjectHumanInput())
     error: str | None = None
     try:
         crew = build_crew(project, launch.llm)
         crew.kickoff(inputs={str(k): v for k, v in project.inputs.items()})
-    except ProjectUnusable as unusable:
+    except (ProjectUnusable, HumanInputRefused) as unusable:
         error = one_line(str(unusable))
     except Exception as failure:  # CrewAI's and the project's errors: the task running now fails with the message
         label = launch.model_label or "the model"

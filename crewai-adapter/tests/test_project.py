@@ -139,3 +139,27 @@ def test_sigterm_mid_project_ends_the_process_at_once_with_each_line_whole(chat_
     lines += [json.loads(line) for line in rest.splitlines()]
     # The finished task's outcome stands; nothing of the stopped one claims an outcome (the runner reports the stop).
     assert [line["outcome"]["taskName"] for line in lines if "outcome" in line] == ["research_task"]
+
+
+def test_a_project_task_asking_for_human_input_fails_saying_why_and_never_reads_stdin(
+    chat_server: ChatServer, tmp_path: Path
+) -> None:
+    src = create_project(tmp_path, "reviewed")
+    crew_py = src / "reviewed" / "crew.py"
+    source = crew_py.read_text()
+    assert "output_file='report.md'" in source
+    crew_py.write_text(source.replace("output_file='report.md'", "output_file='report.md', human_input=True"))
+    message = project_message(chat_server, "reviewed.crew:Reviewed", ["research_task", "reporting_task"])
+    code, lines, stderr = run(message, src, tmp_path)
+    assert code == 1, stderr
+    outcomes = [line["outcome"] for line in lines if "outcome" in line]
+    assert [o["taskName"] for o in outcomes] == ["research_task", "reporting_task"]
+    assert outcomes[0]["output"] == "Fixture answer."
+    assert outcomes[1]["error"].startswith(
+        'Task "reporting_task" asks for human input (human_input=True), which a whole CrewAI project (runner.crew) '
+        "cannot wait for"
+    )
+    # It failed before its model call, and nothing read the console (stdin is at its end: CrewAI's console provider
+    # failed the task with an EOFError after its answer).
+    assert len(chat_server.requests) == 1
+    assert "EOFError" not in stderr + json.dumps(lines)
