@@ -61,6 +61,8 @@ export interface FixtureMcpServer extends RunningServer {
   requests: IncomingHttpHeaders[];
   /** Sessions initialized, and those ended again (by the client's DELETE). */
   sessions: { opened: number; closed: number };
+  /** Every tool call (`tools/call`) the server received, in order: the tool's name and its arguments. */
+  calls: { tool: string; arguments: unknown }[];
 }
 
 async function listen(server: Server, host = "127.0.0.1"): Promise<number> {
@@ -92,6 +94,7 @@ export async function startFixtureMcpServer(host = "127.0.0.1"): Promise<Fixture
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const sessions = { opened: 0, closed: 0 };
   const requests: IncomingHttpHeaders[] = [];
+  const calls: FixtureMcpServer["calls"] = [];
   const mcp = () => {
     const server = new McpServer({ name: "kubecrew-fixture", version: "1.0.0" });
     server.registerTool(
@@ -123,7 +126,13 @@ export async function startFixtureMcpServer(host = "127.0.0.1"): Promise<Fixture
     void (async () => {
       const sessionId = req.headers["mcp-session-id"];
       const existing = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
-      if (existing) return existing.handleRequest(req, res, req.method === "POST" ? await jsonBody(req) : undefined);
+      const body = req.method === "POST" ? await jsonBody(req) : undefined;
+      for (const message of [body].flat()) {
+        const rpc = message as { method?: string; params?: { name: string; arguments?: unknown } } | undefined;
+        if (rpc?.method === "tools/call" && rpc.params)
+          calls.push({ tool: rpc.params.name, arguments: rpc.params.arguments });
+      }
+      if (existing) return existing.handleRequest(req, res, body);
       if (req.method !== "POST") {
         res.writeHead(400).end("no session");
         return;
@@ -141,14 +150,14 @@ export async function startFixtureMcpServer(host = "127.0.0.1"): Promise<Fixture
         },
       });
       await mcp().connect(transport);
-      await transport.handleRequest(req, res, await jsonBody(req));
+      await transport.handleRequest(req, res, body);
     })().catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(500).end(String(error));
     });
   });
   const port = await listen(http, host);
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}/mcp`;
-  return { url, requests, sessions, stop: () => close(http) };
+  return { url, requests, sessions, calls, stop: () => close(http) };
 }
 
 /** An HTTP server that answers every request with `status` and `body` (an HTML page: not MCP). */
