@@ -1,3 +1,5 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { beforeEach, describe, expect, it } from "vitest";
 import pino from "pino";
 import type { KubeObject } from "../kube/runtime/client.ts";
@@ -7,13 +9,19 @@ import { StaleObjectError } from "../kube/runtime/worker.ts";
 import { createCaches, type Caches } from "./caches.ts";
 import { ExecutionReconciler, WEBHOOKS_ANNOTATION } from "./execution-reconciler.ts";
 import { StartLimit } from "./start-limit.ts";
-import type { WebhookDelivery } from "./webhooks.ts";
+import { WebhookDispatcher, type WebhookDelivery } from "./webhooks.ts";
 
 const NS = "team-a";
 const ID = "0d5c1f5e-6a3b-4c0f-9a43-3f6f1c1e7a10";
 const KEY = `${NS}/${ID}`;
 const T0 = Date.parse("2026-03-01T10:00:00.000Z");
 const log = pino({ level: "silent" });
+const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+const TRACED = { [r.ANNOTATION_TRACEPARENT]: `00-${TRACE}-00f067aa0ba902b7-01` };
+
+/** A logger whose lines (parsed) land in `lines`. */
+const capturingLog = (lines: Record<string, unknown>[]) =>
+  pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
 
 const executionPath = r.resourcePath(r.CREW_EXECUTIONS, NS, ID);
 const crewObject: KubeObject = {
@@ -123,24 +131,27 @@ describe("ExecutionReconciler against a recording client", () => {
     expect(result.requeueAfterMs).toBeGreaterThan(0);
   });
 
-  it("names the kickoff's trace in its log lines of an execution that has one (trace_id), and none otherwise", async () => {
-    const lines: Record<string, unknown>[] = [];
-    const capturing = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const traced = new ExecutionReconciler({
+  /** A reconciler whose log lines land in `lines`, its webhooks delivered by `webhooks`. */
+  function capturingReconciler(lines: Record<string, unknown>[], webhooks: Pick<WebhookDispatcher, "enqueue">) {
+    return new ExecutionReconciler({
       client: kube,
       caches,
       jobSettings: { defaultImage: "kubecrew:test", defaultServiceAccount: "runner", runnerCommand: ["kubecrew"] },
       finishedTtlSeconds: 60,
       now: () => new Date(clock),
-      log: capturing,
+      log: capturingLog(lines),
       events: { record: () => {} },
-      webhooks: { enqueue: () => true },
+      webhooks,
     });
-    const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
-    given(executionObject(undefined, { [r.ANNOTATION_TRACEPARENT]: `00-${trace}-00f067aa0ba902b7-01` }));
+  }
+
+  it("names the kickoff's trace in its log lines of an execution that has one (trace_id), and none otherwise", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const traced = capturingReconciler(lines, { enqueue: () => true });
+    given(executionObject(undefined, TRACED));
     await traced.reconcile(KEY);
     const created = lines.filter((l) => l.msg === "Task Job created");
-    expect(created).toEqual([expect.objectContaining({ execution: ID, task: "draft", trace_id: trace })]);
+    expect(created).toEqual([expect.objectContaining({ execution: ID, task: "draft", trace_id: TRACE })]);
 
     lines.length = 0;
     const other = "1e0b2c4d-6a3b-4c0f-9a43-3f6f1c1e7a11";
@@ -149,6 +160,34 @@ describe("ExecutionReconciler against a recording client", () => {
     const untraced = lines.filter((l) => l.msg === "Task Job created");
     expect(untraced).toHaveLength(1);
     expect(untraced[0]).not.toHaveProperty("trace_id");
+  });
+
+  it("names the trace in the lines of the execution's webhook deliveries", async () => {
+    const server = http.createServer((req, res) => req.resume().on("end", () => res.writeHead(200).end()));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/task`;
+    const lines: Record<string, unknown>[] = [];
+    const dispatcher = new WebhookDispatcher({
+      log: capturingLog(lines),
+      secretFor: async () => "s3cret",
+      onFinished: () => undefined,
+    });
+    try {
+      const execution = executionObject(undefined, TRACED);
+      given({ ...execution, spec: { ...(execution.spec as object), webhooks: { task: url } } });
+      const traced = capturingReconciler(lines, dispatcher);
+      await traced.reconcile(KEY);
+      firstTaskDone();
+      clock += 5000;
+      await traced.reconcile(KEY);
+      await dispatcher.idle();
+      expect(lines.filter((l) => l.msg === "Webhook delivered")).toEqual([
+        expect.objectContaining({ execution: ID, hook: "task:draft", trace_id: TRACE }),
+      ]);
+    } finally {
+      dispatcher.stop();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it("writes nothing when nothing changed since its last reconcile", async () => {
@@ -411,6 +450,16 @@ describe("ExecutionReconciler against a recording client", () => {
       const before = kube.writes.length;
       await reconciler.reconcile(KEY);
       expect(kube.writes.slice(before)).toEqual([]);
+    });
+
+    it("names the trace in the line saying its children were removed", async () => {
+      given(executionObject({ ...finished, crewSpec: { ...(crewObject.spec as object), runner: {} } }, TRACED));
+      const lines: Record<string, unknown>[] = [];
+      clock = T0 + 60_000;
+      await capturingReconciler(lines, { enqueue: () => true }).reconcile(KEY);
+      expect(lines.filter((l) => l.msg === "Removed the Jobs and ConfigMaps of a finished execution")).toEqual([
+        expect.objectContaining({ execution: ID, trace_id: TRACE }),
+      ]);
     });
 
     it("removes them one by one, by name, without the right to delete collections", async () => {

@@ -106,7 +106,7 @@ export class ExecutionReconciler {
       const childrenLeft = !this.cleanedUp.has(ref.uid) && this.o.caches.jobs.byIndex(key).length > 0;
       const dueInMs = cleanupDueInMs({ status, ttlSeconds: this.o.finishedTtlSeconds, childrenLeft, now: input.now });
       requeueAfterMs = dueInMs || undefined;
-      if (dueInMs === 0) await this.removeChildren(ref, status!);
+      if (dueInMs === 0) await this.removeChildren(ref, status!, executionLogger(this.o.log, current.execution));
     }
     return {
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
@@ -126,7 +126,10 @@ export class ExecutionReconciler {
     await applyStatus(this.o.client, this.o.caches.executions, CREW_EXECUTIONS, execution, decision.status);
     const { eventType, reason, message } = decision.event;
     this.o.events.record({ name, namespace, uid }, eventType, reason, message);
-    this.o.log.warn({ execution: `${namespace}/${name}`, problems }, "CrewExecution is invalid; failed it");
+    executionLogger(this.o.log, execution).warn(
+      { execution: `${namespace}/${name}`, problems },
+      "CrewExecution is invalid; failed it",
+    );
     return { phase: "Failed" };
   }
 
@@ -147,7 +150,8 @@ export class ExecutionReconciler {
       if (missingFailureReports(observed)) {
         await this.addPodMessages(namespace, name, observed).catch((err: unknown) => {
           // Only a better message was at stake (e.g. no right to list pods): report the Job's own.
-          this.o.log.warn({ execution: key, err: String(err) }, "Cannot read the failed pod's last log line");
+          const log = executionLogger(this.o.log, execution);
+          log.warn({ execution: key, err: String(err) }, "Cannot read the failed pod's last log line");
         });
       }
     }
@@ -299,7 +303,7 @@ export class ExecutionReconciler {
    * Removes the Jobs and ConfigMaps of a finished execution (results stay). ConfigMaps go first, so an execution
    * without Jobs in the cache has nothing left to remove (after a restart too).
    */
-  private async removeChildren(ref: ExecutionRef, status: ExecutionStatus): Promise<void> {
+  private async removeChildren(ref: ExecutionRef, status: ExecutionStatus, log: Logger): Promise<void> {
     // Every child carries the execution's label: one collection delete per kind (the Jobs' pods go with them).
     const selector = `${LABEL_EXECUTION}=${ref.name}`;
     try {
@@ -312,7 +316,7 @@ export class ExecutionReconciler {
     }
     this.cleanedUp.add(ref.uid);
     if (this.cleanedUp.size > 10_000) this.cleanedUp.clear();
-    this.o.log.info({ execution: ref.name }, "Removed the Jobs and ConfigMaps of a finished execution");
+    log.info({ execution: ref.name }, "Removed the Jobs and ConfigMaps of a finished execution");
   }
 
   private async deleteChildrenByName(ref: ExecutionRef, status: ExecutionStatus): Promise<void> {
