@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import json
 from typing import Any
 
+from .guardrails import GuardrailCheck
 from .references import PythonReferences
 from .review import Review
 
@@ -91,6 +92,10 @@ class Launch:
     #: References into the user's code (the task's python field): tools, output_pydantic, guardrail.
     python: PythonReferences | None = None
     guardrail_max_retries: int | None = None
+    #: The task's guardrail: a rule in words, checked by CrewAI's LLM guardrail.
+    guardrail: str | None = None
+    #: The task's guardrails[], in order (guardrails.py makes CrewAI guardrails of them).
+    guardrails: list[GuardrailCheck] = field(default_factory=list)
     #: The task's outputJson (a JSON Schema): CrewAI's output_json, a model made from it.
     output_json: dict[str, Any] | None = None
     #: The crew's own project, run whole (spec.runner.crew); None: this one task.
@@ -182,9 +187,28 @@ def parse_launch(text: str) -> Launch:
         python=_python(_get(assignment, "task", dict).get("python")),
         guardrail_max_retries=_opt(_get(assignment, "task", dict), "guardrailMaxRetries", int),
         output_json=_opt(_get(assignment, "task", dict), "outputJson", dict),
+        guardrail=_opt(_get(assignment, "task", dict), "guardrail", str),
+        guardrails=_guardrails(_get(assignment, "task", dict).get("guardrails")),
         project=_project(raw.get("project"), assignment),
         env=_env(raw.get("env")),
     )
+
+
+GUARDRAIL_KINDS = ("llm", "maxLength", "regex", "jsonSchema")
+
+
+def _guardrails(raw: Any) -> list[GuardrailCheck]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise LaunchError("the launch message's assignment.task.guardrails is not a list")
+    checks = []
+    for i, item in enumerate(raw):
+        kinds = [k for k in GUARDRAIL_KINDS if isinstance(item, dict) and item.get(k) is not None]
+        if len(kinds) != 1:
+            raise LaunchError(f"the launch message's assignment.task.guardrails[{i}] is not one of {GUARDRAIL_KINDS}")
+        checks.append(GuardrailCheck(kind=kinds[0], value=item[kinds[0]]))
+    return checks
 
 
 def _env(raw: Any) -> dict[str, str]:

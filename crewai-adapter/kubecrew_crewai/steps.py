@@ -1,4 +1,5 @@
-"""CrewAI's events as kubecrew steps: each LLM call and each tool call of the task, as it ends.
+"""CrewAI's events as kubecrew steps: each LLM call, each tool call and each check of an answer (a guardrail), as it
+ends.
 
 The handlers are coroutines: CrewAI runs them one after the other on its event loop, in the order the events were
 emitted (its plain handlers run on a pool of threads, where a tool's step could overtake the LLM call that asked for
@@ -11,6 +12,8 @@ from datetime import datetime, timezone
 import json
 import threading
 from typing import Any, Protocol
+
+from .guardrails import check_name
 
 
 class StepSink(Protocol):
@@ -115,12 +118,31 @@ class StepListener:
             step["error"] = error
         self._sink.step(step)
 
+    def guardrail_started(self, key: tuple[Any, ...], at: datetime) -> None:
+        with self._lock:
+            self._started[f"guardrail:{key}"] = at
+
+    def guardrail_ended(self, key: tuple[Any, ...], check: str, at: datetime, error: str | None) -> None:
+        """A check of the task's answer: its input names the check, its output is `passed`, its error the reason the
+        answer failed it (CrewAI sends that reason back to the agent with the retry)."""
+        with self._lock:
+            started = self._started.pop(f"guardrail:{key}", at)
+        step: dict[str, Any] = {"kind": "guardrail", "input": check, "startedAt": iso(started)}
+        step["durationMs"] = millis(started, at)
+        if error is None:
+            step["output"] = "passed"
+        else:
+            step["error"] = error
+        self._sink.step(step)
+
     def subscribe(self) -> None:
         """Registers the handlers on CrewAI's event bus (imports CrewAI)."""
         from crewai.events import (
             LLMCallCompletedEvent,
             LLMCallFailedEvent,
             LLMCallStartedEvent,
+            LLMGuardrailCompletedEvent,
+            LLMGuardrailStartedEvent,
             ToolUsageErrorEvent,
             ToolUsageFinishedEvent,
             ToolUsageStartedEvent,
@@ -155,3 +177,17 @@ class StepListener:
         async def on_tool_error(_source: Any, event: ToolUsageErrorEvent) -> None:
             started = tool_starts.pop(event.tool_name, event.timestamp)
             self.tool_ended(event.tool_name, event.tool_args, started, event.timestamp, error=str(event.error))
+
+        def guardrail_key(event: LLMGuardrailStartedEvent | LLMGuardrailCompletedEvent) -> tuple[Any, ...]:
+            return (event.task_id, event.guardrail_type, event.guardrail_name, event.retry_count)
+
+        @crewai_event_bus.on(LLMGuardrailStartedEvent)
+        async def on_guardrail_started(_source: Any, event: LLMGuardrailStartedEvent) -> None:
+            self.guardrail_started(guardrail_key(event), event.timestamp)
+
+        @crewai_event_bus.on(LLMGuardrailCompletedEvent)
+        async def on_guardrail_completed(_source: Any, event: LLMGuardrailCompletedEvent) -> None:
+            name = str(event.guardrail_name or "guardrail")
+            check = check_name("llm", name) if event.guardrail_type == "llm" else name
+            error = None if event.success else str(event.error or "the answer failed the check")
+            self.guardrail_ended(guardrail_key(event), check, event.timestamp, error)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from .guardrails import Guardrail, task_guardrails
 from .launch import Launch
 from .llm import LlmConfigError, build_llm
 from .mcp_servers import McpServerUnusable, mcp_tools
@@ -54,7 +55,7 @@ def task_tools(launch: Launch) -> list[BaseTool]:
 
 def python_fields(launch: Launch, agent: Agent) -> dict[str, Any]:
     """The task's references into the user's code, imported: its tools join the agent's (the agent is this task's
-    alone), its model and guardrail become the Task's output_pydantic and guardrail."""
+    alone), its model becomes the Task's output_pydantic, its guardrail the first of the task's (guardrail_fields)."""
     refs = launch.python
     if refs is None:
         return {}
@@ -65,10 +66,23 @@ def python_fields(launch: Launch, agent: Agent) -> dict[str, Any]:
             fields["output_pydantic"] = references.model(refs.output_pydantic)
         if refs.guardrail:
             fields["guardrail"] = references.function(refs.guardrail)
-            if launch.guardrail_max_retries is not None:
-                fields["guardrail_max_retries"] = launch.guardrail_max_retries
     except references.ReferenceUnusable as error:
         raise TaskFailed(str(error)) from error
+    return fields
+
+
+def guardrail_fields(launch: Launch, function: Guardrail | None) -> dict[str, Any]:
+    """The task's guardrails as CrewAI takes them: the python.guardrail function first, then guardrails[] and the rule
+    in words. One goes as CrewAI's guardrail; more as its guardrails list (given a list, CrewAI ignores guardrail)."""
+    try:
+        made = [*([function] if function is not None else []), *task_guardrails(launch.guardrail, launch.guardrails)]
+    except ValueError as error:
+        raise TaskFailed(str(error)) from error
+    if not made:
+        return {}
+    fields: dict[str, Any] = {"guardrail": made[0]} if len(made) == 1 else {"guardrails": made}
+    if launch.guardrail_max_retries is not None:
+        fields["guardrail_max_retries"] = launch.guardrail_max_retries
     return fields
 
 
@@ -109,6 +123,7 @@ def build_crew(launch: Launch) -> tuple[Crew, Task]:
     except McpServerUnusable as error:
         raise TaskFailed(str(error)) from error
     python = {**output_json(launch), **python_fields(launch, agent)}
+    python.update(guardrail_fields(launch, python.pop("guardrail", None)))
     task = Task(
         name=launch.task_name,
         description=launch.description,

@@ -55,6 +55,8 @@ class ChatServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.answer = "Fixture answer."
+        #: Answers for the first requests, in order; `answer` after them.
+        self.answers: list[str] = []
         #: Requests from this one on (counted from 0) get no answer until the server stops.
         self.hold_from: int | None = None
         self.stopping = threading.Event()
@@ -68,13 +70,14 @@ class ChatServer:
                 if outer.hold_from is not None and len(outer.requests) > outer.hold_from:
                     outer.stopping.wait(timeout=120)
                     return
+                content = outer.answers.pop(0) if outer.answers else outer.answer
                 reply = {
                     "id": "chatcmpl-test",
                     "object": "chat.completion",
                     "created": 1_700_000_000,
                     "model": body.get("model", "m"),
                     "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": outer.answer}, "finish_reason": "stop"}
+                        {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
                     ],
                     "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
                 }
