@@ -18,6 +18,7 @@ import type {
 } from "../api/execution-backend.ts";
 import type { LocalAppCredentials } from "./app-credentials.ts";
 import { endExecutionSpan, startExecutionSpan, traceEnv } from "../platform/telemetry/execution-span.ts";
+import { traceparentOf } from "../platform/telemetry/trace-context.ts";
 import { TaskProcess } from "./task-process.ts";
 import { resultsByTask } from "./project-outcomes.ts";
 import { TaskSlots } from "./task-slots.ts";
@@ -45,6 +46,10 @@ interface LocalExecution {
   span?: Span;
   /** The trace's id, kept once the span ended (/status's trace_id). */
   traceId?: string;
+  /** The execution span's W3C traceparent, kept once it ended: the parent of its webhook deliveries' spans. */
+  traceparent?: string;
+  /** The logger of the execution's lines: each names its trace (trace_id) when it has one. */
+  log: Logger;
   reconciling: boolean;
   again: boolean;
 }
@@ -114,6 +119,9 @@ export class LocalExecutions implements ExecutionBackend {
       return { kind: verdict === "replay" ? "replayed" : "keyReused", id: recorded.id };
     }
     const id = randomUUID();
+    const span = startExecutionSpan({ crew: execution.crew, execution: id });
+    const traceId = span.isRecording() ? span.spanContext().traceId : undefined;
+    const traceparent = traceparentOf(span);
     this.executions.set(id, {
       id,
       crew: execution.crew,
@@ -126,13 +134,14 @@ export class LocalExecutions implements ExecutionBackend {
       earlierResults: new Map(),
       webhooksSent: new Set(),
       stepsSending: new Set(),
-      span: startExecutionSpan({ crew: execution.crew, execution: id }),
+      span,
+      ...(traceId ? { traceId } : {}),
+      ...(traceparent ? { traceparent } : {}),
+      log: traceId ? this.options.log.child({ trace_id: traceId }) : this.options.log,
       reconciling: false,
       again: false,
     });
     if (key) this.recordKey({ ...key, createdAt: now, id }, now);
-    const span = this.executions.get(id)?.span;
-    if (span?.isRecording()) this.executions.get(id)!.traceId = span.spanContext().traceId;
     this.reconcile(id);
     return { kind: "started", id };
   }
@@ -249,7 +258,7 @@ export class LocalExecutions implements ExecutionBackend {
     }
     execution.reconciling = true;
     void this.reconcileOnce(execution)
-      .catch((err) => this.options.log.error({ err, execution: id }, "Reconcile failed"))
+      .catch((err) => execution.log.error({ err, execution: id }, "Reconcile failed"))
       .finally(() => {
         execution.reconciling = false;
         if (execution.again) {
@@ -291,7 +300,7 @@ export class LocalExecutions implements ExecutionBackend {
   }
 
   private async carryOut(execution: LocalExecution, action: Action, now: Date): Promise<void> {
-    const { log } = this.options;
+    const { log } = execution;
     switch (action.type) {
       case "setStatus":
         execution.status = action.status;
@@ -363,6 +372,7 @@ export class LocalExecutions implements ExecutionBackend {
           ...(action.kind === "human_input" && execution.humanInputAuthorization
             ? { authorization: execution.humanInputAuthorization }
             : {}),
+          trace: { traceparent: execution.traceparent, execution: execution.id, hook: action.hook },
         };
         const secret = this.signingKeys.secretFor(execution.crew);
         const deps = { log, fetch: this.options.webhookFetch, now: this.now };

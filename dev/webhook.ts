@@ -1,6 +1,7 @@
 import type { JsonObject } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
 import { OutboundRefusedError } from "../core/outbound/policy.ts";
+import { inWebhookSpan } from "../platform/telemetry/webhook-span.ts";
 import {
   DELIVERY_HEADER,
   EVENT_HEADER,
@@ -10,10 +11,18 @@ import {
   webhookTimestamp,
 } from "../core/webhook-signature.ts";
 
+/** Where a delivery's attempts are traced: the execution's span (its W3C traceparent), the execution and the hook. */
+export interface WebhookTrace {
+  traceparent: string | undefined;
+  execution: string;
+  hook: string;
+}
+
 /**
  * Best-effort webhook delivery for the embedded default: three tries with backoff, never blocking a reconcile. Signed
  * as the controller signs (a fresh timestamp each try) with the crew's secret. `fetch` is the outbound client's: a URL
- * the policy refuses is reported once and not retried.
+ * the policy refuses is reported once and not retried. With `trace`, each try is a span of the execution's trace, as
+ * the controller's are.
  */
 export async function deliverWebhook(
   url: string,
@@ -25,14 +34,14 @@ export async function deliverWebhook(
    * `X-Kubecrew-Delivery` (`<execution id>/<hook>`, the same on a retry) and `X-Kubecrew-Event`, as the controller;
    * the Authorization header a human-input webhook carries (never logged).
    */
-  identity: { delivery: string; event: string; authorization?: string },
+  identity: { delivery: string; event: string; authorization?: string; trace?: WebhookTrace },
   attempts = 3,
 ): Promise<boolean> {
   const { log } = deps;
   const body = JSON.stringify(payload);
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const timestamp = webhookTimestamp(deps.now?.() ?? new Date());
-    try {
+    const send = async () => {
       const response = await deps.fetch(url, {
         method: "POST",
         headers: {
@@ -48,8 +57,15 @@ export async function deliverWebhook(
         signal: AbortSignal.timeout(10_000),
       });
       await response.body?.cancel().catch(() => undefined);
-      if (response.ok) return true;
-      log.warn({ url, status: response.status, attempt }, "Webhook answered an error");
+      return { ok: response.ok, status: response.status };
+    };
+    const { trace } = identity;
+    try {
+      const answer = trace
+        ? await inWebhookSpan(trace.traceparent, { ...trace, kind: identity.event, attempt }, send)
+        : await send();
+      if (answer.ok) return true;
+      log.warn({ url, status: answer.status, attempt }, "Webhook answered an error");
     } catch (err) {
       if (err instanceof OutboundRefusedError) {
         log.warn({ url, reason: err.reason }, `Webhook refused by the outbound URL policy: ${err.message}`);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { createLogger } from "../../../core/logger.ts";
 import type { RunningDev } from "../../../dev/start.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "../../e2e/support/webhook-receiver.ts";
 import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
 import { startCollector, type RunningCollector, type StoredSpan } from "../../support/otel-collector.ts";
 import { answer, startLlmFixture, toolCalls, type LlmFixture } from "../../support/llm-fixture.ts";
@@ -8,19 +10,28 @@ import { startFixtureMcpServer, type FixtureMcpServer } from "../../support/mcp-
 // One execution of a three-task crew with an MCP tool in `kubecrew dev`, exporting to the real OpenTelemetry Collector
 // (its OTLP receiver; its file exporter writes what it received, which the test reads): one trace whose
 // spans form kickoff → execution → task → LLM call / tool call, the LLM calls' GenAI token counts those the fixture
-// answered with, and no span holding the API key, the MCP server's bearer token or the prompt.
+// answered with, and no span holding the API key, the MCP server's bearer token or the prompt. The webhook deliveries
+// (each task's, the crew's) are spans under the execution's; every log line naming the execution names its trace.
 const API_KEY = "sk-dev-trace-secret-91f3";
 const MCP_BEARER = "mcp-dev-trace-bearer-5e2d";
+const WEBHOOK_TOKEN = "receiver-query-token-62b0";
 let collector: RunningCollector;
 let llm: LlmFixture;
 let mcp: FixtureMcpServer;
+let receiver: WebhookReceiver;
 let dev: RunningDev | undefined;
 
 beforeAll(async () => {
-  [collector, llm, mcp] = await Promise.all([startCollector(), startLlmFixture(), startFixtureMcpServer()]);
+  [collector, llm, mcp, receiver] = await Promise.all([
+    startCollector(),
+    startLlmFixture(),
+    startFixtureMcpServer(),
+    startWebhookReceiver(),
+  ]);
 }, 60_000);
 afterAll(async () => {
   await dev?.stop();
+  receiver?.close();
   await Promise.all([collector?.stop(), llm?.stop(), mcp?.stop()]);
 });
 
@@ -50,9 +61,12 @@ it("exports one trace: kickoff → execution → task → LLM call / tool call",
     answer("Sorted.", { inputTokens: 21, outputTokens: 2 }),
     answer("A story.", { inputTokens: 17, outputTokens: 3 }),
   );
+  const lines: Record<string, unknown>[] = [];
+  const log = createLogger({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   dev = await startTestDev(
     { "traced.yaml": crew() },
     {
+      log,
       runnerEnv: {
         ...process.env,
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpEndpoint,
@@ -64,7 +78,11 @@ it("exports one trace: kickoff → execution → task → LLM call / tool call",
   const res = await fetch(`${dev.url}/crews/traced/kickoff`, {
     method: "POST",
     headers: { authorization: `Bearer ${tokens.org}`, "content-type": "application/json" },
-    body: JSON.stringify({ inputs: { topic: "tides" } }),
+    body: JSON.stringify({
+      inputs: { topic: "tides" },
+      taskWebhookUrl: `${receiver.url}/task?token=${WEBHOOK_TOKEN}`,
+      crewWebhookUrl: `${receiver.url}/crew?token=${WEBHOOK_TOKEN}`,
+    }),
   });
   expect(res.status).toBe(200);
   const { kickoff_id } = (await res.json()) as { kickoff_id: string };
@@ -82,6 +100,8 @@ it("exports one trace: kickoff → execution → task → LLM call / tool call",
     return s.status === "running" ? undefined : s;
   }, 60_000);
   expect(final).toMatchObject({ status: "completed" });
+  // Each task's webhook and the crew's: delivered before kubecrew dev stops, so their spans are sent with the rest.
+  await waitFor(async () => (receiver.hooks.length === 4 ? true : undefined), 30_000);
   await dev.stop(); // sends what the API and the execution still buffer
   dev = undefined;
 
@@ -91,6 +111,7 @@ it("exports one trace: kickoff → execution → task → LLM call / tool call",
     const all = collector.spans().filter((s) => s.traceId === final.trace_id);
     const names = all.map((s) => s.name);
     return names.filter((n) => n.startsWith("chat ")).length === 4 &&
+      names.filter((n) => n.startsWith("webhook ")).length === 4 &&
       names.includes("kickoff traced") &&
       names.includes("execution traced")
       ? all
@@ -111,8 +132,24 @@ it("exports one trace: kickoff → execution → task → LLM call / tool call",
   expect(kickoff.parentId).toBeUndefined();
   const [execution] = children(spans, kickoff);
   expect(execution).toMatchObject({ name: "execution traced", service: "kubecrew" });
-  const tasks = children(spans, execution!);
+  const tasks = children(spans, execution!).filter((s) => s.name.startsWith("task "));
   expect(tasks.map((t) => t.name).sort()).toEqual(["task look", "task sort", "task tell"]);
+  // The deliveries: one span per attempt (each delivered at once here), under the execution's span.
+  const hooks = children(spans, execution!).filter((s) => s.name.startsWith("webhook "));
+  expect(
+    hooks.map((s) => [s.name, s.attributes["kubecrew.webhook.hook"], s.attributes["kubecrew.webhook.attempt"]]).sort(),
+  ).toEqual([
+    ["webhook crew", "crew", 1],
+    ["webhook task", "task:look", 1],
+    ["webhook task", "task:sort", 1],
+    ["webhook task", "task:tell", 1],
+  ]);
+  for (const hook of hooks)
+    expect(hook).toMatchObject({ service: "kubecrew", attributes: { "kubecrew.execution": kickoff_id } });
+  // Every line of kubecrew dev's that names the execution names its trace.
+  const named = lines.filter((line) => JSON.stringify(line).includes(kickoff_id));
+  expect(named.filter((line) => line.msg === "Task started")).toHaveLength(3);
+  for (const line of named) expect(line).toMatchObject({ trace_id: final.trace_id });
   for (const task of tasks) expect(task.service).toBe("kubecrew-runner");
   const look = tasks.find((t) => t.name === "task look")!;
   const lookChildren = children(spans, look);
@@ -143,4 +180,5 @@ it("exports one trace: kickoff → execution → task → LLM call / tool call",
   expect(everything).not.toContain(MCP_BEARER);
   expect(everything).not.toContain("Bearer ");
   expect(everything).not.toContain("secret-free topic"); // the prompt
+  expect(everything).not.toContain(WEBHOOK_TOKEN); // the receivers' URLs' query
 }, 120_000);
