@@ -37,7 +37,7 @@ import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webho
 import type { ReconcileResult } from "../kube/runtime/worker.ts";
 import { withUsage } from "../core/execution-usage.ts";
 import { countFinishedExecution, resultsByTask, type UsageCounters } from "./usage-metrics.ts";
-import { executionLogger, executionTraceparent } from "./execution-trace.ts";
+import { executionLogger, executionSpanTraceparent, recordExecutionSpan } from "./execution-trace.ts";
 
 const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
@@ -227,6 +227,8 @@ export class ExecutionReconciler {
         const updated = await applyStatus(client, this.o.caches.executions, CREW_EXECUTIONS, execution, desired);
         if (updated) {
           if (this.o.usage && finishing) countFinishedExecution(this.o.usage, ref.crew, spec, input.observed);
+          // Once, as the phase is written once: the execution's span (its children named it from the start).
+          if (finishing) recordExecutionSpan(execution, ref.crew, desired);
           // The next write of this reconcile is guarded by the version just written.
           const written = decodedOrUndefined(updated);
           if (written) current.execution = written;
@@ -266,7 +268,7 @@ export class ExecutionReconciler {
           execution: ref.name,
           executionUid: ref.uid,
           crew: ref.crew,
-          ...traceparentField(executionTraceparent(current.execution)),
+          ...traceparentField(executionSpanTraceparent(current.execution)),
         });
         return status;
       }

@@ -14,7 +14,7 @@ import type { AppCredentials } from "./app-credentials.ts";
 import type { Caches } from "./caches.ts";
 import type { StartLimit } from "./start-limit.ts";
 import { taskInputs, taskJob, type ExecutionRef, type TaskJobSettings } from "./task-job.ts";
-import { executionTraceparent, startTaskSpan } from "./execution-trace.ts";
+import { startTaskSpan } from "./execution-trace.ts";
 
 /** What starting a task's Job needs of the execution reconciler. */
 export interface TaskStartContext {
@@ -91,7 +91,7 @@ export async function startTask(
   for (const cm of inputs.configMaps) await createIfAbsent(client, resourcePath(CONFIG_MAPS, ref.namespace), cm);
   const apps = credentials ? { url: credentials.url, secretName: appsSecretName(ref.name) } : undefined;
   const job = taskJob(ref, assignment, runner, o.jobSettings, inputs.contextMounts, apps);
-  const span = startTaskSpan(executionTraceparent(execution), { execution: ref.name, task: action.taskName }, job);
+  const span = startTaskSpan(execution, { execution: ref.name, task: action.taskName }, job);
   const created = await createIfAbsent(client, resourcePath(JOBS, ref.namespace), job).finally(() => span.end());
   if (created) {
     o.caches.jobs.upsert(created);

@@ -7,6 +7,7 @@ import { BatchSpanProcessor, TracerProvider, type SpanExporter } from "@opentele
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 import { z } from "zod";
 import { ConfigError } from "../../core/config.ts";
+import { spanIdGenerator } from "./span-ids.ts";
 import { TRACEPARENT_ENV } from "./trace-context.ts";
 
 /** The tracer every kubecrew component takes its spans from. */
@@ -103,6 +104,8 @@ export function startTracing(options: { env: TelemetryEnv; serviceName: string; 
       [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME?.trim() || options.serviceName,
     }),
     spanProcessors: [new BatchSpanProcessor({ exporter: options.exporter ?? new OTLPTraceExporter({ url: url! }) })],
+    // Random ids, but for the few spans whose id is chosen before they start (span-ids.ts).
+    idGenerator: spanIdGenerator,
   });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);

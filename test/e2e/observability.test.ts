@@ -56,7 +56,7 @@ afterAll(async () => {
 const children = (spans: StoredSpan[], parent: StoredSpan) => spans.filter((s) => s.parentId === parent.spanId);
 
 describe.skipIf(installed)("observability on a cluster", () => {
-  it("one trace from the kickoff through the controller's Job starts to each task's LLM calls", async () => {
+  it("one trace from the kickoff through the execution and the controller's Job starts to each task's LLM calls", async () => {
     llm.enqueue(
       answer("Tides follow the moon.", { inputTokens: 30, outputTokens: 5 }),
       answer("In short: the moon.", { inputTokens: 40, outputTokens: 4 }),
@@ -73,7 +73,8 @@ describe.skipIf(installed)("observability on a cluster", () => {
         const names = all.map((s) => s.name);
         return names.filter((n) => n.startsWith("chat ")).length === 2 &&
           names.filter((n) => n.startsWith("start_task ")).length === 2 &&
-          names.includes("kickoff counted")
+          names.includes("kickoff counted") &&
+          names.includes("execution counted")
           ? all
           : undefined;
       },
@@ -81,7 +82,13 @@ describe.skipIf(installed)("observability on a cluster", () => {
     );
     const root = spans.find((s) => s.name === "kickoff counted")!;
     expect(root).toMatchObject({ service: "kubecrew-api" });
-    const starts = children(spans, root).filter((s) => s.name.startsWith("start_task "));
+    // kickoff → execution (the controller's, recorded as the execution finished) → start_task → task → chat
+    const executions = children(spans, root);
+    expect(executions.map((s) => [s.name, s.service, s.attributes["kubecrew.phase"]])).toEqual([
+      ["execution counted", "kubecrew-controller", "Succeeded"],
+    ]);
+    expect(spans.filter((s) => s.name.startsWith("execution "))).toHaveLength(1);
+    const starts = children(spans, executions[0]!).filter((s) => s.name.startsWith("start_task "));
     expect(starts.map((s) => [s.name, s.service]).sort()).toEqual([
       ["start_task research", "kubecrew-controller"],
       ["start_task summary", "kubecrew-controller"],
