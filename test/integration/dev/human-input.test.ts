@@ -3,6 +3,7 @@ import { createLogger } from "../../../core/logger.ts";
 import type { RunningDev } from "../../../dev/start.ts";
 import { expectAmpRun, HITL_CREW, runAmpClient, WEBHOOK_TOKEN } from "../../support/amp-hitl.ts";
 import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
+import { expectWebhooksMovedOnResume } from "../../support/resume-webhooks.ts";
 import { startWebhookReceiver } from "../../e2e/support/webhook-receiver.ts";
 
 // Issue 32: a humanInput task waits for a person in kubecrew dev, as CrewAI AMP's "Pending Human Input" — an AMP
@@ -72,135 +73,9 @@ describe("an AMP client of a crew with a humanInput task", () => {
   }, 120_000);
 });
 
-interface Frame {
-  event: string;
-  data: Record<string, unknown>;
-}
-/**
- * The execution's event stream read while it runs, up to the first frame `last` accepts (the stream of a waiting
- * execution stays open): the frames before it and that frame.
- */
-async function framesUntil(crew: string, id: string, last: (frame: Frame) => boolean): Promise<Frame[]> {
-  const abort = new AbortController();
-  const res = await fetch(`${dev.url}/crews/${crew}/status/${id}/events`, {
-    headers: auth(tokens.org),
-    signal: abort.signal,
-  });
-  expect(res.status).toBe(200);
-  const frames: Frame[] = [];
-  const decoder = new TextDecoder();
-  let text = "";
-  try {
-    for await (const chunk of res.body!) {
-      text += decoder.decode(chunk as Uint8Array, { stream: true });
-      const parts = text.split("\n\n");
-      text = parts.pop()!;
-      for (const part of parts.filter((p) => p.includes("data: "))) {
-        const frame = {
-          event: /^event: (.*)$/m.exec(part)![1]!,
-          data: JSON.parse(/^data: (.*)$/m.exec(part)![1]!) as Record<string, unknown>,
-        };
-        frames.push(frame);
-        if (last(frame)) return frames;
-      }
-    }
-    throw new Error(`the event stream of ${id} ended without the frame awaited: ${JSON.stringify(frames)}`);
-  } finally {
-    abort.abort();
-  }
-}
-
 describe("webhook URLs given again on /resume", () => {
   it("the stream sends human_input_requested; the URLs a resume gives replace the kickoff's, later hooks go there only", async () => {
-    const [a, b] = [await startWebhookReceiver(), await startWebhookReceiver()];
-    const urls = (r: { url: string }) => ({
-      taskWebhookUrl: `${r.url}/task`,
-      stepWebhookUrl: `${r.url}/step`,
-      crewWebhookUrl: `${r.url}/crew`,
-    });
-    try {
-      const res = await fetch(`${dev.url}/crews/blog/kickoff`, {
-        method: "POST",
-        headers: auth(tokens.org),
-        body: JSON.stringify({ inputs: { topic: "tide pools" }, ...urls(a) }),
-      });
-      const { kickoff_id: id } = (await res.json()) as { kickoff_id: string };
-
-      // While it waits, the event stream names the task and the answer that waits, after the answer's steps.
-      const frames = await framesUntil("blog", id, (f) => f.event === "human_input_requested");
-      const waiting = (await status("blog", id)).pending_human_input!;
-      expect(frames.at(-1)!.data).toMatchObject({
-        kickoff_id: id,
-        task_id: "draft",
-        output: waiting.output,
-        revision: 0,
-        requested_at: waiting.requested_at,
-      });
-      const steps = frames.filter((f) => f.event === "step" && f.data.task_id === "draft").length;
-      expect(steps).toBeGreaterThan(0);
-      // A has the waiting answer's task webhook and every step before the wait; nothing more is due to it.
-      const atA = await waitFor(async () => {
-        const task = a.hooks.filter((h) => h.path === "/task");
-        const step = a.hooks.filter((h) => h.path === "/step");
-        return task.length === 1 && step.length === steps ? a.hooks.length : undefined;
-      });
-      expect(JSON.parse(a.hooks.find((h) => h.path === "/task")!.body)).toMatchObject({
-        task_id: "draft",
-        output: waiting.output,
-      });
-
-      // A URL the outbound policy refuses: a 400 naming the field; nothing recorded, the answer still waits.
-      const refused = await resume("blog", {
-        execution_id: id,
-        task_id: "draft",
-        human_feedback: "Shorter.",
-        is_approve: false,
-        ...urls(b),
-        stepWebhookUrl: "http://169.254.169.254/latest/meta-data",
-      });
-      expect(refused).toEqual({
-        code: 400,
-        body: {
-          error: "Bad Request",
-          message: expect.stringMatching(/^Invalid resume request: stepWebhookUrl: /),
-          details: [{ field: "stepWebhookUrl", message: expect.any(String) }],
-        },
-      });
-      expect((await status("blog", id)).pending_human_input).toEqual(waiting);
-
-      // Sent back with B's URLs; the revision approved with none given (the execution's, now B's, stay).
-      const back = { execution_id: id, task_id: "draft", human_feedback: "Shorter.", is_approve: false, ...urls(b) };
-      expect((await resume("blog", back)).body.status).toBe("retrying");
-      const second = await waitFor(async () => {
-        const p = (await status("blog", id)).pending_human_input;
-        return p && p.output !== waiting.output ? p : undefined;
-      });
-      const approve = { execution_id: id, task_id: "draft", human_feedback: "Good.", is_approve: true };
-      expect((await resume("blog", approve)).body.status).toBe("resumed");
-      await waitFor(async () => (b.hooks.some((h) => h.path === "/crew") ? true : undefined));
-      expect((await status("blog", id)).status).toBe("completed");
-
-      // Everything after the resume went to B: the revision's and the next task's task webhooks, their steps, both
-      // decisions as steps, the crew webhook. A got nothing more.
-      expect(a.hooks).toHaveLength(atA);
-      const atB = (path: string) => b.hooks.filter((h) => h.path === path).map((h) => JSON.parse(h.body));
-      expect(atB("/task").map((h) => [h.task_id, h.output])).toEqual([
-        ["draft", second.output],
-        ["publish", expect.stringContaining(second.output.split("\n")[0]!)],
-      ]);
-      expect(atB("/crew")).toEqual([expect.objectContaining({ kickoff_id: id })]);
-      const stepsAtB = atB("/step");
-      expect(stepsAtB.filter((h) => h.step.kind === "decision").map((h) => h.step.decision)).toEqual([
-        "sent_back",
-        "approved",
-      ]);
-      expect(new Set(stepsAtB.filter((h) => h.step.kind !== "decision").map((h) => h.task_id))).toEqual(
-        new Set(["draft", "publish"]),
-      );
-    } finally {
-      a.close();
-      b.close();
-    }
+    await expectWebhooksMovedOnResume(`${dev.url}/crews/blog`, tokens.org);
   }, 60_000);
 });
 
