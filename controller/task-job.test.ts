@@ -86,6 +86,12 @@ describe("task Job and ConfigMap", () => {
     });
     expect(pod.volumes).toContainEqual({ name: "assignment", configMap: { name: `${ref.name}-0` } });
     expect(container.volumeMounts).toContainEqual({ name: "tmp", mountPath: "/tmp" });
+    // The pod's name and namespace from the Downward API: its failed attempt's result and its spans name them.
+    expect(container.env).toContainEqual({ name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } });
+    expect(container.env).toContainEqual({
+      name: "POD_NAMESPACE",
+      valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } },
+    });
   });
 
   it("hands MCP header Secrets to the runner as the variables it reads them from, each once", () => {

@@ -226,7 +226,9 @@ export function taskJob(
           { name: "KUBECREW_APPS_CREDENTIAL_FILE", value: APPS_CREDENTIAL_PATH },
         ]
       : []),
+    // The pod's identity (the Downward API): a failed attempt's result is named by it, the runner's spans carry it.
     { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+    { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
     ...models.env,
     ...(settings.extraEnv ?? []),
   ];

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { trace } from "@opentelemetry/api";
 import { configOrExit } from "../core/config.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import type { TaskOutcome } from "../core/task-assignment.ts";
@@ -11,11 +12,26 @@ import { runToolCall } from "./run-tool-call.ts";
 import type { StepSummary, StepTask } from "./step-recorder.ts";
 import { StepReporter } from "./step-reporter.ts";
 import { createOutboundClient } from "../platform/outbound/outbound-fetch.ts";
-import { startTracing } from "../platform/telemetry/tracing.ts";
+import { startTracing, type TelemetryEnv } from "../platform/telemetry/tracing.ts";
+import { runJobName } from "../kube/task-names.ts";
 import { TRACEPARENT_ENV, traceIdOf, traceparentOf } from "../platform/telemetry/trace-context.ts";
 import { languageModelFor } from "./llm.ts";
 import { tracedLanguageModel } from "./llm-tracing.ts";
 import { inTaskSpan } from "./task-span.ts";
+
+/**
+ * The environment tracing starts from, with the task pod's identity added to OTEL_RESOURCE_ATTRIBUTES (OpenTelemetry's
+ * k8s.pod.name and k8s.namespace.name, from the Downward API): every span the pod exports says which pod it was.
+ */
+export function withPodResource(env: TelemetryEnv, pod: RunnerConfig["kubernetes"]): TelemetryEnv {
+  const attributes = [
+    ...(pod.podName ? [`k8s.pod.name=${encodeURIComponent(pod.podName)}`] : []),
+    ...(pod.namespace ? [`k8s.namespace.name=${encodeURIComponent(pod.namespace)}`] : []),
+  ];
+  if (attributes.length === 0) return env;
+  const given = env.OTEL_RESOURCE_ATTRIBUTES?.trim();
+  return { ...env, OTEL_RESOURCE_ATTRIBUTES: [...(given ? [given] : []), ...attributes].join(",") };
+}
 
 export interface RunnerResult {
   /** 0 when the task succeeded, 1 otherwise. */
@@ -55,12 +71,20 @@ export async function runAssignedTask(
       ? { onStep: (_step: unknown, sofar: StepSummary, task?: StepTask) => reporterFor(task).push(sofar) }
       : {};
     const apps = config.apps ? { apps: config.apps } : {};
-    outcome = await inTaskSpan(assignment, config.env[TRACEPARENT_ENV], async () =>
-      assignment.runtime === "crewai"
+    outcome = await inTaskSpan(assignment, config.env[TRACEPARENT_ENV], async () => {
+      // In a task pod, the task's span names its Job (the controller's start_task span does too).
+      if (config.kubernetes.podName) {
+        trace.getActiveSpan()?.setAttribute("k8s.job.name", runJobName(assignment.execution.id, assignment));
+      }
+      return assignment.runtime === "crewai"
         ? await runCrewaiTask(assignment, {
             python: config.crewaiPython,
             // The Python side continues the trace under the task's span (W3C traceparent, as OpenTelemetry's SDKs read it).
-            env: { ...config.env, [TRACEPARENT_ENV]: traceparentOf() ?? config.env[TRACEPARENT_ENV] },
+            // Its spans name the pod as the runner's do.
+            env: {
+              ...withPodResource(config.env, config.kubernetes),
+              [TRACEPARENT_ENV]: traceparentOf() ?? config.env[TRACEPARENT_ENV],
+            },
             policy: config.outbound,
             attempt: config.attempt,
             ...apps,
@@ -80,8 +104,8 @@ export async function runAssignedTask(
             signal: options.signal,
             logger,
             ...onStep,
-          }),
-    );
+          });
+    });
     await Promise.all([...reporters.values()].map((r) => r.flushed()));
   } catch (error) {
     const message = (error as Error).message;
@@ -131,7 +155,9 @@ export function registerRunnerCommand(program: Command): void {
         return;
       }
       const config = configOrExit("runner", () => runnerConfigFromEnv(process.env));
-      const tracing = configOrExit("runner", () => startTracing({ env: process.env, serviceName: "kubecrew-runner" }));
+      const tracing = configOrExit("runner", () =>
+        startTracing({ env: withPodResource(process.env, config.kubernetes), serviceName: "kubecrew-runner" }),
+      );
       const logger = createLogger({ level: config.logLevel, name: "runner" });
       // The AI SDK prints warnings with console.*; runTask logs them as JSON instead, and stderr stays one line.
       globalThis.AI_SDK_LOG_WARNINGS = false;

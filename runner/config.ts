@@ -104,7 +104,19 @@ const runnerFields = {
   kubernetes: {
     podName: variable(
       "POD_NAME",
-      z.string().optional().describe("The task pod's name (the Downward API): names the result of a failed attempt."),
+      z
+        .string()
+        .optional()
+        .describe(
+          "The task pod's name (the Downward API): names the result of a failed attempt; on the runner's spans as k8s.pod.name.",
+        ),
+    ),
+    namespace: variable(
+      "POD_NAMESPACE",
+      z
+        .string()
+        .optional()
+        .describe("The task pod's namespace (the Downward API): on the runner's spans as k8s.namespace.name."),
     ),
     kubeconfigPath: variable(
       "KUBECONFIG",
