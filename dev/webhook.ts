@@ -38,6 +38,8 @@ export async function deliverWebhook(
   attempts = 3,
 ): Promise<boolean> {
   const { log } = deps;
+  // A receiver's URL may carry its token in the query: the lines name the origin and path only.
+  const shown = withoutQuery(url);
   const body = JSON.stringify(payload);
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const timestamp = webhookTimestamp(deps.now?.() ?? new Date());
@@ -65,15 +67,24 @@ export async function deliverWebhook(
         ? await inWebhookSpan(trace.traceparent, { ...trace, kind: identity.event, attempt }, send)
         : await send();
       if (answer.ok) return true;
-      log.warn({ url, status: answer.status, attempt }, "Webhook answered an error");
+      log.warn({ url: shown, status: answer.status, attempt }, "Webhook answered an error");
     } catch (err) {
       if (err instanceof OutboundRefusedError) {
-        log.warn({ url, reason: err.reason }, `Webhook refused by the outbound URL policy: ${err.message}`);
+        log.warn({ url: shown, reason: err.reason }, `Webhook refused by the outbound URL policy: ${err.message}`);
         return false;
       }
-      log.warn({ url, attempt, err: (err as Error).message }, "Webhook delivery failed");
+      log.warn({ url: shown, attempt, err: (err as Error).message }, "Webhook delivery failed");
     }
-    await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+    if (attempt < attempts) await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
   }
   return false;
+}
+
+function withoutQuery(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return "(not a URL)";
+  }
 }
