@@ -36,6 +36,7 @@ import { decideWithinLimit, startTask } from "./task-start.ts";
 import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webhooks.ts";
 import type { ReconcileResult } from "../kube/runtime/worker.ts";
 import { withUsage } from "../core/execution-usage.ts";
+import { runsWhole } from "../core/whole-project.ts";
 import { countFinishedExecution, resultsByTask, type UsageCounters } from "./usage-metrics.ts";
 import { executionLogger, executionSpanTraceparent, recordExecutionSpan } from "./execution-trace.ts";
 
@@ -243,8 +244,9 @@ export class ExecutionReconciler {
         await startTask({ ...this.o, log }, action, current.execution, ref, input);
         return status;
       case "stopTask": {
-        // A whole project's run (spec.runner.crew) is stopped as its first task's: its Job is the project's.
-        const project = (input.execution.status?.crewSpec ?? input.crew)?.runner.crew !== undefined;
+        // A whole run (spec.runner.crew, core/whole-project.ts) is stopped as its first task's: its Job is the project's.
+        const runSpec = input.execution.status?.crewSpec ?? input.crew;
+        const project = runSpec !== undefined && runsWhole(runSpec);
         const jobName = project ? projectJobName(ref.name) : taskJobName(ref.name, action.index, action.revision ?? 0);
         const path = resourcePath(JOBS, ref.namespace, jobName);
         if (await deleteIfPresent(client, path, { propagationPolicy: "Background" })) {
@@ -325,7 +327,7 @@ export class ExecutionReconciler {
     const spec = status.crewSpec;
     const jobs = this.o.caches.jobs.byIndex(cacheKey(ref.namespace, ref.name)).map((j) => j.metadata!.name!);
     const names = new Set<string>(jobs);
-    if (spec?.runner.crew !== undefined) names.add(projectJobName(ref.name));
+    if (spec && runsWhole(spec)) names.add(projectJobName(ref.name));
     const tasks = spec?.tasks ?? [];
     for (const [i, task] of tasks.entries()) {
       // Every revision a person asked for ran with children of its own.

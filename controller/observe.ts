@@ -1,6 +1,7 @@
 import type { CrewSpec } from "../core/crew.ts";
 import { successfulResult, type ObservedTask } from "../core/observed-task.ts";
 import { isOwnTaskResult, type TaskResultSpec } from "../core/task-result.ts";
+import { runsWhole } from "../core/whole-project.ts";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
 import { LABEL_TASK } from "../kube/resources.ts";
@@ -90,7 +91,7 @@ export function observeTasks(
   // A task whose runner reported success is done even while its pod is still exiting (the Job not yet Complete):
   // it must not look like a stray run to stop. Not so a whole project's Job (core/whole-project.ts): observed as its
   // first task's, it runs the tasks after that one's success.
-  if (spec?.runner.crew !== undefined) return observed;
+  if (spec && runsWhole(spec)) return observed;
   for (const task of Object.values(observed)) {
     if (task.run?.state === "running" && successfulResult(task, task.run.revision ?? 0)) {
       task.run = { ...task.run, state: "succeeded" };

@@ -5,7 +5,7 @@ import { taskPythonProblems } from "./python-references.ts";
 import { taskGuardrailProblems } from "./task-guardrails.ts";
 import { taskToolCallProblems } from "./task-tool-call.ts";
 import { agentToolProblems, mcpServerProblems } from "./tools.ts";
-import { wholeProjectProblems } from "./whole-project.ts";
+import { declaredWholeProblems, wholeProjectProblems } from "./whole-project.ts";
 
 /**
  * The rules between a Crew's fields, one line per problem: those CEL enforces in the CRD, checked here for the embedded
@@ -42,6 +42,7 @@ export function crewSpecProblems(spec: CrewSpec): string[] {
   problems.push(...asyncTaskProblems(spec.tasks));
   problems.push(...processProblems(spec));
   problems.push(...wholeProjectProblems(spec));
+  problems.push(...declaredWholeProblems(spec));
   problems.push(...mcpServerProblems(spec.mcpServers));
   if (spec.runtime === "crewai" && spec.toolPolicy.requireApproval.length > 0) {
     // CrewAI's own loop makes the calls there: a rule it cannot hold must not look as if it held.

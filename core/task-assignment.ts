@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { agent, crewRuntime, MAX_AGENTS } from "./crew.ts";
+import { agent, crewProcess, crewRuntime, MAX_AGENTS } from "./crew.ts";
 import { jsonObject } from "./json.ts";
 import { NO_TASK_TOOLS, taskTools } from "./task-tools.ts";
 import { MAX_STORED_STEPS, taskStep } from "./task-step.ts";
@@ -8,9 +8,38 @@ import { crewProjectReference, taskPythonFields } from "./python-references.ts";
 import { taskToolCallFields } from "./task-tool-call.ts";
 import { loopResume, parkedLoop } from "./parked-loop.ts";
 
-/** What a project's run is told besides task 0's assignment: the class, and the Crew's tasks it must have. */
+/**
+ * A Crew of the crewai runtime that CrewAI runs whole (its process hierarchical, or agents with allowDelegation:
+ * core/whole-project.ts), declared in the Crew rather than in a project: its process and its tasks, inputs filled in.
+ * Its agents are the assignment's `coworkers`; a hierarchical crew's manager is the assignment's `agent`.
+ */
+export const declaredCrew = z.object({
+  process: crewProcess,
+  manager: z
+    .enum(["llm", "agent"])
+    .optional()
+    .describe("A hierarchical crew's manager: CrewAI's own around managerLlm, or the crew's managerAgent"),
+  tasks: z
+    .array(
+      z.object({
+        name: z.string(),
+        description: z.string(),
+        expectedOutput: z.string(),
+        agent: z.string().optional(),
+        context: z.array(z.string()).optional(),
+        asyncExecution: z.boolean().optional(),
+        ...taskGuardrailFields,
+        ...taskPythonFields,
+      }),
+    )
+    .min(1),
+});
+export type DeclaredCrew = z.infer<typeof declaredCrew>;
+
+/** What a whole run is told besides task 0's assignment: the project's class or the declared crew, and its tasks. */
 export const projectAssignment = z.object({
-  crew: crewProjectReference,
+  crew: crewProjectReference.optional(),
+  declared: declaredCrew.optional().describe("The Crew's own definition, when no project class is named"),
   tasks: z.array(z.object({ name: z.string(), index: z.number().int().min(0) })).min(1),
 });
 export type ProjectAssignment = z.infer<typeof projectAssignment>;
@@ -39,7 +68,8 @@ export const taskAssignment = z.object({
     resume: loopResume
       .optional()
       .describe("A run after held tool calls were decided: the parked conversation goes on with the answers"),
-    // As the crew gives them (the crewai runtime hands them to CrewAI; runner/guardrails.ts turns them into checks).
+    // As the crew gives them: the crewai runtime hands them to CrewAI (its adapter's guardrails.py), the kubecrew
+    // runtime turns them into checks (runner/guardrails.ts).
     ...taskGuardrailFields,
     ...taskPythonFields,
     ...taskToolCallFields,
@@ -60,7 +90,7 @@ export const taskAssignment = z.object({
   project: projectAssignment
     .optional()
     .describe(
-      "The crew's own CrewAI project, run whole by this run (spec.runner.crew); every task's result is reported",
+      "The crew run whole by this run (spec.runner.crew, or a crewai crew CrewAI runs whole); every task's result is reported",
     ),
   coworkers: z
     .array(z.object({ agent, tools: taskTools.default(NO_TASK_TOOLS) }))

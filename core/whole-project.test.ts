@@ -3,6 +3,7 @@ import type { CrewSpec } from "./crew.ts";
 import { crewSpecProblems } from "./crew-problems.ts";
 import { crewSpec } from "./crew-resource.ts";
 import { decide } from "./decide.ts";
+import { runsWhole } from "./whole-project.ts";
 import type { Action, DecideInput } from "./decision.ts";
 import { executionSpec, type ExecutionStatus } from "./execution.ts";
 import type { ObservedTask } from "./observed-task.ts";
@@ -173,5 +174,100 @@ describe("a crew whose CrewAI project runs whole", () => {
     // Task by task, the crewai runtime answers CrewAI's human-input hook with kubecrew's wait.
     const { crew: _project, ...runner } = crew.runner;
     expect(crewSpec.safeParse({ ...crew, tasks, runner }).success).toBe(true);
+  });
+});
+
+// A crewai crew declared in the Crew whose process CrewAI runs only whole: the same one run, its Crew in the assignment.
+describe("a crewai crew CrewAI runs whole from its spec (hierarchical, or agents that delegate)", () => {
+  const llm = { provider: "openai", model: "gpt-4o-mini", apiKeySecretRef: { name: "llm", key: "key" } } as const;
+  const hierarchical: CrewSpec = crewSpec.parse({
+    runtime: "crewai",
+    process: "hierarchical",
+    llm,
+    managerLlm: { provider: "openai", model: "gpt-4o" },
+    inputs: [{ name: "topic" }],
+    agents: [
+      { name: "researcher", role: "{topic} Researcher", goal: "Find", tools: ["http_request"] },
+      { name: "writer", role: "Writer", goal: "Write", llm: { ...llm, model: "gpt-4.1" } },
+    ],
+    tasks: [
+      { name: "article", description: "About {topic}", expectedOutput: "An article", guardrails: [{ maxLength: 9 }] },
+      { name: "title", description: "Title it", expectedOutput: "A title", agent: "writer", context: ["article"] },
+    ],
+  });
+  const startOf = (spec: CrewSpec) => {
+    const starts = decide({ ...input({}), crew: spec }).actions.filter((a) => a.type === "startTask");
+    expect(starts).toHaveLength(1);
+    return starts[0]!.type === "startTask" ? starts[0]!.assignment : undefined;
+  };
+
+  it("starts one run with the declared crew: its process, manager and tasks (inputs filled in), every agent in the pod", () => {
+    const assignment = startOf(hierarchical)!;
+    expect(assignment.project).toEqual({
+      declared: {
+        process: "hierarchical",
+        manager: "llm",
+        tasks: [
+          { name: "article", description: "About tides", expectedOutput: "An article", guardrails: [{ maxLength: 9 }] },
+          { name: "title", description: "Title it", expectedOutput: "A title", agent: "writer", context: ["article"] },
+        ],
+      },
+      tasks: [
+        { name: "article", index: 0 },
+        { name: "title", index: 1 },
+      ],
+    });
+    // The manager is the run's agent (managerLlm its model); every agent is a coworker, with its own model and tools.
+    expect(assignment.agent.llm?.model).toBe("gpt-4o");
+    expect(assignment.coworkers!.map((c) => [c.agent.role, c.agent.llm?.model])).toEqual([
+      ["tides Researcher", "gpt-4o-mini"],
+      ["Writer", "gpt-4.1"],
+    ]);
+    expect(runsWhole(hierarchical)).toBe(true);
+  });
+
+  it("a sequential crew runs whole when an agent delegates, and task by task otherwise or on the kubecrew runtime", () => {
+    const sequential = {
+      ...hierarchical,
+      process: "sequential" as const,
+      tasks: hierarchical.tasks.map((t) => ({ ...t, agent: "writer" })),
+    };
+    expect(runsWhole(sequential)).toBe(false);
+    const delegating = { ...sequential, agents: sequential.agents.map((a) => ({ ...a, allowDelegation: true })) };
+    expect(runsWhole(delegating)).toBe(true);
+    expect(startOf(delegating)!.project!.declared!.process).toBe("sequential");
+    expect(runsWhole({ ...hierarchical, runtime: "kubecrew" })).toBe(false);
+    expect(startOf({ ...hierarchical, runtime: "kubecrew" })!.project).toBeUndefined();
+  });
+
+  it("a managerAgent is the run's agent, named as the manager", () => {
+    const manager = {
+      name: "boss",
+      role: "Boss",
+      goal: "Lead",
+      backstory: "",
+      tools: [],
+      mcps: [],
+      apps: [],
+      maxIter: 5,
+    };
+    const assignment = startOf({ ...hierarchical, managerAgent: manager })!;
+    expect(assignment.project!.declared!.manager).toBe("agent");
+    expect(assignment.agent.role).toBe("Boss");
+  });
+
+  it("refuses what the crewai runtime cannot give such a crew yet, saying what to do instead", () => {
+    const agents = hierarchical.agents.map((a, i) => (i === 0 ? { ...a, mcps: ["https://mcp.example/mcp"] } : a));
+    const tasks = hierarchical.tasks.map((t, i) => (i === 1 ? { ...t, tools: ["http_request"], humanInput: true } : t));
+    const why =
+      "which the crewai runtime does not give a crew it runs whole (process hierarchical or allowDelegation) yet";
+    const instead = "use runtime kubecrew, or a CrewAI project of your own (spec.runner.crew)";
+    expect(crewSpecProblems({ ...hierarchical, agents, tasks })).toEqual([
+      `agent "researcher" has mcps or apps, ${why}: ${instead}`,
+      `task "title" has tools, ${why}: ${instead}`,
+      `task "title" has humanInput, ${why}: ${instead}`,
+    ]);
+    expect(crewSpecProblems(hierarchical)).toEqual([]);
+    expect(crewSpecProblems({ ...hierarchical, agents, tasks, runtime: "kubecrew" })).toEqual([]);
   });
 });

@@ -1,7 +1,10 @@
 import type { CrewSpec } from "./crew.ts";
 import type { Action, DecideInput, Decision } from "./decision.ts";
 import { successfulResult, type ObservedTask } from "./observed-task.ts";
-import type { ProjectAssignment } from "./task-assignment.ts";
+import type { JsonObject } from "./json.ts";
+import { interpolate } from "./inputs.ts";
+import type { DeclaredCrew, ProjectAssignment, TaskAssignment } from "./task-assignment.ts";
+import { resolveTaskTools } from "./task-tools.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 
 /**
@@ -12,7 +15,9 @@ import type { TaskResultSpec } from "./task-result.ts";
  * a second, and the runner results policy lets its pod, and no other, write the results of every task of the
  * execution), and each task's result arrives as its own CrewTaskResult as CrewAI reports the task complete. decide()
  * sees the project through this view: the one run belongs to the first task that has not succeeded yet, so progress,
- * current_task, per-task timeouts, failures and stop read as for tasks run one by one.
+ * current_task, per-task timeouts, failures and stop read as for tasks run one by one. A crewai crew declared in the
+ * Crew runs the same way when CrewAI can only run its process whole (declaredWhole): the adapter builds its Crew from
+ * the spec.
  */
 
 export function wholeProjectProblems(spec: {
@@ -40,6 +45,79 @@ export function wholeProjectProblems(spec: {
 
 const specOf = (input: DecideInput): CrewSpec | undefined => input.execution.status?.crewSpec ?? input.crew;
 
+type WholeFields = Pick<CrewSpec, "runtime" | "runner" | "process" | "agents">;
+
+/**
+ * A crewai crew declared in the Crew whose process CrewAI runs only as a whole: hierarchical (its manager hands each
+ * task's work to the agents as it goes), or with agents that delegate (allowDelegation: their coworkers must be in the
+ * same Crew). It runs as a project does, its Crew built by the adapter from the spec.
+ */
+export function declaredWhole(spec: WholeFields): boolean {
+  if (spec.runtime !== "crewai" || spec.runner.crew !== undefined) return false;
+  return spec.process === "hierarchical" || spec.agents.some((a) => a.allowDelegation === true);
+}
+
+/** Whether the crew runs as ONE run for the execution: a CrewAI project (runner.crew), or a declaredWhole crew. */
+export function runsWhole(spec: WholeFields): boolean {
+  return spec.runner.crew !== undefined || declaredWhole(spec);
+}
+
+/**
+ * What the crewai runtime cannot give the agents of a declared crew it runs whole yet, one line each: never left out
+ * in silence.
+ */
+export function declaredWholeProblems(spec: CrewSpec): string[] {
+  if (!declaredWhole(spec)) return [];
+  const why =
+    "which the crewai runtime does not give a crew it runs whole (process hierarchical or allowDelegation) yet";
+  const instead = "use runtime kubecrew, or a CrewAI project of your own (spec.runner.crew)";
+  const problems: string[] = [];
+  for (const a of [...spec.agents, ...(spec.managerAgent ? [spec.managerAgent] : [])]) {
+    if (a.mcps.length > 0 || a.apps.length > 0) problems.push(`agent "${a.name}" has mcps or apps, ${why}: ${instead}`);
+  }
+  for (const t of spec.tasks) {
+    if (t.tools !== undefined) problems.push(`task "${t.name}" has tools, ${why}: ${instead}`);
+    if (t.humanInput) problems.push(`task "${t.name}" has humanInput, ${why}: ${instead}`);
+  }
+  return problems;
+}
+
+/** The crew as the adapter builds it in CrewAI: its process, its manager, its tasks with the inputs filled in. */
+export function declaredCrewOf(spec: CrewSpec, inputs: JsonObject): DeclaredCrew {
+  return {
+    process: spec.process,
+    ...(spec.process === "hierarchical" ? { manager: spec.managerAgent ? "agent" : "llm" } : {}),
+    tasks: spec.tasks.map((t) => ({
+      name: t.name,
+      description: interpolate(t.description, inputs),
+      expectedOutput: interpolate(t.expectedOutput, inputs),
+      ...(t.agent !== undefined ? { agent: t.agent } : {}),
+      ...(t.context !== undefined ? { context: t.context } : {}),
+      ...(t.asyncExecution ? { asyncExecution: true } : {}),
+      ...(t.outputJson !== undefined ? { outputJson: t.outputJson } : {}),
+      ...(t.guardrail !== undefined ? { guardrail: t.guardrail } : {}),
+      ...(t.guardrails !== undefined ? { guardrails: t.guardrails } : {}),
+      ...(t.guardrailMaxRetries !== undefined ? { guardrailMaxRetries: t.guardrailMaxRetries } : {}),
+      ...(t.python !== undefined ? { python: t.python } : {}),
+    })),
+  };
+}
+
+/** Every agent of a declared crew, inputs filled in, with its model and tools: the Crew's agents, in the one pod. */
+function crewAgents(spec: CrewSpec, inputs: JsonObject): NonNullable<TaskAssignment["coworkers"]> {
+  const first = spec.tasks[0]!;
+  return spec.agents.map((a) => ({
+    agent: {
+      ...a,
+      llm: a.llm ?? spec.llm,
+      role: interpolate(a.role, inputs),
+      goal: interpolate(a.goal, inputs),
+      backstory: interpolate(a.backstory, inputs),
+    },
+    tools: resolveTaskTools(spec, a, { ...first, tools: undefined }),
+  }));
+}
+
 /**
  * decide() for a crew whose project runs whole: `decideTasks` (the per-task state machine) on the project's view of
  * the world, then its actions on the one run: only task 0 ever starts (with the project in its assignment, which names
@@ -47,8 +125,9 @@ const specOf = (input: DecideInput): CrewSpec | undefined => input.execution.sta
  */
 export function decideWholeProject(input: DecideInput, decideTasks: (input: DecideInput) => Decision): Decision {
   const spec = specOf(input);
-  const reference = spec?.runner.crew;
-  if (!spec || reference === undefined) return decideTasks(input);
+  if (!spec || !runsWhole(spec)) return decideTasks(input);
+  const reference = spec.runner.crew;
+  const inputs = input.execution.spec.inputs;
   const first = spec.tasks[0]!.name;
   const can = input.canStartTask;
   const decision = decideTasks({
@@ -58,14 +137,16 @@ export function decideWholeProject(input: DecideInput, decideTasks: (input: Deci
     canStartTask: (name) => name === first && (typeof can === "function" ? can(name) : can !== false),
   });
   const project: ProjectAssignment = {
-    crew: reference,
+    ...(reference !== undefined ? { crew: reference } : { declared: declaredCrewOf(spec, inputs) }),
     tasks: spec.tasks.map((t, index) => ({ name: t.name, index })),
   };
+  // A declared crew's agents are all in the pod (their keys mounted as coworkers' are, controller/task-job.ts).
+  const agents = reference === undefined ? { coworkers: crewAgents(spec, inputs) } : {};
   const actions: Action[] = [];
   let stopping = false;
   for (const action of decision.actions) {
     if (action.type === "startTask") {
-      actions.push({ ...action, assignment: { ...action.assignment, project } });
+      actions.push({ ...action, assignment: { ...action.assignment, ...agents, project } });
     } else if (action.type === "stopTask") {
       if (!stopping) actions.push({ type: "stopTask", index: 0, taskName: first });
       stopping = true;

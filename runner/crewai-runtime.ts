@@ -164,9 +164,21 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
       timeoutSeconds: server.timeoutSeconds,
     }));
     const apiKey = apiKeyFor(llm, deps.env);
+    // A crew CrewAI runs whole from its spec (core/whole-project.ts) has every agent in the pod: each one's key.
+    const agentKeys = Object.fromEntries(
+      (assignment.project?.declared ? (assignment.coworkers ?? []) : []).flatMap(({ agent }) => {
+        const key = agent.llm ? apiKeyFor(agent.llm, deps.env) : undefined;
+        return key ? [[agent.name, key]] : [];
+      }),
+    );
     // A server's URL may carry a key in its query (CrewAI's console prints URLs whole).
     const queries = servers.map((s) => new URL(s.url).search.slice(1));
-    secrets = [apiKey, ...servers.flatMap((s) => Object.values(s.headers)), ...queries].filter((s): s is string => !!s);
+    secrets = [
+      apiKey,
+      ...Object.values(agentKeys),
+      ...servers.flatMap((s) => Object.values(s.headers)),
+      ...queries,
+    ].filter((s): s is string => !!s);
     launch = {
       assignment,
       attempt: base.attempt,
@@ -175,6 +187,7 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
       mcpServers: servers,
       secrets,
       ...(assignment.project ? { project: assignment.project } : {}),
+      ...(Object.keys(agentKeys).length > 0 ? { agentKeys } : {}),
     };
   } catch (error) {
     return ended({ error: oneLine((error as Error).message) });

@@ -6,7 +6,7 @@ the adapter uses and refuses a message without them, naming the field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import json
 from typing import Any
 
@@ -53,15 +53,61 @@ class ProjectTask:
 
 
 @dataclass(frozen=True)
+class DeclaredTask:
+    """A task of a crew declared in the Crew (its texts with the inputs filled in), as declared.py gives it to CrewAI."""
+
+    name: str
+    description: str
+    expected_output: str
+    agent: str | None = None
+    #: Names of the tasks whose outputs it takes; None: CrewAI's default (every earlier output).
+    context: list[str] | None = None
+    async_execution: bool = False
+    guardrail: str | None = None
+    guardrails: list[GuardrailCheck] = field(default_factory=list)
+    guardrail_max_retries: int | None = None
+    output_json: dict[str, Any] | None = None
+    python: PythonReferences | None = None
+
+
+@dataclass(frozen=True)
+class CrewAgent:
+    """An agent of a declared crew (the assignment's coworkers), with its model's key resolved by the runner."""
+
+    name: str
+    role: str
+    goal: str
+    backstory: str
+    tools: list[str]
+    max_iter: int
+    allow_delegation: bool
+    llm: LlmSettings | None
+    allowed_hosts: list[str]
+
+
+@dataclass(frozen=True)
+class DeclaredCrew:
+    """A crew declared in the Crew that CrewAI runs whole (hierarchical, or agents that delegate): declared.py."""
+
+    process: str
+    #: A hierarchical crew's manager: `llm` (CrewAI's own, around the launch's llm) or `agent` (the launch's agent).
+    manager: str | None
+    tasks: list[DeclaredTask]
+    agents: list[CrewAgent]
+
+
+@dataclass(frozen=True)
 class Project:
     """A whole CrewAI project run as one process for the execution (project.py)."""
 
-    #: `module:Class`, a @CrewBase class in the runner image.
-    crew: str
+    #: `module:Class`, a @CrewBase class in the runner image; None for a declared crew.
+    crew: str | None
     #: The Crew's tasks in order: the project's crew must have exactly these.
     tasks: list[ProjectTask]
     #: The execution's inputs, as CrewAI's kickoff takes them.
     inputs: dict[str, Any] = field(default_factory=dict)
+    #: The crew as the Crew declares it, when no project class is named.
+    declared: DeclaredCrew | None = None
 
 
 @dataclass(frozen=True)
@@ -189,7 +235,7 @@ def parse_launch(text: str) -> Launch:
         output_json=_opt(_get(assignment, "task", dict), "outputJson", dict),
         guardrail=_opt(_get(assignment, "task", dict), "guardrail", str),
         guardrails=_guardrails(_get(assignment, "task", dict).get("guardrails")),
-        project=_project(raw.get("project"), assignment),
+        project=_project(raw.get("project"), assignment, raw.get("agentKeys") or {}),
         env=_env(raw.get("env")),
     )
 
@@ -219,7 +265,7 @@ def _env(raw: Any) -> dict[str, str]:
     return {str(k): v for k, v in raw.items()}
 
 
-def _project(raw: Any, assignment: dict[str, Any]) -> Project | None:
+def _project(raw: Any, assignment: dict[str, Any], keys: dict[str, Any]) -> Project | None:
     if raw is None:
         return None
     if not isinstance(raw, dict):
@@ -227,11 +273,57 @@ def _project(raw: Any, assignment: dict[str, Any]) -> Project | None:
     inputs = assignment.get("inputs") or {}
     if not isinstance(inputs, dict):
         raise LaunchError("the launch message's assignment.inputs is not an object")
+    declared = raw.get("declared")
+    crew = _get(raw, "crew", str) if declared is None else None
     return Project(
-        crew=_get(raw, "crew", str),
+        crew=crew,
         tasks=[ProjectTask(name=_get(t, "name", str), index=_get(t, "index", int)) for t in _get(raw, "tasks", list)],
         inputs=inputs,
+        declared=None if declared is None else _declared(declared, assignment.get("coworkers") or [], keys),
     )
+
+
+def _declared(raw: Any, coworkers: list[Any], keys: dict[str, Any]) -> DeclaredCrew:
+    tasks = []
+    for t in _get(raw, "tasks", list):
+        context = _opt(t, "context", list)
+        tasks.append(
+            DeclaredTask(
+                name=_get(t, "name", str),
+                description=_get(t, "description", str),
+                expected_output=_get(t, "expectedOutput", str),
+                agent=_opt(t, "agent", str),
+                context=None if context is None else [str(c) for c in context],
+                async_execution=bool(t.get("asyncExecution")),
+                guardrail=_opt(t, "guardrail", str),
+                guardrails=_guardrails(t.get("guardrails")),
+                guardrail_max_retries=_opt(t, "guardrailMaxRetries", int),
+                output_json=_opt(t, "outputJson", dict),
+                python=_python(t.get("python")),
+            )
+        )
+    agents = []
+    for c in coworkers:
+        agent = _get(c, "agent", dict)
+        name = _get(agent, "name", str)
+        llm = _llm(agent.get("llm"))
+        key = keys.get(name)
+        if llm is not None and isinstance(key, str) and key:
+            llm = replace(llm, api_key=key)
+        agents.append(
+            CrewAgent(
+                name=name,
+                role=_get(agent, "role", str),
+                goal=_get(agent, "goal", str),
+                backstory=str(agent.get("backstory") or ""),
+                tools=[str(x) for x in agent.get("tools") or []],
+                max_iter=_get(agent, "maxIter", int),
+                allow_delegation=bool(agent.get("allowDelegation")),
+                llm=llm,
+                allowed_hosts=[str(h) for h in (c.get("tools") or {}).get("allowedHosts") or []],
+            )
+        )
+    return DeclaredCrew(process=_get(raw, "process", str), manager=_opt(raw, "manager", str), tasks=tasks, agents=agents)
 
 
 def _python(raw: Any) -> PythonReferences | None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .launch import Launch, LlmSettings, Project
 from .llm import LlmConfigError, build_llm
 from .steps import StepListener
-from .task import MAX_TASK_OUTPUT_BYTES, json_dict, one_line
+from .task import MAX_TASK_OUTPUT_BYTES, TaskFailed, json_dict, one_line
 
 if TYPE_CHECKING:
     from crewai import Crew
@@ -119,6 +119,8 @@ def install_default_llm(settings: LlmSettings | None) -> None:
 def build_crew(project: Project, settings: LlmSettings | None) -> Crew:
     from crewai import Crew
 
+    if project.crew is None:
+        raise ProjectUnusable("the launch message's project names no crew")
     install_default_llm(settings)
     cls = import_crew_class(project.crew)
     try:
@@ -243,9 +245,15 @@ def run_project(launch: Launch, project: Project, sink: Any) -> int:
     set_provider(ProjectHumanInput())
     error: str | None = None
     try:
-        crew = build_crew(project, launch.llm)
-        crew.kickoff(inputs={str(k): v for k, v in project.inputs.items()})
-    except (ProjectUnusable, HumanInputRefused) as unusable:
+        if project.declared is not None:
+            from .declared import build_declared_crew
+
+            # The Crew's texts come with the inputs filled in: CrewAI is given none to fill in again.
+            build_declared_crew(launch, project.declared).kickoff()
+        else:
+            crew = build_crew(project, launch.llm)
+            crew.kickoff(inputs={str(k): v for k, v in project.inputs.items()})
+    except (ProjectUnusable, HumanInputRefused, TaskFailed) as unusable:
         error = one_line(str(unusable))
     except Exception as failure:  # CrewAI's and the project's errors: the task running now fails with the message
         label = launch.model_label or "the model"

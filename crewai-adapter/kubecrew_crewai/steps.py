@@ -66,6 +66,16 @@ def tool_text(value: Any) -> str:
     return json.dumps(value, default=str, ensure_ascii=False)
 
 
+def delegation_tool_names() -> set[str]:
+    """CrewAI's delegation tools' names, as given and as its native tool calling spells them (from the package)."""
+    from crewai.tools.agent_tools.ask_question_tool import AskQuestionTool
+    from crewai.tools.agent_tools.delegate_work_tool import DelegateWorkTool
+    from crewai.utilities.string_utils import sanitize_tool_name
+
+    names = {str(tool.model_fields["name"].default) for tool in (DelegateWorkTool, AskQuestionTool)}
+    return names | {sanitize_tool_name(name) for name in names}
+
+
 class StepListener:
     """Subscribes to CrewAI's event bus and hands each finished LLM call and tool call to `sink` as a step."""
 
@@ -118,6 +128,27 @@ class StepListener:
             step["error"] = error
         self._sink.step(step)
 
+    def delegation_ended(
+        self, tool: str, args: Any, started: datetime, ended: datetime, output: Any = None, error: str | None = None
+    ) -> None:
+        """Work handed to, or a question asked of, a coworker (CrewAI's delegation tools): the coworker ran in this
+        process, its own LLM calls are steps too."""
+        fields = args if isinstance(args, dict) else {}
+        request = fields.get("task") or fields.get("question") or tool_text(args)
+        step: dict[str, Any] = {
+            "kind": "delegation",
+            "tool": tool,
+            "coworker": str(fields.get("coworker") or "?"),
+            "input": str(request),
+            "startedAt": iso(started),
+            "durationMs": millis(started, ended),
+        }
+        if error is not None:
+            step["error"] = error
+        else:
+            step["output"] = tool_text(output)
+        self._sink.step(step)
+
     def guardrail_started(self, key: tuple[Any, ...], at: datetime) -> None:
         with self._lock:
             self._started[f"guardrail:{key}"] = at
@@ -150,6 +181,7 @@ class StepListener:
         )
 
         tool_starts: dict[str, datetime] = {}
+        delegation = delegation_tool_names()
 
         @crewai_event_bus.on(LLMCallStartedEvent)
         async def on_llm_started(_source: Any, event: LLMCallStartedEvent) -> None:
@@ -171,12 +203,14 @@ class StepListener:
         async def on_tool_finished(_source: Any, event: ToolUsageFinishedEvent) -> None:
             failure = event.failure
             error = str(getattr(failure, "message", None) or failure) if failure is not None else None
-            self.tool_ended(event.tool_name, event.tool_args, event.started_at, event.finished_at, event.output, error)
+            ended = self.delegation_ended if event.tool_name in delegation else self.tool_ended
+            ended(event.tool_name, event.tool_args, event.started_at, event.finished_at, event.output, error)
 
         @crewai_event_bus.on(ToolUsageErrorEvent)
         async def on_tool_error(_source: Any, event: ToolUsageErrorEvent) -> None:
             started = tool_starts.pop(event.tool_name, event.timestamp)
-            self.tool_ended(event.tool_name, event.tool_args, started, event.timestamp, error=str(event.error))
+            ended = self.delegation_ended if event.tool_name in delegation else self.tool_ended
+            ended(event.tool_name, event.tool_args, started, event.timestamp, error=str(event.error))
 
         def guardrail_key(event: LLMGuardrailStartedEvent | LLMGuardrailCompletedEvent) -> tuple[Any, ...]:
             return (event.task_id, event.guardrail_type, event.guardrail_name, event.retry_count)

@@ -55,8 +55,8 @@ class ChatServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.answer = "Fixture answer."
-        #: Answers for the first requests, in order; `answer` after them.
-        self.answers: list[str] = []
+        #: Answers for the first requests, in order; `answer` after them. A dict is a tool call: {"name", "arguments"}.
+        self.answers: list[str | dict[str, Any]] = []
         #: Requests from this one on (counted from 0) get no answer until the server stops.
         self.hold_from: int | None = None
         self.stopping = threading.Event()
@@ -71,13 +71,19 @@ class ChatServer:
                     outer.stopping.wait(timeout=120)
                     return
                 content = outer.answers.pop(0) if outer.answers else outer.answer
+                message: dict[str, Any] = {"role": "assistant", "content": content}
+                if isinstance(content, dict):
+                    call = {"name": content["name"], "arguments": json.dumps(content["arguments"])}
+                    message = {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": f"call_{len(outer.requests)}", "type": "function", "function": call}
+                    ]}
                 reply = {
                     "id": "chatcmpl-test",
                     "object": "chat.completion",
                     "created": 1_700_000_000,
                     "model": body.get("model", "m"),
                     "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                        {"index": 0, "message": message, "finish_reason": "tool_calls" if "tool_calls" in message else "stop"}
                     ],
                     "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
                 }
