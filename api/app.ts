@@ -17,7 +17,8 @@ import { crewListRoutes } from "./routes/crew-list.ts";
 import { crewRoutes } from "./routes/crew-routes.ts";
 import { flowRoutes } from "./routes/flow-routes.ts";
 import { integrationsFallback } from "./routes/integrations-fallback.ts";
-import { statusRoute } from "./routes/status-route.ts";
+import { STATUS_PATHS, statusRoute } from "./routes/status-route.ts";
+import { ApiMetrics } from "./metrics.ts";
 import { refuseWrongMethods } from "../platform/http/wrong-methods.ts";
 
 export interface ApiDeps {
@@ -52,6 +53,17 @@ export interface ApiDeps {
   integrations?: IntegrationsClient;
   /** Whether the API can serve (its token store reachable): `/readyz` answers 503 while it is not. */
   ready?: () => Promise<boolean> | boolean;
+  /** The request, kickoff and event-stream metrics (`kubecrew api`'s; absent: none counted). */
+  metrics?: ApiMetrics;
+}
+
+/** Every crew's routes are mounted under it; the default crew's at the root. */
+const CREW_MOUNT = "/crews/:crew";
+const CONSOLE_MOUNT = "/console";
+
+/** The API's metrics, naming requests by this app's route templates. */
+export function apiMetrics(): ApiMetrics {
+  return new ApiMetrics({ mounts: [CREW_MOUNT, CONSOLE_MOUNT], statusRoute: STATUS_PATHS[0]! });
 }
 
 export function createApp(deps: ApiDeps): Express {
@@ -91,7 +103,7 @@ export function createApp(deps: ApiDeps): Express {
   // Extra routers parse their own bodies (the token endpoint takes forms and must answer even a broken JSON body in
   // OAuth's error format), so they come before the crew routes' JSON parser.
   for (const router of deps.extraRouters ?? []) app.use(router);
-  if (deps.console) app.use("/console", deps.console.router);
+  if (deps.console) app.use(CONSOLE_MOUNT, deps.console.router);
   app.use(express.json({ limit: deps.bodyLimitBytes, verify: refuseDeepJson }));
   app.use(integrationsFallback());
   app.use(connectionsRoutes({ tokens: deps.tokens, integrations: deps.integrations, ...sessions }));
@@ -100,8 +112,9 @@ export function createApp(deps: ApiDeps): Express {
     app.use(flowRoutes({ flows: deps.flows, tokens: deps.tokens, ...sessions, outboundPolicy: deps.outboundPolicy }));
   }
   app.use(crewListRoutes({ backend: deps.backend, tokens: deps.tokens, ...sessions }));
+  const metrics = deps.metrics ? { metrics: deps.metrics } : {};
   app.use(
-    "/crews/:crew",
+    CREW_MOUNT,
     crewRoutes({
       backend: deps.backend,
       tokens: deps.tokens,
@@ -110,6 +123,7 @@ export function createApp(deps: ApiDeps): Express {
       toolOutboundPolicy: deps.toolOutboundPolicy ?? runnerPolicy,
       crewName: (req) => String(req.params.crew),
       ...(deps.prices ? { eventStream: { prices: deps.prices } } : {}),
+      ...metrics,
     }),
   );
   app.use(
@@ -121,6 +135,7 @@ export function createApp(deps: ApiDeps): Express {
       toolOutboundPolicy: deps.toolOutboundPolicy ?? runnerPolicy,
       crewName: () => deps.defaultCrew,
       ...(deps.prices ? { eventStream: { prices: deps.prices } } : {}),
+      ...metrics,
     }),
   );
   app.use(notFoundHandler);

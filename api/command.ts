@@ -3,6 +3,7 @@ import { configOrExit, parseConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { exitIfCannotListen } from "../platform/http/listen-error.ts";
 import { apiConfigSchema, type ApiConfig } from "./config.ts";
+import { startMetricsServer } from "./metrics-server.ts";
 import { startClusterApi } from "./start-cluster-api.ts";
 import { startTracing } from "../platform/telemetry/tracing.ts";
 
@@ -19,10 +20,19 @@ export function registerApiCommand(program: Command): void {
       // The kickoff's span roots each execution's trace (OTEL_* variables; nothing at all when none is set).
       const tracing = configOrExit("api", () => startTracing({ env: process.env, serviceName: "kubecrew-api" }));
       const api = await exitIfCannotListen("api", { host: "HOST", port: "PORT" }, () => startClusterApi(config, log));
-      log.info({ url: api.url, namespace: config.namespace, defaultCrew: config.defaultCrew }, "Crew API listening");
+      // Prometheus scrapes its own port, which no Ingress exposes.
+      const metricsVariables = { host: "KUBECREW_API_METRICS_HOST", port: "KUBECREW_API_METRICS_PORT" };
+      const metrics = await exitIfCannotListen("api", metricsVariables, () =>
+        startMetricsServer({ ...config.metrics, registry: api.metrics.registry }),
+      );
+      log.info(
+        { url: api.url, metrics: metrics.url, namespace: config.namespace, defaultCrew: config.defaultCrew },
+        "Crew API listening",
+      );
       const shutdown = async (signal: string) => {
         log.info({ signal }, "Shutting down");
         await api.stop();
+        await metrics.stop();
         await tracing.stop();
         process.exit(0);
       };

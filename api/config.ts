@@ -53,6 +53,23 @@ const apiFields = {
       .optional()
       .describe("The crew served at the root paths (`/kickoff`, `/inputs`, …) besides `/crews/<crew>/…`."),
   ),
+  /** The metrics server (`GET /metrics`), apart from the crew routes. */
+  metrics: {
+    host: variable(
+      "KUBECREW_API_METRICS_HOST",
+      z.string().default("0.0.0.0").describe("The address of the API's metrics server."),
+    ),
+    port: variable(
+      "KUBECREW_API_METRICS_PORT",
+      z.coerce
+        .number()
+        .int()
+        .min(0)
+        .max(65535)
+        .default(8082)
+        .describe("The port of the API's Prometheus metrics (`/metrics`), apart from the crew routes' port."),
+    ),
+  },
   trustProxy: variable(
     "KUBECREW_TRUST_PROXY",
     z.coerce

@@ -10,16 +10,20 @@ import { createKubernetesBackend } from "./kubernetes-backend.ts";
 import { createKubernetesFlows } from "./kubernetes-flows.ts";
 import { Kubeconfig, type KubeAccess } from "../kube/runtime/kubeconfig.ts";
 import { startApi, type RunningServer } from "./server.ts";
+import { apiMetrics } from "./app.ts";
+import type { ApiMetrics } from "./metrics.ts";
 
 /**
  * The crew API in cluster mode: executions are CrewExecutions read through informer caches, tokens live in Redis,
- * and the token endpoint and the admin API are mounted beside the crew routes.
+ * and the token endpoint and the admin API are mounted beside the crew routes. Its requests are counted into
+ * `metrics`, which `kubecrew api` serves on a port of its own.
  */
 export async function startClusterApi(
   config: ApiConfig,
   log: Logger,
   kubeConfig: KubeAccess = Kubeconfig.fromDefault(),
-): Promise<RunningServer> {
+): Promise<RunningServer & { metrics: ApiMetrics }> {
+  const metrics = apiMetrics();
   const backend = await createKubernetesBackend({ kubeConfig, namespace: config.namespace, log });
   const flows = await createKubernetesFlows({
     kubeConfig,
@@ -59,6 +63,7 @@ export async function startClusterApi(
     bodyLimitBytes: config.bodyLimitBytes,
     prices: config.prices,
     ready: () => redisAnswers(redis),
+    metrics,
     outboundPolicy: config.outbound,
     trustProxy: config.trustProxy,
     host: config.host,
@@ -67,6 +72,7 @@ export async function startClusterApi(
   });
   return {
     url: server.url,
+    metrics,
     async stop() {
       await server.stop();
       await backend.stop();

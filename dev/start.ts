@@ -12,6 +12,7 @@ import { connectRedis, redisAnswers, redisReady } from "../platform/redis-client
 import { newToken } from "../api/auth/token-format.ts";
 import type { TokenStore } from "../api/auth/token-store.ts";
 import type { ExtraPaths } from "../api/openapi.ts";
+import type { ApiMetrics } from "../api/metrics.ts";
 import { startApi } from "../api/server.ts";
 import { IntegrationsClient } from "../api/connections/integrations-client.ts";
 import { createConsole } from "../console/console.ts";
@@ -76,7 +77,13 @@ export function devLlm(config: DevConfig): LlmConfig {
 export async function startDev(
   config: DevConfig,
   log: Logger,
-  options: { tokens?: TokenStore; env?: NodeJS.ProcessEnv; resolver?: Resolver } = {},
+  options: {
+    tokens?: TokenStore;
+    env?: NodeJS.ProcessEnv;
+    resolver?: Resolver;
+    /** The API's request metrics, counted for a test (kubecrew dev serves no metrics port). */
+    metrics?: ApiMetrics;
+  } = {},
 ): Promise<RunningDev> {
   const llm = devLlm(config);
   // Every component in this one process shares one tracer (OTEL_* variables; nothing at all when none is set).
@@ -208,6 +215,7 @@ export async function startDev(
     host: config.host,
     port: config.port,
     ...(defaultCrew ? { defaultCrew } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   // Synchronously after listening: no request reaches /oauthsvc before the service is there.
   const embeddedInfo = embedded?.listening(api.url);

@@ -12,6 +12,7 @@ import type { SessionAuth } from "../auth/session-auth.ts";
 import type { TokenStore } from "../auth/token-store.ts";
 import { ApiError, badRequest, forbidden, idempotencyKeyReused, mcpServersRefused, missingInputs } from "../errors.ts";
 import type { ExecutionBackend } from "../execution-backend.ts";
+import type { ApiMetrics } from "../metrics.ts";
 import { parseOr400 } from "../validation.ts";
 import { refuseWrongMethods } from "../../platform/http/wrong-methods.ts";
 import { crewAccess } from "./crew-access.ts";
@@ -33,6 +34,8 @@ export interface CrewRoutesDeps {
   toolOutboundPolicy: OutboundPolicy;
   /** Timing of `GET /status/{id}/events` (tests shorten the heartbeat). */
   eventStream?: EventStreamOptions;
+  /** Kickoffs by crew and the event streams open (absent: not counted). */
+  metrics?: Pick<ApiMetrics, "kickedOff" | "streamOpened">;
 }
 
 const webhookFields = ["taskWebhookUrl", "stepWebhookUrl", "crewWebhookUrl"] as const;
@@ -135,12 +138,14 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
     );
     if (outcome.kind === "keyReused") throw idempotencyKeyReused();
     if (outcome.kind === "replayed") res.set("Idempotent-Replayed", "true");
+    else deps.metrics?.kickedOff(crew.metadata.name);
     res.json({ kickoff_id: outcome.id });
   });
 
   router.get("/status/:id/events", auth, async (req: Request<{ id: string }>, res: Response) => {
     const crew = await crewFor(req);
     const execution = await visibleExecution(req, crew, req.params.id);
+    const closed = deps.metrics?.streamOpened();
     await streamExecutionEvents(
       req,
       res,
@@ -148,7 +153,7 @@ export function crewRoutes(deps: CrewRoutesDeps): Router {
       () => backend.getExecution(crew.metadata.name, execution.id),
       deps.eventStream,
       backend.onExecutionChange ? (onChange) => backend.onExecutionChange!(execution.id, onChange) : undefined,
-    );
+    ).finally(closed);
   });
 
   router.get("/executions", auth, async (req, res) => {

@@ -14,7 +14,7 @@ import type { LlmPrices } from "../../core/usage.ts";
 import { STATUS_CONTENT_TYPE, statusBody, type StatusBody } from "./status-body.ts";
 
 /** Every spelling of the one status endpoint: a crew's, and the default crew's at the root. */
-const STATUS_PATHS = ["/crews/:crew/status/:id", "/crews/:crew/:id/status", "/status/:id", "/:id/status"];
+export const STATUS_PATHS = ["/crews/:crew/status/:id", "/crews/:crew/:id/status", "/status/:id", "/:id/status"];
 
 /**
  * The same paths as express's router matches them (case-insensitive, a trailing slash allowed), for the cache's answer

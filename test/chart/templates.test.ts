@@ -100,6 +100,7 @@ describe("the default install", () => {
         "RoleBinding/kubecrew-runner",
         "Secret/kubecrew",
         "Service/kubecrew-api",
+        "Service/kubecrew-api-metrics",
         "Service/kubecrew-controller-metrics",
         "Service/kubecrew-integrations",
         "Service/kubecrew-redis",
@@ -342,6 +343,11 @@ describe("the default install", () => {
     const apiEnv = [...envOf(api).keys()];
     expect(apiEnv.indexOf("REDIS_PASSWORD")).toBeLessThan(apiEnv.indexOf("KUBECREW_REDIS_URL"));
     expect(envValue(api, "KUBECREW_REDIS_URL")).toBe("redis://:$(REDIS_PASSWORD)@kubecrew-redis.crews.svc:6379/0");
+    // The API's metrics on a port of their own, behind a Service of their own (no Ingress route reaches them).
+    expect(envValue(api, "KUBECREW_API_METRICS_PORT")).toBe("8082");
+    expect(api.ports).toContainEqual({ name: "metrics", containerPort: 8082, protocol: "TCP" });
+    const apiMetrics = find(byDefault, "Service", "kubecrew-api-metrics") as unknown as V1Service;
+    expect(apiMetrics.spec!.ports).toEqual([{ name: "metrics", port: 8082, targetPort: "metrics", protocol: "TCP" }]);
 
     const controller = container(find(byDefault, "Deployment", "kubecrew-controller"));
     expect(envOf(controller).get("KUBECREW_NAMESPACE")?.valueFrom?.fieldRef?.fieldPath).toBe("metadata.namespace");
