@@ -33,6 +33,8 @@ const env = (port: number) => ({
   KUBECREW_REDIS_KEY_PREFIX: prefix,
   HOST: "127.0.0.1",
   PORT: String(port),
+  // A free port: two processes of these tests must not ask for the same default one.
+  KUBECREW_API_METRICS_PORT: "0",
   LOG_LEVEL: "warn",
 });
 
@@ -41,6 +43,17 @@ it("a port already in use: one line naming PORT, exit status 1", async () => {
   try {
     const run = await runKubecrew("api", env(occupied.port));
     expect(run.stderr).toBe(`kubecrew api: port ${occupied.port} is in use (PORT)\n`);
+    expect(run.code).toBe(1);
+  } finally {
+    await occupied.release();
+  }
+});
+
+it("says which variable to change when the metrics port is in use, in one line", async () => {
+  const occupied = await occupyPort();
+  try {
+    const run = await runKubecrew("api", { ...env(0), KUBECREW_API_METRICS_PORT: String(occupied.port) });
+    expect(run.stderr).toBe(`kubecrew api: port ${occupied.port} is in use (KUBECREW_API_METRICS_PORT)\n`);
     expect(run.code).toBe(1);
   } finally {
     await occupied.release();

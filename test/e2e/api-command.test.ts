@@ -20,7 +20,8 @@ import {
 /**
  * The deployed shape, end to end: `kubecrew api` as its own process in cluster mode (CrewExecutions in the
  * apiserver, tokens in Redis), a service account's client credentials exchanged at /oauth/token, a kickoff, and
- * the controller running the tasks as Job pods until the status says completed.
+ * the controller running the tasks as Job pods until the status says completed; then the API's metrics, scraped from
+ * their own port, count that kickoff and those polls.
  */
 const cli = join(repo, "cli/main.ts");
 let kubeconfig: string;
@@ -28,6 +29,7 @@ let namespace: string;
 let redis: RedisServer;
 let api: ChildProcess;
 let apiUrl: string;
+let metricsUrl: string;
 let controller: ControllerProcess;
 
 beforeAll(async () => {
@@ -37,6 +39,8 @@ beforeAll(async () => {
   redis = await startRedis();
   const port = await freePort();
   apiUrl = `http://127.0.0.1:${port}`;
+  const metricsPort = await freePort();
+  metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   api = spawn(nodeBinary, [cli, "api"], {
     cwd: repo,
     env: {
@@ -46,6 +50,8 @@ beforeAll(async () => {
       KUBECREW_REDIS_URL: redis.url,
       HOST: "127.0.0.1",
       PORT: String(port),
+      KUBECREW_API_METRICS_HOST: "127.0.0.1",
+      KUBECREW_API_METRICS_PORT: String(metricsPort),
       KUBECREW_DEFAULT_CREW: "notes",
       LOG_LEVEL: "warn",
     },
@@ -95,9 +101,11 @@ it("exchanges client credentials for a token and runs a crew to completion throu
   const first = (await (await fetch(`${apiUrl}/status/${kickoff_id}`, { headers })).json()) as Loose;
   expect(["running", "completed"]).toContain(first.status);
 
+  let polls = 1;
   const done = await waitFor(
     "execution completed",
     async () => {
+      polls++;
       const body = (await (await fetch(`${apiUrl}/status/${kickoff_id}`, { headers })).json()) as Loose;
       return body.status === "running" ? undefined : body;
     },
@@ -107,4 +115,20 @@ it("exchanges client credentials for a token and runs a crew to completion throu
   expect(done).toMatchObject({ status: "completed" }); // on failure, the diff shows the error
   expect(done.result.tasks.map((t: Loose) => t.task_id)).toEqual(["step1", "step2"]);
   expect(done.result.tasks[0].agent).toBe("moss Writer");
+
+  const scraped = await fetch(metricsUrl);
+  expect(scraped.status).toBe(200);
+  const text = await scraped.text();
+  const value = (series: string) =>
+    Number(
+      text
+        .split("\n")
+        .find((line) => line.startsWith(`${series} `))
+        ?.slice(series.length + 1) ?? 0,
+    );
+  expect(value(`kubecrew_api_kickoffs_total{crew="notes"}`)).toBe(1);
+  expect(value(`kubecrew_api_requests_total{route="/kickoff",method="POST",status="200"}`)).toBe(1);
+  expect(value(`kubecrew_api_requests_total{route="/crews/:crew/status/:id",method="GET",status="200"}`)).toBe(polls);
+  expect(value(`kubecrew_api_requests_total{route="/oauth/token",method="POST",status="200"}`)).toBe(1);
+  expect(text).not.toContain(kickoff_id);
 });

@@ -43,6 +43,8 @@ async function startApiProcess(): Promise<{ url: string; child: ChildProcess }> 
       KUBECREW_REDIS_URL: redis.url,
       HOST: "127.0.0.1",
       PORT: String(port),
+      // Two of these processes run at once: each its own metrics port.
+      KUBECREW_API_METRICS_PORT: "0",
       KUBECREW_DEFAULT_CREW: "notes",
       LOG_LEVEL: "warn",
     },
