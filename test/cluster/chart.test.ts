@@ -163,6 +163,7 @@ describe("helm install with the chart's Redis, then upgrade, uninstall and reins
     expect(names("statefulsets")).toEqual(["kubecrew-redis"]);
     expect(names("services")).toEqual([
       "kubecrew-api",
+      "kubecrew-api-metrics",
       "kubecrew-controller-metrics",
       "kubecrew-integrations",
       "kubecrew-redis",
@@ -224,7 +225,7 @@ describe("helm install with the chart's Redis, then upgrade, uninstall and reins
 describe("the installed chart on the local node", () => {
   let namespace: string;
   let redis: RedisServer;
-  let ports: { api: number; health: number; integrations: number };
+  let ports: { api: number; apiMetrics: number; health: number; integrations: number };
   let notes: string;
   let values: object;
   const account = (name: string) => `system:serviceaccount:${namespace}:kubecrew-${name}`;
@@ -239,11 +240,16 @@ describe("the installed chart on the local node", () => {
     namespace = createNamespace("chart-run");
     namespaces.push(namespace);
     redis = await startRedis();
-    ports = { api: await freePort(), health: await freePort(), integrations: await freePort() };
+    ports = {
+      api: await freePort(),
+      apiMetrics: await freePort(),
+      health: await freePort(),
+      integrations: await freePort(),
+    };
     values = {
       redis: { enabled: false },
       externalRedis: { url: redis.url },
-      api: { port: ports.api },
+      api: { port: ports.api, metrics: { port: ports.apiMetrics } },
       controller: { healthPort: ports.health },
       integrations: { port: ports.integrations },
     };
@@ -427,6 +433,9 @@ describe("the installed chart on the local node", () => {
     expect(done.state).toBe("SUCCESS");
     // The root paths serve the default crew: the example.
     expect(await call("/inputs")).toEqual({ status: 200, body: { inputs: ["topic"] } });
+    // The API's metrics on the chart's metrics port count that kickoff.
+    const metrics = await (await fetch(`http://127.0.0.1:${ports.apiMetrics}/metrics`)).text();
+    expect(metrics).toContain('kubecrew_api_kickoffs_total{crew="research"} 1\n');
   });
 
   it("behind an nginx configured from the chart's Ingress as ingress-nginx would: API at /, integrations under /oauthsvc", async () => {
