@@ -134,3 +134,20 @@ def test_a_declared_tasks_guardrail_and_an_unknown_agent(chat_server: ChatServer
     code, lines, _ = run_adapter(declared_launch(chat_server, declared, agents))
     assert code == 1
     assert lines[-1]["outcome"]["error"] == 'task "write" names agent "nobody", which the crew does not have'
+
+
+def test_a_managers_agent_of_the_crews_own_leads_a_hierarchical_crew(chat_server: ChatServer) -> None:
+    chat_server.answers = ["The article, written by the lead."]
+    declared = {
+        "process": "hierarchical",
+        "manager": "agent",
+        "tasks": [{"name": "article", "description": "Write an article", "expectedOutput": "An article"}],
+    }
+    message = declared_launch(chat_server, declared, [agent("writer", "Writer", chat_server.base_url)])
+    message["assignment"]["agent"].update(name="lead", role="Editor in Chief", goal="Publish good articles")
+    code, lines, stderr = run_adapter(message)
+    assert code == 0, stderr
+    assert lines[-1]["outcome"]["output"] == "The article, written by the lead."
+    # The manager is the crew's own agent, offered CrewAI's delegation tool over the writer.
+    assert "Editor in Chief" in text(chat_server, 0) and "Publish good articles" in text(chat_server, 0)
+    assert delegate_tool() in [t["function"]["name"] for t in chat_server.requests[0]["body"].get("tools") or []]
