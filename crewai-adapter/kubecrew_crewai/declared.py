@@ -78,7 +78,10 @@ def crew_task(task: DeclaredTask, agent: Agent | None, earlier: dict[str, Task],
         from crewai.utilities.pydantic_schema_utils import create_model_from_schema
 
         title = task.output_json.get("title") or "Output"
-        fields["output_json"] = create_model_from_schema(task.output_json, model_name=title)
+        try:
+            fields["output_json"] = create_model_from_schema(task.output_json, model_name=title)
+        except Exception as error:  # a schema CrewAI cannot turn into a model
+            raise TaskFailed(f'task "{task.name}": outputJson cannot be used by CrewAI: {error}') from error
     guardrails = checks(task, function, agent.llm if agent is not None else fallback)  # type: ignore[arg-type]
     if guardrails:
         fields["guardrails"] = guardrails
