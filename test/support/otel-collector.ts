@@ -15,6 +15,8 @@ export interface StoredSpan {
   name: string;
   /** The resource's service.name: which component sent it. */
   service: string;
+  /** Every attribute of the resource that sent it (service.name, k8s.pod.name, …). */
+  resource: Record<string, unknown>;
   attributes: Record<string, unknown>;
 }
 
@@ -100,7 +102,8 @@ service:
       const lines = readFileSync(out, "utf8").split("\n").filter(Boolean);
       return lines.flatMap((line) =>
         ((JSON.parse(line) as OtlpJson).resourceSpans ?? []).flatMap((rs) => {
-          const service = String(attributesOf(rs.resource?.attributes)["service.name"] ?? "");
+          const resource = attributesOf(rs.resource?.attributes);
+          const service = String(resource["service.name"] ?? "");
           return (rs.scopeSpans ?? []).flatMap((ss) =>
             (ss.spans ?? []).map((s) => ({
               traceId: s.traceId,
@@ -108,6 +111,7 @@ service:
               ...(s.parentSpanId ? { parentId: s.parentSpanId } : {}),
               name: s.name,
               service,
+              resource,
               attributes: attributesOf(s.attributes),
             })),
           );
