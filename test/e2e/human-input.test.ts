@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { expectAmpRun, HITL_CREW, runAmpClient, WEBHOOK_TOKEN } from "../support/amp-hitl.ts";
+import { expectWebhooksMovedOnResume } from "../support/resume-webhooks.ts";
 import {
   ORG_TOKEN,
   applyCrew,
@@ -23,8 +24,10 @@ import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
 // Issue 32 on a real control plane (the suite's controller on the local node, and the chart installed on kind): a
 // humanInput task's answer waits with no pod held (its Job ended, the wait on the CrewExecution), an AMP client
 // answers it through POST /resume, the credentials of its human-input webhook live in a Secret owned by the
-// execution; one of six resumes sent at once is recorded; stop; timeout. With a controller of its own: the wait and
-// each decision survive a controller SIGKILLed and an API restarted, and every task runs exactly as often as it should.
+// execution; the event stream sends human_input_requested while it waits, and the webhook URLs a resume gives
+// replace the kickoff's (test/support/resume-webhooks.ts, as in kubecrew dev); one of six resumes sent at once is
+// recorded; stop; timeout. With a controller of its own: the wait and each decision survive a controller SIGKILLed and
+// an API restarted, and every task runs exactly as often as it should.
 
 const kubeconfig = inject("kubeconfig");
 const BLOG = "hitl-blog";
@@ -112,6 +115,11 @@ describe("a humanInput task on a cluster", () => {
       JSON.stringify({ spec: { decisions: [] } }),
     ]);
     await expect(takeBack).rejects.toThrow(/decisions are only appended/);
+  });
+
+  it("the event stream sends human_input_requested; webhook URLs a resume gives replace the kickoff's", async () => {
+    const token = installedSystem ? (await mintOrgToken(installedSystem)).token : ORG_TOKEN;
+    await expectWebhooksMovedOnResume(`${api.url}/crews/${BLOG}`, token, hostForPods(), 90_000);
   });
 
   it("holds no pod while it waits, kubectl shows WaitingForInput, and stop works while waiting", async () => {
