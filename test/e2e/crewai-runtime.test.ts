@@ -6,13 +6,17 @@ import {
   applyCrew,
   crewNamespace,
   finalStatus,
+  jobsOf,
   kickoff,
   releaseCrewNamespace,
   resultsOf,
   startClusterApi,
   startControllerProcess,
+  status,
+  waitFor,
   type ClusterApi,
   type ControllerProcess,
+  type Loose,
 } from "./support/fixture.ts";
 import { hostForPods, installedSystem } from "./support/installed.ts";
 
@@ -49,6 +53,23 @@ spec:
   runner: { retries: 0, taskTimeoutSeconds: 300 }
 `,
   );
+  await applyCrew(
+    kubeconfig,
+    namespace,
+    `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata: { name: crewai-review }
+spec:
+  runtime: crewai
+  inputs: [{ name: topic }]
+  llm: { provider: openai-compatible, model: fixture-model, baseURL: ${llm.baseURL} }
+  agents:
+    - { name: writer, role: "{topic} Writer", goal: "Write about {topic}", backstory: "Writes well." }
+  tasks:
+    - { name: draft, agent: writer, description: "Draft a note on {topic}", expectedOutput: "A note", humanInput: true }
+  runner: { retries: 0, taskTimeoutSeconds: 300 }
+`,
+  );
   if (!installedSystem) {
     controller = await startControllerProcess(kubeconfig, namespace, {
       env: { KUBECREW_CREWAI_RUNNER_IMAGE: CREWAI_IMAGE },
@@ -61,8 +82,10 @@ afterAll(async () => {
   await api?.stop();
   await controller?.kill("SIGTERM");
   await llm?.stop();
-  if (installedSystem)
-    await kubectl(kubeconfig, ["delete", "crew", "crewai-pair", "-n", namespace, "--ignore-not-found"]);
+  if (installedSystem) {
+    for (const crew of ["crewai-pair", "crewai-review"])
+      await kubectl(kubeconfig, ["delete", "crew", crew, "-n", namespace, "--ignore-not-found"]);
+  }
   if (namespace) await releaseCrewNamespace(kubeconfig, namespace);
 });
 
@@ -96,5 +119,47 @@ describe("the crewai runtime on the cluster", { timeout: 600_000 }, () => {
     const image = job.spec.template.spec.containers[0].image as string;
     if (installedSystem) expect(image).toMatch(/-crewai:/);
     else expect(image).toBe(CREWAI_IMAGE);
+  });
+
+  it("a humanInput task waits with no pod held; sent back, a revision Job gives CrewAI its answer and the feedback", async () => {
+    const from = llm.requests.length;
+    llm.enqueue(answer("A first draft about tides."), answer("Tides: short."));
+    const id = await kickoff(api, "crewai-review", { inputs: { topic: "tides" } });
+    const pending = (output?: string) =>
+      waitFor(
+        `execution ${id} waiting`,
+        async () => {
+          const p = (await status(api, "crewai-review", id)).pending_human_input as Loose | undefined;
+          return p && p.output !== output ? p : undefined;
+        },
+        480_000,
+        500,
+      );
+    expect(await pending()).toMatchObject({ task_id: "draft", output: "A first draft about tides." });
+    await waitFor(
+      "the task's Job complete, no pod left running",
+      async () =>
+        (await jobsOf(kubeconfig, namespace, id)).every((j) => j.status?.succeeded === 1 && !j.status?.active),
+      60_000,
+    );
+    const resume = (approve: boolean, feedback: string) =>
+      api.call("/crews/crewai-review/resume", {
+        body: { execution_id: id, task_id: "draft", human_feedback: feedback, is_approve: approve },
+      });
+    expect((await resume(false, "Shorter.")).body).toMatchObject({ status: "retrying" });
+    expect(await pending("A first draft about tides.")).toMatchObject({ output: "Tides: short." });
+    // The revision ran in a Job of its own; CrewAI was given the answer the person saw, then its feedback message.
+    const jobs = (await jobsOf(kubeconfig, namespace, id)).map((j) => j.metadata.name).sort();
+    expect(jobs).toEqual([`${id}-0`, `${id}-0-r1`]);
+    const messages = llm.requests.at(-1)!.body.messages as { role: string; content: string }[];
+    const slices = crewaiPrompts(crewaiPython()).slices!;
+    expect(messages.slice(-2)).toEqual([
+      { role: "assistant", content: "A first draft about tides." },
+      { role: "user", content: fillPrompt(slices.feedback_instructions!, { feedback: "Shorter." }) },
+    ]);
+    expect((await resume(true, "")).body).toMatchObject({ status: "completed" });
+    const final = await finalStatus(api, "crewai-review", id, 120_000);
+    expect(final).toMatchObject({ status: "completed", result: { output: "Tides: short." } });
+    expect(llm.requests.length - from).toBe(2);
   });
 });
