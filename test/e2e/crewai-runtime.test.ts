@@ -23,7 +23,8 @@ import { hostForPods, installedSystem } from "./support/installed.ts";
 /**
  * A two-task crew on the crewai runtime through /kickoff and /status: each task a Job whose runner hands the task to
  * the real CrewAI (the local node gives every container the crewai runtime's Python, as the crewai runner image does;
- * on kind the task pods run the crewai runner image), each task's result a CrewTaskResult.
+ * on kind the task pods run the crewai runner image), each task's result a CrewTaskResult. A humanInput task's wait,
+ * its revision in a Job of its own (CrewAI given the earlier answer and the feedback), its approval.
  */
 const kubeconfig = inject("kubeconfig");
 const CREWAI_IMAGE = "kubecrew-crewai:e2e";
