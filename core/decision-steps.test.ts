@@ -135,7 +135,7 @@ describe("the Kubernetes Event of a held tool call", () => {
       'Task "mail" (1/1) waits for a person to approve its 2 calls of ' +
         "gmail/send_email (tool_call_id c1, acting as alice's connected account), " +
         "http_request:POST (tool_call_id c2) before it is made: an app action only its account's owner (alice) may " +
-        "approve or deny; the others the user who started the execution or an org token " +
+        "approve or deny; the others an org admin " +
         "(POST /resume with its tool_call_id, or the console)",
     );
     expect(message).not.toMatch(/answer|revision|x@example\.com/);

@@ -101,19 +101,23 @@ describe("who decides on a held call", () => {
   const ann = { kind: "user", subject: "ann" } as const;
   const bob = { kind: "user", subject: "bob" } as const;
   const org = { kind: "org", subject: "org" } as const;
-  const orgAsAnn = { kind: "org", subject: "org", user: "ann" } as const;
+  const orgAsAnn = { kind: "org", subject: "olga", user: "ann" } as const;
+  const admin = { kind: "org", subject: "olga@example.com", user: "olga@example.com" } as const;
 
-  it("a call with ann's account: ann only (her token, or an org session signed in as her)", () => {
-    expect(mayDecideToolCall(ann, { startedBy: "ann" }, "ann")).toBe(true);
-    expect(mayDecideToolCall(orgAsAnn, { startedBy: "ann" }, "ann")).toBe(true);
-    expect(mayDecideToolCall(bob, { startedBy: "ann" }, "ann")).toBe(false);
-    expect(mayDecideToolCall(org, { startedBy: "ann" }, "ann")).toBe(false);
+  it("a call with ann's account: ann only (her token, or an org admin signed in to the console as her)", () => {
+    expect(mayDecideToolCall(ann, "ann")).toBe(true);
+    expect(mayDecideToolCall(orgAsAnn, "ann")).toBe(true);
+    expect(mayDecideToolCall(bob, "ann")).toBe(false);
+    expect(mayDecideToolCall(org, "ann")).toBe(false);
+    expect(mayDecideToolCall(admin, "ann")).toBe(false);
   });
 
-  it("a call with no one's account: the user who started it, or an org token", () => {
-    expect(mayDecideToolCall(ann, { startedBy: "ann" }, undefined)).toBe(true);
-    expect(mayDecideToolCall(org, { startedBy: "ann" }, undefined)).toBe(true);
-    expect(mayDecideToolCall(bob, { startedBy: "ann" }, undefined)).toBe(false);
+  it("a call with no one's account: an org admin (an org token, an admin's session), never a user", () => {
+    expect(mayDecideToolCall(org, undefined)).toBe(true);
+    expect(mayDecideToolCall(admin, undefined)).toBe(true);
+    // Not even the user who started the execution: the call acts with the crew's means, the org's to allow.
+    expect(mayDecideToolCall(ann, undefined)).toBe(false);
+    expect(mayDecideToolCall(bob, undefined)).toBe(false);
   });
 
   it("tells the model who denied and why", () => {

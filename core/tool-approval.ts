@@ -132,19 +132,21 @@ export function redactArguments(value: unknown): unknown {
 }
 
 /**
- * Who may approve or deny a held call: when it would act with a person's connected account (an app action), that
- * person only (their user token, or an org session signed in as them); otherwise the user who started the execution
- * or an org token. Anyone else is told the execution is not there (404), as for every other execution they may not see.
+ * Who may approve or deny a held call (issue 32 item 4): when it would act with a person's connected account (an app
+ * action), that person only (their user token, or an org admin signed in to the console as them); otherwise — an MCP
+ * tool, http_request, an app action of an execution started for no user — an org admin: an org token or service
+ * account, or an admin signed in to the console. Not the user who started the execution: such a call acts with the
+ * crew's own means (its Secrets, its network), which are the org's to allow. Anyone else is told the execution is not
+ * there (404), as for every other execution they may not see.
  */
 export function mayDecideToolCall(
   principal: { kind: "org" | "user"; subject: string; user?: string | undefined },
-  execution: { startedBy?: string | undefined },
   actsAs: string | undefined,
 ): boolean {
   if (actsAs !== undefined) {
     return principal.kind === "user" ? principal.subject === actsAs : principal.user === actsAs;
   }
-  return principal.kind === "org" || principal.subject === execution.startedBy;
+  return principal.kind === "org";
 }
 
 /** What the model is told of a denied call, as the tool's result. */

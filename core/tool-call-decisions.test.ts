@@ -56,14 +56,21 @@ const parked: TaskResultSpec = {
 };
 
 const alice = { kind: "user", subject: "alice" } as const;
-const decided = (toolCallId: string, approve: boolean, s: number): PersonDecision => ({
+const olga = { kind: "org", subject: "olga" } as const;
+// An app action is alice's to decide (her account); a call with no one's account an org admin's.
+const decided = (
+  toolCallId: string,
+  approve: boolean,
+  s: number,
+  by: PersonDecision["decidedBy"] = alice,
+): PersonDecision => ({
   kind: "toolCall",
   task: "mail",
   revision: 0,
   toolCallId,
   approve,
   feedback: approve ? "" : "no",
-  decidedBy: alice,
+  decidedBy: by,
   decidedAt: iso(s),
 });
 
@@ -127,7 +134,7 @@ describe("a run parked on held tool calls", () => {
     const waiting = statusOf(decide(input(running, [], at(5))));
     const one = decide(input(waiting, [decided("c1", true, 7)], at(8)));
     expect(one.actions.some((a) => a.type === "startTask")).toBe(false);
-    const both = decide(input(waiting, [decided("c1", true, 7), decided("c2", false, 9)], at(10)));
+    const both = decide(input(waiting, [decided("c1", true, 7), decided("c2", false, 9, olga)], at(10)));
     const start = both.actions.find((a) => a.type === "startTask");
     expect(start?.type === "startTask" && start.assignment.task).toMatchObject({
       revision: 1,
@@ -136,7 +143,7 @@ describe("a run parked on held tool calls", () => {
         held: parked.parked!.held,
         answers: [
           { toolCallId: "c1", approve: true, by: "alice", feedback: "" },
-          { toolCallId: "c2", approve: false, by: "alice", feedback: "no" },
+          { toolCallId: "c2", approve: false, by: "olga", feedback: "no" },
         ],
       },
     });
@@ -179,7 +186,11 @@ describe("POST /resume on a held call", () => {
     expect(judgeToolCall(execution(), crew, ask("c1", admin), at(6))).toMatchObject({ ok: true });
   });
 
-  it("lets the org token decide a call that acts with no one's account", () => {
+  it("lets only an org admin decide a call that acts with no one's account, not the user who started the run", () => {
+    expect(judgeToolCall(execution(), crew, ask("c2", alice), at(6))).toMatchObject({
+      ok: false,
+      problem: "notVisible",
+    });
     const verdict = judgeToolCall(execution(), crew, ask("c2", { kind: "org", subject: "org" }), at(6));
     expect(verdict).toMatchObject({
       ok: true,

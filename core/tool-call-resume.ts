@@ -8,9 +8,9 @@ import { mayDecideToolCall } from "./tool-approval.ts";
 /**
  * `POST /resume` with a `tool_call_id`: a person's decision on a tool call the crew's toolPolicy.requireApproval held
  * (issue 32 item 4), judged against one version of the execution. Only the user whose connected account the call
- * would act with — or, for a call that acts with no one's account, the user who started the execution or an org
- * token — may decide; anyone else is told the execution is not there. Once every held call of the run has a decision
- * the task runs again from its parked conversation (core/assignment.ts).
+ * would act with — or, for a call that acts with no one's account, an org admin (an org token, an admin's console
+ * session) — may decide; anyone else is told the execution is not there. Once every held call of the run has a
+ * decision the task runs again from its parked conversation (core/assignment.ts).
  */
 
 export interface ToolCallAsk {
@@ -39,8 +39,7 @@ export function judgeToolCall(
     (r) => r.kind === "toolCall" && r.task === ask.task && r.toolCall?.id === ask.toolCallId,
   );
   const request = held.at(-1);
-  const startedBy = execution.spec.requestedBy?.subject;
-  if (request && !mayDecideToolCall(ask.principal, { startedBy }, request.toolCall?.actsAs)) {
+  if (request && !mayDecideToolCall(ask.principal, request.toolCall?.actsAs)) {
     return { ok: false, problem: "notVisible", message: "" };
   }
   const finished = isFinished(execution.status?.phase) || execution.spec.stop;

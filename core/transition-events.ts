@@ -93,8 +93,8 @@ function heldCallsText(held: readonly InputRequest[]): string {
     owners.length === held.length
       ? `only ${owners.join(" or ")}, whose account it would use, may approve or deny`
       : owners.length > 0
-        ? `an app action only its account's owner (${owners.join(", ")}) may approve or deny; the others the user who started the execution or an org token`
-        : "the user who started the execution or an org token may approve or deny";
+        ? `an app action only its account's owner (${owners.join(", ")}) may approve or deny; the others an org admin`
+        : "an org admin (an org token, or an admin signed in to the console) may approve or deny";
   const what = held.length === 1 ? `its call of ${calls[0]}` : `its ${held.length} calls of ${calls.join(", ")}`;
   return `waits for a person to approve ${what} before it is made: ${who} (POST /resume with its tool_call_id, or the console)`;
 }

@@ -1,11 +1,30 @@
 // "Waiting for you": every execution, across the crews, that waits for the signed-in person's answer — a task's
 // answer to approve or send back with feedback, or a tool call the crew's toolPolicy.requireApproval held, to approve
 // or deny — kept live by the executions' event streams (live-waits.js). The crew API shows a user only the executions
-// they started, so no one sees another's wait.
+// they started, so no one sees another's wait; of the held calls it lists those the person may decide (mayDecide).
 import { api, crewPath } from "./api.js";
 import { shortId, when } from "./format.js";
-import { html, useState } from "./html.js";
+import { html, useEffect, useState } from "./html.js";
 import { useWaits } from "./live-waits.js";
+
+/**
+ * Whether the signed-in person may decide a held call, as POST /resume judges it (core/tool-approval.ts): a call that
+ * acts with a user's connected account is that user's alone; any other call (an MCP tool, http_request) an org
+ * admin's — not the user who started the run, who would be refused it.
+ */
+const mayDecide = (call, me) => (call.acts_as ? me.subject === call.acts_as : me.kind === "org");
+
+/** Who is signed in ({kind, subject, admin}), as the console's session says. */
+function useSignedIn() {
+  const [me, setMe] = useState(undefined);
+  const [problem, setProblem] = useState("");
+  useEffect(() => {
+    api("/console/session")
+      .then((s) => setMe(s.user))
+      .catch((err) => setProblem(err.message));
+  }, []);
+  return { me, problem };
+}
 
 /**
  * The note box and the two buttons every wait has: Approve, and the other verdict (a revision, or a denial), which
@@ -106,7 +125,12 @@ function AnswerItem({ item, onAnswered }) {
 }
 
 export function WaitingPage() {
-  const { items, problem, refresh } = useWaits();
+  const waits = useWaits();
+  const signedIn = useSignedIn();
+  const problem = waits.problem || signedIn.problem;
+  const { me } = signedIn;
+  const items = me && waits.items?.filter((item) => !item.call || mayDecide(item.call, me));
+  const refresh = waits.refresh;
   return html`<section aria-labelledby="waiting-title">
     <h1 id="waiting-title">Waiting for you</h1>
     ${problem && html`<p role="alert" class="error">${problem}</p>`}

@@ -11,13 +11,20 @@ import { startDev, type RunningDev } from "../../dev/start.ts";
 import { HITL_CREW } from "../support/amp-hitl.ts";
 import { launchChromium, tabThroughControls } from "../support/browser.ts";
 import { consoleSessionCookie } from "../support/console-session.ts";
-import { quoteToolResults, startLlmFixture, toolCalls, type LlmFixture } from "../support/llm-fixture.ts";
+import {
+  quoteToolResults,
+  startLlmFixture,
+  toolCalls,
+  toolResultsSent,
+  type LlmFixture,
+} from "../support/llm-fixture.ts";
 
 // Issue 32 item 5: the console's "Waiting for you" — a task's answer that waits for the person who started the run,
 // answered from the page (a revision with feedback, then an approval by keyboard) in real Chromium against kubecrew
-// dev; the list follows the run by itself, and another user never sees the item. Held tool calls: approved from the
-// page; and followed through the execution's event stream alone (the executions' listing frozen): a decision made
-// elsewhere removes an item, the resumed run's next held call appears.
+// dev; the list follows the run by itself, and another user never sees the item. Held tool calls (http_request, which
+// acts with no user's account, so an org admin decides, not the user who started the run): approved and denied from
+// the page; and followed through the execution's event stream alone (the executions' listing frozen): a decision
+// made elsewhere removes an item, the resumed run's next held call appears.
 
 const SECRET = "console-test-session-secret-0123456789abcdef";
 let dev: RunningDev;
@@ -80,6 +87,10 @@ afterEach(() => context?.close());
 type Session = { cookie: string; csrf: string };
 const sessionOf = (subject: string) =>
   consoleSessionCookie(SECRET, { kind: "user", crews: "*", subject, admin: false });
+/** An org admin signed in to the console (as an admin email's OIDC sign-in makes one). */
+const ADMIN = "olga@example.com";
+const adminSession = () =>
+  consoleSessionCookie(SECRET, { kind: "org", crews: "*", subject: ADMIN, admin: true, name: "Olga", user: ADMIN });
 
 async function kickoffAs(session: Session, topic: string, crew = "blog"): Promise<string> {
   const res = await fetch(`${dev.url}/crews/${crew}/kickoff`, {
@@ -175,8 +186,8 @@ describe("Waiting for you", () => {
     expect(res.status).toBe(404);
   });
 
-  it("shows a held tool call with its arguments; Approve makes the call once and the run completes", async () => {
-    received.length = 0;
+  /** A poster run started by `by` whose model POSTs `body` to the target (a held call), then quotes the result. */
+  async function heldPost(by: Session, body: string) {
     llm.enqueue(
       toolCalls({
         name: "http_request",
@@ -184,18 +195,55 @@ describe("Waiting for you", () => {
           method: "POST",
           url: `http://${targetHost}/posts`,
           headers: { Authorization: "Bearer t0ken" },
-          body: "hi",
+          body,
         },
       }),
       quoteToolResults(),
     );
+    const id = await kickoffAs(by, "unused", "poster");
+    await expect
+      .poll(async () => ((await statusOf(by, id, "poster")) as { pending_tool_calls?: unknown[] }).pending_tool_calls, {
+        timeout: 30_000,
+      })
+      .toHaveLength(1);
+    return id;
+  }
+
+  it("shows a held tool call to an org admin, not to the user who started the run; Approve makes the call once", async () => {
+    received.length = 0;
     const hana = sessionOf("hana");
-    const id = await kickoffAs(hana, "unused", "poster");
+    const id = await heldPost(hana, "hi");
+
+    // hana started the run, but the call acts with no user's account: it is not hers to decide, nor listed for her.
     await signIn(hana);
+    await page.goto(`${dev.url}/console/#/waiting`);
+    await page.getByText("Nothing waits for you.").waitFor({ timeout: 30_000 });
+    await page.waitForTimeout(1000);
+    expect(await page.locator(`li.held-call[data-kickoff-id="${id}"]`).count()).toBe(0);
+    const [call] = ((await statusOf(hana, id, "poster")) as { pending_tool_calls?: { tool_call_id: string }[] })
+      .pending_tool_calls!;
+    const hers = await fetch(`${dev.url}/crews/poster/resume`, {
+      method: "POST",
+      headers: { cookie: hana.cookie, "x-csrf-token": hana.csrf, "content-type": "application/json" },
+      body: JSON.stringify({
+        execution_id: id,
+        task_id: "post",
+        tool_call_id: call!.tool_call_id,
+        is_approve: true,
+        human_feedback: "",
+      }),
+    });
+    expect(hers.status).toBe(404);
+
+    // An org admin signs in (a page loaded afresh: going to the same address would only change the hash).
+    await context.clearCookies();
+    await signIn(adminSession());
+    await page.goto("about:blank");
     await page.goto(`${dev.url}/console/#/waiting`);
     const held = page.locator(`li.held-call[data-kickoff-id="${id}"]`);
     await held.waitFor({ timeout: 30_000 });
     expect(await held.locator("h2").textContent()).toContain("http_request:POST");
+    expect(await held.textContent()).toContain("started by hana");
     const shown = (await held.locator("pre.arguments").textContent()) ?? "";
     expect(shown).toContain(`http://${targetHost}/posts`);
     expect(shown).toContain("[redacted]");
@@ -203,10 +251,28 @@ describe("Waiting for you", () => {
     expect(received).toEqual([]); // nothing reached the target while the call waits
 
     await held.getByRole("button", { name: /^Approve / }).click();
-    await page.getByText("Nothing waits for you.").waitFor({ timeout: 30_000 });
+    await expect.poll(() => held.count(), { timeout: 30_000 }).toBe(0);
     await expect.poll(async () => (await statusOf(hana, id, "poster")).status, { timeout: 30_000 }).toBe("completed");
     expect(received).toEqual([{ method: "POST", body: "hi" }]);
     expect((await statusOf(hana, id, "poster")).result!.output).toContain("posted");
+  });
+
+  it("Deny with a note: the call is never made and the model is told who denied it and why", async () => {
+    received.length = 0;
+    const jon = sessionOf("jon");
+    const id = await heldPost(jon, "unwanted");
+    await signIn(adminSession());
+    await page.goto(`${dev.url}/console/#/waiting`);
+    const held = page.locator(`li.held-call[data-kickoff-id="${id}"]`);
+    await held.waitFor({ timeout: 30_000 });
+    await held.getByLabel(/^Note/).fill("Not to this server.");
+    await held.getByRole("button", { name: /^Deny / }).click();
+    await expect.poll(() => held.count(), { timeout: 30_000 }).toBe(0);
+    await expect.poll(async () => (await statusOf(jon, id, "poster")).status, { timeout: 30_000 }).toBe("completed");
+    expect(received).toEqual([]);
+    const told = toolResultsSent(llm.requests.at(-1)!.body);
+    expect(told).toEqual([{ name: "http_request", text: `denied by ${ADMIN}: Not to this server.` }]);
+    expect((await statusOf(jon, id, "poster")).result!.output).toContain(`denied by ${ADMIN}: Not to this server.`);
   });
 
   it("follows held calls through the event stream: a decision made elsewhere and a new held call show at once", async () => {
@@ -228,7 +294,8 @@ describe("Waiting for you", () => {
     page.on("request", (req) => {
       if (req.url().includes(`/status/${id}/events`)) streams.push(req.url());
     });
-    await signIn(ivy);
+    const admin = adminSession();
+    await signIn(admin);
     await page.goto(`${dev.url}/console/#/waiting`);
     const heldIds = () =>
       page
@@ -244,7 +311,7 @@ describe("Waiting for you", () => {
     const resume = (toolCallId: string, approve: boolean, feedback = "") =>
       fetch(`${dev.url}/crews/poster/resume`, {
         method: "POST",
-        headers: { cookie: ivy.cookie, "x-csrf-token": ivy.csrf, "content-type": "application/json" },
+        headers: { cookie: admin.cookie, "x-csrf-token": admin.csrf, "content-type": "application/json" },
         body: JSON.stringify({
           execution_id: id,
           task_id: "post",
@@ -270,7 +337,7 @@ describe("Waiting for you", () => {
     expect(received).toEqual([{ method: "POST", body: "first" }]);
 
     expect((await resume(second, false, "Not twice")).status).toBe(200);
-    await page.getByText("Nothing waits for you.").waitFor({ timeout: 30_000 });
+    await expect.poll(heldIds, { timeout: 30_000 }).toEqual([]);
     await expect.poll(async () => (await statusOf(ivy, id, "poster")).status, { timeout: 30_000 }).toBe("completed");
     expect(received).toEqual([{ method: "POST", body: "first" }]); // the denied call was never made
 
@@ -280,8 +347,8 @@ describe("Waiting for you", () => {
     await expect
       .poll(() => decisions.allTextContents(), { timeout: 30_000 })
       .toEqual([
-        expect.stringContaining("approved by ivy (http_request:POST)"),
-        expect.stringContaining("denied by ivy (http_request:POST)"),
+        expect.stringContaining(`approved by ${ADMIN} (http_request:POST)`),
+        expect.stringContaining(`denied by ${ADMIN} (http_request:POST)`),
       ]);
   });
 });

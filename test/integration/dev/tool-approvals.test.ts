@@ -14,8 +14,10 @@ import {
 
 // Issue 32 item 4 in kubecrew dev: a crew whose toolPolicy.requireApproval holds http_request's POSTs. The agent's
 // loop stops before the call (the target on loopback receives nothing), the execution waits with the held call
-// (arguments redacted), and POST /resume with tool_call_id decides: approved, the call is made once and the task
-// completes with its result; denied, the target never sees it and the model is told who denied it and why.
+// (arguments redacted), and POST /resume with tool_call_id decides — an org admin, since the call acts with no user's
+// account (not even the user who started the run may): approved, the call is made once and the task completes with
+// its result; denied, the target never sees it and the model is told who denied it and why. Stop and
+// runner.humanInputTimeoutSeconds end a held call's wait with the call never made.
 
 const SECRET = "Bearer s3cret-header-value";
 let dev: RunningDev;
@@ -25,9 +27,9 @@ let targetHost: string;
 const received: { method: string; url: string; body: string }[] = [];
 const logs: string[] = [];
 
-const crew = () => `apiVersion: kubecrew.io/v1alpha1
+const crew = (name = "outreach", runner = "") => `apiVersion: kubecrew.io/v1alpha1
 kind: Crew
-metadata: { name: outreach }
+metadata: { name: ${name} }
 spec:
   llm: { provider: openai-compatible, model: m, baseURL: "${llm.baseURL}" }
   toolPolicy:
@@ -37,7 +39,7 @@ spec:
     - { name: sender, role: Sender, goal: Send the note, tools: [http_request], maxIter: 5 }
   tasks:
     - { name: send, agent: sender, description: "Post the note", expectedOutput: "What the server said" }
-  runner: { retries: 0, taskTimeoutSeconds: 60 }
+  runner: { retries: 0, taskTimeoutSeconds: 60${runner} }
 `;
 
 beforeAll(async () => {
@@ -53,7 +55,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
   targetHost = `127.0.0.1:${(target.address() as AddressInfo).port}`;
   const log = createLogger({ level: "debug" }, { write: (line: string) => void logs.push(line) });
-  dev = await startTestDev({ "outreach.yaml": crew() }, { log });
+  dev = await startTestDev(
+    { "outreach.yaml": crew(), "hasty.yaml": crew("hasty-outreach", ", humanInputTimeoutSeconds: 2") },
+    { log },
+  );
 }, 60_000);
 afterAll(async () => {
   await dev?.stop();
@@ -78,13 +83,13 @@ interface Status {
   result?: { output: string };
 }
 
-async function status(id: string, token = tokens.alice): Promise<Status> {
-  const res = await fetch(`${dev.url}/crews/outreach/status/${id}`, { headers: auth(token) });
+async function status(id: string, token = tokens.alice, crewName = "outreach"): Promise<Status> {
+  const res = await fetch(`${dev.url}/crews/${crewName}/status/${id}`, { headers: auth(token) });
   return (await res.json()) as Status;
 }
 
-async function kickoff(token = tokens.alice): Promise<string> {
-  const res = await fetch(`${dev.url}/crews/outreach/kickoff`, {
+async function kickoff(token = tokens.alice, crewName = "outreach"): Promise<string> {
+  const res = await fetch(`${dev.url}/crews/${crewName}/kickoff`, {
     method: "POST",
     headers: auth(token),
     body: JSON.stringify({ inputs: {} }),
@@ -93,9 +98,9 @@ async function kickoff(token = tokens.alice): Promise<string> {
   return ((await res.json()) as { kickoff_id: string }).kickoff_id;
 }
 
-const held = (id: string) =>
+const held = (id: string, crewName = "outreach") =>
   waitFor(async () => {
-    const s = await status(id);
+    const s = await status(id, tokens.alice, crewName);
     if (s.status === "error") throw new Error(`execution failed: ${s.error}`);
     return s.pending_tool_calls?.length ? s.pending_tool_calls : undefined;
   });
@@ -106,7 +111,8 @@ const finished = (id: string) =>
     return s.status === "running" ? undefined : s;
   });
 
-async function resume(body: Record<string, unknown>, token = tokens.alice) {
+/** POST /resume, by default with the org token: an org admin decides a call that acts with no user's account. */
+async function resume(body: Record<string, unknown>, token = tokens.org) {
   const res = await fetch(`${dev.url}/crews/outreach/resume`, {
     method: "POST",
     headers: auth(token),
@@ -115,13 +121,14 @@ async function resume(body: Record<string, unknown>, token = tokens.alice) {
   return { code: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-function scriptPost(note: string) {
+/** The model's turn calling http_request with a POST, and (unless the run will never go on) its turn after it. */
+function scriptPost(note: string, goesOn = true) {
   llm.enqueue(
     toolCalls({
       name: "http_request",
       input: { method: "POST", url: `http://${targetHost}/notes`, headers: { Authorization: SECRET }, body: note },
     }),
-    quoteToolResults(),
+    ...(goesOn ? [quoteToolResults()] : []),
   );
 }
 
@@ -142,8 +149,12 @@ describe("a tool call that toolPolicy.requireApproval holds", () => {
     expect(JSON.stringify(await status(id))).not.toContain(SECRET);
 
     const ask = { execution_id: id, task_id: "send", tool_call_id: call!.tool_call_id, human_feedback: "" };
-    // Another user is told the execution is not there.
-    expect((await resume({ ...ask, is_approve: true }, tokens.bob)).code).toBe(404);
+    // Another user is told the execution is not there; so is alice, who started it: the call acts with no user's
+    // account, so an org admin decides it.
+    for (const token of [tokens.bob, tokens.alice]) {
+      expect((await resume({ ...ask, is_approve: true }, token)).code).toBe(404);
+    }
+    expect((await status(id)).pending_tool_calls).toHaveLength(1);
     expect(received).toEqual([]);
 
     const approved = await resume({ ...ask, is_approve: true });
@@ -176,8 +187,8 @@ describe("a tool call that toolPolicy.requireApproval holds", () => {
     expect(done.status).toBe("completed");
     expect(received).toEqual([]);
     const results = toolResultsSent(llm.requests.at(-1)!.body);
-    expect(results).toEqual([{ name: "http_request", text: "denied by alice: not to this server" }]);
-    expect(done.result!.output).toContain("denied by alice: not to this server");
+    expect(results).toEqual([{ name: "http_request", text: "denied by org: not to this server" }]);
+    expect(done.result!.output).toContain("denied by org: not to this server");
   }, 60_000);
 
   it("answers 400 for a call that does not wait and 404 for an unknown task or execution", async () => {
@@ -195,9 +206,47 @@ describe("a tool call that toolPolicy.requireApproval holds", () => {
       code: 400,
       body: { message: "Execution is not in pending human input state" },
     });
-    // The org token may decide a call that acts with no user's account.
-    expect((await resume({ ...ask, tool_call_id: call!.tool_call_id }, tokens.org)).code).toBe(200);
+    expect((await resume({ ...ask, tool_call_id: call!.tool_call_id })).code).toBe(200);
     expect((await finished(id)).status).toBe("completed");
     expect(received).toHaveLength(1);
+  }, 60_000);
+
+  it("stop while a call is held ends the run stopped, the call never made; a later decision is a 400", async () => {
+    received.length = 0;
+    const requestsBefore = llm.requests.length;
+    scriptPost("hello stopped", false);
+    const id = await kickoff();
+    const [call] = await held(id);
+    const stop = await fetch(`${dev.url}/crews/outreach/stop/${id}`, { method: "POST", headers: auth(tokens.alice) });
+    expect(stop.status).toBe(200);
+    expect(await finished(id)).toMatchObject({ status: "error", error: "Execution stopped" });
+    const late = await resume({
+      execution_id: id,
+      task_id: "send",
+      tool_call_id: call!.tool_call_id,
+      is_approve: true,
+      human_feedback: "",
+    });
+    expect(late).toMatchObject({ code: 400, body: { message: "Execution is not in pending human input state" } });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(received).toEqual([]);
+    expect(llm.requests.length - requestsBefore).toBe(1); // the turn that made the call; the run never went on
+    expect((await status(id)).status).toBe("error");
+  }, 60_000);
+
+  it("a held call nobody decides fails the run after runner.humanInputTimeoutSeconds, saying so", async () => {
+    received.length = 0;
+    scriptPost("hello forgotten", false);
+    const id = await kickoff(tokens.alice, "hasty-outreach");
+    await held(id, "hasty-outreach");
+    const final = await waitFor(async () => {
+      const s = await status(id, tokens.alice, "hasty-outreach");
+      return s.status === "running" ? undefined : s;
+    }, 15_000);
+    expect(final).toMatchObject({
+      status: "error",
+      error: 'Task "send" waited 2s for human input and nobody answered (runner.humanInputTimeoutSeconds)',
+    });
+    expect(received).toEqual([]);
   }, 60_000);
 });
