@@ -6,7 +6,9 @@ import { Ajv } from "ajv";
 import { createParser } from "eventsource-parser";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { RunningDev } from "../../dev/start.ts";
+import { HTTP_REQUEST_TOOL, httpRequestInput } from "../../runner/http-request-tool.ts";
 import { startTestDev, tokens } from "../support/dev-server.ts";
 import { testModelDir } from "../support/local-model.ts";
 import { startFixtureMcpServer, type FixtureMcpServer } from "../support/mcp-servers.ts";
@@ -35,6 +37,8 @@ const LOOKUP_SCHEMA = {
   properties: { key: { type: "string" }, verbose: { type: "boolean" } },
   required: ["key"],
 };
+/** The http_request tool's input schema, as the model is offered it. */
+const HTTP_REQUEST_SCHEMA = z.toJSONSchema(httpRequestInput, { target: "draft-7" });
 const CITY_SCHEMA = {
   type: "object",
   properties: {
@@ -207,8 +211,9 @@ describe("the local provider on SmolLM2-135M in kubecrew dev", () => {
         expect(new Ajv().validate(LOOKUP_SCHEMA, args)).toBe(true);
         expect(call.output).toBe(`value of ${args.key as string}`);
       } else {
-        expect(call.tool).toBe("http_request");
-        expect(typeof args.url).toBe("string");
+        expect(call.tool).toBe(HTTP_REQUEST_TOOL);
+        const ajv = new Ajv();
+        expect(ajv.validate(HTTP_REQUEST_SCHEMA, args), `${call.input} ${ajv.errorsText()}`).toBe(true);
       }
     }
     expect(r.status.result!.tasks[0]!.output.trim()).not.toBe("");
