@@ -1,5 +1,9 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Ajv } from "ajv";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { z } from "zod";
+import { HTTP_REQUEST_TOOL, httpRequestInput } from "../../runner/http-request-tool.ts";
 import { testModelDir } from "../support/local-model.ts";
 import { startFixtureMcpServer, type FixtureMcpServer } from "../support/mcp-servers.ts";
 import pullTestModel from "../support/model-global-setup.ts";
@@ -10,7 +14,8 @@ import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
 /**
  * Issue 34 on a real control plane: a crew run by the real model (SmolLM2-135M on llama.cpp, the local provider) in
  * task pods that read the GGUF file from the volume the controller mounts (KUBECREW_RUNNER_MODEL_VOLUME; here a
- * hostPath of the model cache, which the local node binds at /models in the pod's mount namespace). Asserts what a
+ * hostPath of the model cache, which the local node binds at /models in the pod's mount namespace). Its tools are an MCP
+ * server's and http_request, both on loopback (the local node's pods share the machine's network). Asserts what a
  * real model guarantees under its grammars — a tool call's arguments parse and fit the tool's schema, a structured
  * output fits its schema, answers are not empty, every step is recorded on the CrewTaskResult — never the wording. One
  * crew of two short tasks on one thread: the cluster project runs beside the others on 2 cores. On the local node
@@ -24,6 +29,8 @@ const LOOKUP_SCHEMA = {
   properties: { key: { type: "string" }, verbose: { type: "boolean" } },
   required: ["key"],
 };
+/** The http_request tool's input schema, as the model is offered it. */
+const HTTP_REQUEST_SCHEMA = z.toJSONSchema(httpRequestInput, { target: "draft-7" });
 const CITY_SCHEMA = {
   type: "object",
   properties: {
@@ -36,6 +43,8 @@ const CITY_SCHEMA = {
 };
 
 let mcp: FixtureMcpServer;
+let web: Server;
+let webUrl: string;
 let system: OwnSystem;
 
 const crew = () => `apiVersion: kubecrew.io/v1alpha1
@@ -45,11 +54,17 @@ spec:
   ${LLM}
   inputs: [{ name: topic }]
   mcpServers: [{ name: fixture, url: "${mcp.url}", tools: [lookup] }]
+  toolPolicy: { allowedHosts: ["${new URL(webUrl).host}"] }
   agents:
-    - { name: scout, role: Scout, goal: "Look {topic} up with your tools", mcps: ["fixture#lookup"], maxIter: 3 }
+    - name: scout
+      role: Scout
+      goal: "Look {topic} up with your tools"
+      mcps: ["fixture#lookup"]
+      tools: [http_request]
+      maxIter: 4
     - { name: clerk, role: Clerk, goal: "Describe {topic} as data" }
   tasks:
-    - { name: look, agent: scout, description: "Look up the key {topic} with the lookup tool.", expectedOutput: "What the tool returned" }
+    - { name: look, agent: scout, description: "Look up the key {topic} with the lookup tool, and GET ${webUrl}/facts.", expectedOutput: "What the tools returned" }
     - name: describe
       agent: clerk
       description: "Describe the city {topic}."
@@ -62,6 +77,9 @@ beforeAll(async () => {
   if (installed) return;
   pullTestModel(); // warm: its digest checked, nothing fetched (npm test pulled it before vitest)
   mcp = await startFixtureMcpServer();
+  web = createServer((_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("Paris is in France."));
+  await new Promise<void>((done) => web.listen(0, "127.0.0.1", done));
+  webUrl = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
   system = await startOwnSystem(kubeconfig, "model", {
     crews: [crew()],
     controller: {
@@ -77,6 +95,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await system?.stop();
   await mcp?.stop();
+  await new Promise((done) => web?.close(done));
 });
 
 /** Every step of the result is there, numbered 0, 1, 2, …, as many as it counts; LLM turns among them. */
@@ -112,12 +131,22 @@ describe.skipIf(installed)("the local provider on SmolLM2-135M in task pods", ()
 
     const look = results.find((r) => r.spec.taskName === "look");
     const calls: Loose[] = look.spec.steps.filter((s: Loose) => s.kind === "tool");
-    // Told to, the model calls the tool; a tool is offered until it is called once (runner/local-model.ts).
-    expect(calls, seen).toHaveLength(1);
-    const args = JSON.parse(calls[0].input) as Record<string, unknown>;
-    expect(calls[0].tool).toBe("lookup");
-    expect(new Ajv().validate(LOOKUP_SCHEMA, args), seen).toBe(true);
-    expect(calls[0].output).toBe(`value of ${args.key as string}`);
+    // Told to, the model calls a tool; each is offered until it is called once (runner/local-model.ts): at most one
+    // call each, then the answer.
+    expect(calls.length, seen).toBeGreaterThan(0);
+    expect(calls.length, seen).toBeLessThanOrEqual(2);
+    expect(new Set(calls.map((c) => c.tool)).size, seen).toBe(calls.length);
+    for (const call of calls) {
+      const args = JSON.parse(call.input) as Record<string, unknown>;
+      const ajv = new Ajv();
+      if (call.tool === "lookup") {
+        expect(ajv.validate(LOOKUP_SCHEMA, args), `${seen} ${ajv.errorsText()}`).toBe(true);
+        expect(call.output).toBe(`value of ${args.key as string}`);
+      } else {
+        expect(call.tool).toBe(HTTP_REQUEST_TOOL);
+        expect(ajv.validate(HTTP_REQUEST_SCHEMA, args), `${seen} ${ajv.errorsText()}`).toBe(true);
+      }
+    }
 
     const describeTask = results.find((r) => r.spec.taskName === "describe");
     expect(new Ajv().validate(CITY_SCHEMA, describeTask.spec.jsonDict), seen).toBe(true);
