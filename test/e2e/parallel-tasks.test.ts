@@ -230,31 +230,7 @@ describe.skipIf(installed)("a controller process of the test's own SIGKILLed whi
     await sleep(1500); // the tasks go on while no controller runs
     controller = await system.startController({ identity: "replica-b" });
 
-    for (const id of ids) {
-      const final = await finalStatus(api, "killed", id, 120_000);
-      expect(final.status, `${id}: ${JSON.stringify(final)}`).toBe("completed");
-      const jobs = await jobsOf(kubeconfig, namespace, id);
-      expect(jobs.map((j) => j.metadata.name).sort()).toEqual([`${id}-0`, `${id}-1`, `${id}-2`]);
-      // One reported outcome per task (besides each pod's steps record): no task ran twice.
-      const outcomes = (await resultsOf(kubeconfig, namespace, id)).filter(
-        (r) => r.spec.output !== undefined || r.spec.error !== undefined,
-      );
-      expect(outcomes.map((r) => `${r.spec.taskName} ${r.spec.error ?? "ok"}`).sort()).toEqual([
-        "draft ok",
-        "facts ok",
-        "quotes ok",
-      ]);
-    }
-    await waitFor(
-      "every Job complete",
-      async () => {
-        const jobs = await jobsOf(kubeconfig, namespace);
-        const mine = jobs.filter((j) => ids.includes(j.metadata.labels["kubecrew.io/execution"]));
-        return mine.length === 9 && mine.every((j) => j.status?.succeeded === 1);
-      },
-      30_000,
-    );
-    for (const job of await jobsOf(kubeconfig, namespace)) expect(job.status.failed ?? 0).toBe(0);
+    await expectEachTaskRanOnce(api, namespace, "killed", ids, 120_000);
     await controller.kill("SIGTERM");
   });
 });
