@@ -85,7 +85,9 @@ export async function expectWebhooksMovedOnResume(
     const approve = { execution_id: id, task_id: "draft", human_feedback: "Good.", is_approve: true };
     expect((await post("/resume", approve)).body.status).toBe("resumed");
     await waitFor(async () => (b.hooks.some((h) => h.path === "/crew") ? true : undefined), timeoutMs * 2);
-    expect((await pending(id)).status).toBe("completed");
+    // The controller sends the crew webhook after it wrote the finished status; on a cluster the API reads that from its
+    // watch, which may be a moment behind under load, so the status is read until it says so.
+    await waitFor(async () => ((await pending(id)).status === "completed" ? true : undefined), timeoutMs);
 
     // Everything after the resume went to B: the revision's and the next task's task webhooks, their steps, both
     // decisions as steps, the crew webhook. A got nothing more.
