@@ -11,7 +11,7 @@ import { interpolate } from "./inputs.ts";
 import { sameJson } from "./json.ts";
 import { taskDependencies } from "./task-graph.ts";
 import { judgeTask, knownTask, runningIndexes, timedOut, unanswered, type TaskVerdict } from "./task-verdict.ts";
-import { heldCallRequests } from "./tool-call-requests.ts";
+import { heldCallRequests, undecidedHeldTools } from "./tool-call-requests.ts";
 import { transitionEvents } from "./transition-events.ts";
 import { decideWholeProject } from "./whole-project.ts";
 import type { Action, DecideInput, Decision } from "./decision.ts";
@@ -137,7 +137,13 @@ function decideProgress(input: DecideInput): Decision {
   };
   const forgotten = waiting.find((i) => now.getTime() >= answerDeadline(i));
   if (forgotten !== undefined) {
-    const timeout = { reason: "HumanInputTimedOut", message: unanswered(spec.tasks[forgotten]!.name, spec) } as const;
+    const name = spec.tasks[forgotten]!.name;
+    const verdict = verdicts[forgotten]!;
+    const revision = taskRevision(input.execution, name);
+    // A run parked on held calls names the calls nobody decided on.
+    const heldTools =
+      verdict.state === "waiting" && verdict.held ? undecidedHeldTools(input.execution, name, revision) : [];
+    const timeout = { reason: "HumanInputTimedOut", message: unanswered(name, spec, heldTools) } as const;
     return failTask(input, spec, tasks, forgotten, timeout, actions, startTime);
   }
 

@@ -72,9 +72,19 @@ export function judgeTask(
 
 export const timedOut = (name: string, spec: CrewSpec) =>
   `Task "${name}" timed out after ${spec.runner.taskTimeoutSeconds}s`;
-export const unanswered = (name: string, spec: CrewSpec) =>
-  `Task "${name}" waited ${spec.runner.humanInputTimeoutSeconds}s for human input and nobody answered ` +
-  "(runner.humanInputTimeoutSeconds)";
+/**
+ * The error of a wait nobody answered in time: an answer waiting for approval, or (`heldTools`) the tool calls the
+ * task's run holds, named as toolPolicy.requireApproval names them, so whoever reads the error knows what was asked.
+ */
+export const unanswered = (name: string, spec: CrewSpec, heldTools: readonly string[] = []) => {
+  const what = heldTools.length
+    ? `for a person to decide its call${heldTools.length > 1 ? "s" : ""} of ${[...new Set(heldTools)].join(", ")}`
+    : "for human input";
+  return (
+    `Task "${name}" waited ${spec.runner.humanInputTimeoutSeconds}s ${what} and nobody answered ` +
+    "(runner.humanInputTimeoutSeconds)"
+  );
+};
 
 export const knownTask = (status: ExecutionStatus, name: string) => status.tasks?.find((t) => t.name === name);
 

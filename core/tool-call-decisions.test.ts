@@ -153,7 +153,19 @@ describe("a run parked on held tool calls", () => {
     const waiting = statusOf(decide(input(running, [], at(5))));
     const status = statusOf(decide(input(waiting, [], at(5 + 3600))));
     expect(status.phase).toBe("Failed");
-    expect(status.error).toContain("nobody answered");
+    expect(status.error).toBe(
+      'Task "mail" waited 3600s for a person to decide its calls of gmail/send_email, http_request:POST and nobody ' +
+        "answered (runner.humanInputTimeoutSeconds)",
+    );
+  });
+
+  it("names only the calls nobody decided on when the wait ends", () => {
+    const waiting = statusOf(decide(input(running, [], at(5))));
+    const status = statusOf(decide(input(waiting, [decided("c1", true, 6)], at(5 + 3600))));
+    expect(status.error).toBe(
+      'Task "mail" waited 3600s for a person to decide its call of http_request:POST and nobody answered ' +
+        "(runner.humanInputTimeoutSeconds)",
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import type { ExecutionSpec, ExecutionStatus } from "./execution.ts";
-import { toolCallRequests } from "./human-input.ts";
+import { openRequests, toolCallRequests } from "./human-input.ts";
 import type { InputRequest } from "./human-input-schema.ts";
 import type { TaskResultSpec } from "./task-result.ts";
 
@@ -29,6 +29,17 @@ export function heldCallRequests(
       ...(call.appAction && user ? { actsAs: user } : {}),
     },
   }));
+}
+
+/** The tools of the calls run `revision` of task `task` holds that nobody decided on yet, as requireApproval names them. */
+export function undecidedHeldTools(
+  execution: { spec: Pick<ExecutionSpec, "decisions">; status?: Pick<ExecutionStatus, "inputRequests"> | undefined },
+  task: string,
+  revision: number,
+): string[] {
+  return openRequests(execution.spec, execution.status)
+    .filter((r) => r.kind === "toolCall" && r.task === task && r.revision === revision)
+    .flatMap((r) => (r.toolCall ? [r.toolCall.tool] : []));
 }
 
 /** The held calls an execution waits on, as `/status` shows them (snake_case, like the rest of the body). */

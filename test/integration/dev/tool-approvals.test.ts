@@ -245,7 +245,9 @@ describe("a tool call that toolPolicy.requireApproval holds", () => {
     }, 15_000);
     expect(final).toMatchObject({
       status: "error",
-      error: 'Task "send" waited 2s for human input and nobody answered (runner.humanInputTimeoutSeconds)',
+      error:
+        'Task "send" waited 2s for a person to decide its call of http_request:POST and nobody answered ' +
+        "(runner.humanInputTimeoutSeconds)",
     });
     expect(received).toEqual([]);
   }, 60_000);
