@@ -152,6 +152,11 @@ function crewPaths(prefix: string, crewParam: boolean): ZodOpenApiPathsObject {
             "Execution is not in pending human input state (it waits for nothing, for another task, or was answered " +
               "already), a task sent back runner.humanInputMaxRetries times, or a malformed body",
           ),
+          "403": json(
+            errorBody,
+            "A tool_call_id the token sees but may not decide (toolPolicy.requireApproval): an app action is only its " +
+              "account's user's, any other call an org admin's; the message names who may",
+          ),
           "404": json(
             errorBody,
             "Unknown crew, no execution with this execution_id that the token may see, or no such task",

@@ -7,6 +7,7 @@ import {
   needsApproval,
   redactArguments,
   REDACTED,
+  whoMayDecideToolCall,
 } from "./tool-approval.ts";
 
 const problem = (text: string) => {
@@ -118,6 +119,16 @@ describe("who decides on a held call", () => {
     // Not even the user who started the execution: the call acts with the crew's means, the org's to allow.
     expect(mayDecideToolCall(ann, undefined)).toBe(false);
     expect(mayDecideToolCall(bob, undefined)).toBe(false);
+  });
+
+  it("tells a caller who may not decide a call who may: the account's owner, or an org admin", () => {
+    expect(whoMayDecideToolCall("gmail/send_email", "ann")).toBe(
+      "Only ann, whose connected account the call of gmail/send_email would act with, may approve or deny it",
+    );
+    expect(whoMayDecideToolCall("github#create_issue", undefined)).toBe(
+      "Only an org admin (an org token, or an admin signed in to the console) may approve or deny the call of " +
+        "github#create_issue: it acts with the crew's own means, not a user's account",
+    );
   });
 
   it("tells the model who denied and why", () => {

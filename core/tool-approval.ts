@@ -136,8 +136,8 @@ export function redactArguments(value: unknown): unknown {
  * action), that person only (their user token, or an org admin signed in to the console as them); otherwise — an MCP
  * tool, http_request, an app action of an execution started for no user — an org admin: an org token or service
  * account, or an admin signed in to the console. Not the user who started the execution: such a call acts with the
- * crew's own means (its Secrets, its network), which are the org's to allow. Anyone else is told the execution is not
- * there (404), as for every other execution they may not see.
+ * crew's own means (its Secrets, its network), which are the org's to allow. Anyone else who may see the execution is
+ * told who may (403, whoMayDecideToolCall); one who may not see it, that it is not there (404).
  */
 export function mayDecideToolCall(
   principal: { kind: "org" | "user"; subject: string; user?: string | undefined },
@@ -147,6 +147,20 @@ export function mayDecideToolCall(
     return principal.kind === "user" ? principal.subject === actsAs : principal.user === actsAs;
   }
   return principal.kind === "org";
+}
+
+/**
+ * Who may decide a held call, as POST /resume tells a caller who sees the call but may not decide it (403). It names
+ * no one but the account's owner, whom the execution's status shows already as the call's `acts_as`.
+ */
+export function whoMayDecideToolCall(tool: string, actsAs: string | undefined): string {
+  if (actsAs !== undefined) {
+    return `Only ${actsAs}, whose connected account the call of ${tool} would act with, may approve or deny it`;
+  }
+  return (
+    `Only an org admin (an org token, or an admin signed in to the console) may approve or deny the call of ${tool}: ` +
+    "it acts with the crew's own means, not a user's account"
+  );
 }
 
 /** What the model is told of a denied call, as the tool's result. */

@@ -183,25 +183,29 @@ describe("POST /resume on a held call", () => {
     principal,
   });
 
-  it("lets only the account's owner decide an app action; the org token or another user is not shown it", () => {
+  it("lets only the account's owner decide an app action; anyone else is told it is alice's", () => {
     expect(judgeToolCall(execution(), crew, ask("c1", alice), at(6))).toMatchObject({ ok: true });
-    expect(judgeToolCall(execution(), crew, ask("c1", { kind: "user", subject: "bob" }), at(6))).toMatchObject({
+    const alicesOnly = {
       ok: false,
-      problem: "notVisible",
-    });
-    expect(judgeToolCall(execution(), crew, ask("c1", { kind: "org", subject: "org" }), at(6))).toMatchObject({
-      ok: false,
-      problem: "notVisible",
-    });
+      problem: "notDecider",
+      message:
+        "Only alice, whose connected account the call of gmail/send_email would act with, may approve or deny it",
+    };
+    // The org token sees the execution (the API answers 403); bob never gets here, as he may not read it (404).
+    expect(judgeToolCall(execution(), crew, ask("c1", { kind: "org", subject: "org" }), at(6))).toEqual(alicesOnly);
+    expect(judgeToolCall(execution(), crew, ask("c1", { kind: "user", subject: "bob" }), at(6))).toEqual(alicesOnly);
     // An org admin signed in as alice may.
     const admin = { kind: "org" as const, subject: "admin", user: "alice" };
     expect(judgeToolCall(execution(), crew, ask("c1", admin), at(6))).toMatchObject({ ok: true });
   });
 
   it("lets only an org admin decide a call that acts with no one's account, not the user who started the run", () => {
-    expect(judgeToolCall(execution(), crew, ask("c2", alice), at(6))).toMatchObject({
+    expect(judgeToolCall(execution(), crew, ask("c2", alice), at(6))).toEqual({
       ok: false,
-      problem: "notVisible",
+      problem: "notDecider",
+      message:
+        "Only an org admin (an org token, or an admin signed in to the console) may approve or deny the call of " +
+        "http_request:POST: it acts with the crew's own means, not a user's account",
     });
     const verdict = judgeToolCall(execution(), crew, ask("c2", { kind: "org", subject: "org" }), at(6));
     expect(verdict).toMatchObject({

@@ -3,14 +3,15 @@ import { isFinished, type ExecutionSpec, type ExecutionStatus } from "./executio
 import { openRequests, toolCallDecisions, toolCallRequests } from "./human-input.ts";
 import type { Decision } from "./human-input-schema.ts";
 import { NOT_WAITING } from "./resume.ts";
-import { mayDecideToolCall } from "./tool-approval.ts";
+import { mayDecideToolCall, whoMayDecideToolCall } from "./tool-approval.ts";
 
 /**
  * `POST /resume` with a `tool_call_id`: a person's decision on a tool call the crew's toolPolicy.requireApproval held
  * (issue 32 item 4), judged against one version of the execution. Only the user whose connected account the call
  * would act with — or, for a call that acts with no one's account, an org admin (an org token, an admin's console
- * session) — may decide; anyone else is told the execution is not there. Once every held call of the run has a
- * decision the task runs again from its parked conversation (core/assignment.ts).
+ * session) — may decide; anyone else who sees the call is told who may (the API's 403; one who may not see the
+ * execution at all is told it is not there before it gets here). Once every held call of the run has a decision the
+ * task runs again from its parked conversation (core/assignment.ts).
  */
 
 export interface ToolCallAsk {
@@ -23,7 +24,7 @@ export interface ToolCallAsk {
 
 export type ToolCallVerdict =
   | { ok: true; decision: Decision; status: "resumed"; message: string }
-  | { ok: false; problem: "unknownTask" | "notVisible" | "notWaiting" | "decided"; message: string };
+  | { ok: false; problem: "unknownTask" | "notDecider" | "notWaiting" | "decided"; message: string };
 
 export function judgeToolCall(
   execution: { spec: ExecutionSpec; status?: ExecutionStatus | undefined },
@@ -40,7 +41,8 @@ export function judgeToolCall(
   );
   const request = held.at(-1);
   if (request && !mayDecideToolCall(ask.principal, request.toolCall?.actsAs)) {
-    return { ok: false, problem: "notVisible", message: "" };
+    const tool = request.toolCall?.tool ?? ask.toolCallId;
+    return { ok: false, problem: "notDecider", message: whoMayDecideToolCall(tool, request.toolCall?.actsAs) };
   }
   const finished = isFinished(execution.status?.phase) || execution.spec.stop;
   const open = !finished && request && openRequests(execution.spec, execution.status).includes(request);

@@ -5,7 +5,7 @@ import { refuseUrl, type OutboundPolicy } from "../../core/outbound/policy.ts";
 import { judgeResume, type ResumeVerdict } from "../../core/resume.ts";
 import { judgeToolCall, type ToolCallVerdict } from "../../core/tool-call-resume.ts";
 import { principalOf } from "../auth/bearer.ts";
-import { ApiError, badRequest, executionNotFound } from "../errors.ts";
+import { ApiError, badRequest, executionNotFound, forbidden } from "../errors.ts";
 import type { DecisionChange, ExecutionBackend } from "../execution-backend.ts";
 import { parseOr400 } from "../validation.ts";
 import { mayRead } from "./listings.ts";
@@ -74,9 +74,10 @@ export function resumeHandler(deps: ResumeDeps) {
           return { change, result: verdict };
         },
       );
-      // Another user's execution, or a call that acts with another user's account: not there for this caller.
-      if (!judged || (!judged.ok && judged.problem === "notVisible")) throw executionNotFound(body.execution_id);
+      // Another user's execution is not there for this caller; a call they see but may not decide names who may.
+      if (!judged) throw executionNotFound(body.execution_id);
       if (!judged.ok) {
+        if (judged.problem === "notDecider") throw forbidden(judged.message);
         if (judged.problem === "unknownTask") throw taskNotFound(judged.message);
         throw badRequest(judged.message);
       }

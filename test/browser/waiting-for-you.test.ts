@@ -214,7 +214,8 @@ describe("Waiting for you", () => {
     const hana = sessionOf("hana");
     const id = await heldPost(hana, "hi");
 
-    // hana started the run, but the call acts with no user's account: it is not hers to decide, nor listed for her.
+    // hana started the run, but the call acts with no user's account: it is not hers to decide, nor listed for her;
+    // asked anyway, the API tells her who may.
     await signIn(hana);
     await page.goto(`${dev.url}/console/#/waiting`);
     await page.getByText("Nothing waits for you.").waitFor({ timeout: 30_000 });
@@ -233,7 +234,11 @@ describe("Waiting for you", () => {
         human_feedback: "",
       }),
     });
-    expect(hers.status).toBe(404);
+    expect(hers.status).toBe(403);
+    expect(((await hers.json()) as { message: string }).message).toBe(
+      "Only an org admin (an org token, or an admin signed in to the console) may approve or deny the call of " +
+        "http_request:POST: it acts with the crew's own means, not a user's account",
+    );
 
     // An org admin signs in (a page loaded afresh: going to the same address would only change the hash).
     await context.clearCookies();

@@ -26,7 +26,7 @@ import { startOwnSystem, type OwnSystem } from "./support/own-system.ts";
  * Issue 32 on a real control plane: approving an action of a connected app. The real integrations service (real
  * redis-server, oidc-provider standing in for Google's sign-in) serves the apps; Gmail's API is its fixture. alice has
  * connected Gmail; her crew's toolPolicy.requireApproval holds gmail/send_email, so the task's Job ends parked and
- * Gmail receives nothing; the wait's Event names the call and alice's account; bob's token and the org token get 404;
+ * Gmail receives nothing; the wait's Event names the call and alice's account; bob's token gets 404, the org token 403;
  * approved by alice, a second Job sends exactly one mail with her access token; denied, Gmail receives none. Each
  * decision is a step in the execution's event stream. The controller runs here (its apps settings point at this
  * machine's loopback), so against the kind-installed chart the file is skipped, as the other own-controller suites.
@@ -165,7 +165,7 @@ async function eventsOf(id: string) {
 }
 
 describe.skipIf(installed)("approving a connected app's action in task pods", () => {
-  it("Gmail receives nothing until alice approves, then one mail with her token; bob and the org token get 404", async () => {
+  it("Gmail receives nothing until alice approves, then one mail with her token; bob gets 404, the org token 403", async () => {
     const before = sends().length;
     const { id, held } = await kickoffHeld();
     expect(held).toMatchObject({ task_id: "act", tool: "gmail/send_email", acts_as: "alice", arguments: gmail.input });
@@ -189,9 +189,16 @@ describe.skipIf(installed)("approving a connected app's action in task pods", ()
     expect(events).not.toContain("bob@example.com");
     expect(sends()).toHaveLength(before);
 
-    for (const token of [TOKENS.bob, TOKENS.org]) {
-      expect((await resume(id, held.tool_call_id, true, token)).status).toBe(404);
-    }
+    // bob may not see alice's execution; the org token sees it but acts with no one's account: it is told whose it is.
+    expect((await resume(id, held.tool_call_id, true, TOKENS.bob)).status).toBe(404);
+    expect(await resume(id, held.tool_call_id, true, TOKENS.org)).toEqual({
+      status: 403,
+      body: {
+        error: "Forbidden",
+        message:
+          "Only alice, whose connected account the call of gmail/send_email would act with, may approve or deny it",
+      },
+    });
     await sleep(1000);
     expect(sends()).toHaveLength(before);
 

@@ -158,11 +158,16 @@ describe("approving a connected app's action (gmail/send_email)", () => {
     await new Promise((r) => setTimeout(r, 500)); // the task's run has ended; nothing may reach Gmail meanwhile
     expect(sends()).toHaveLength(before);
 
-    // Not bob, not the org token (it acts with no one's account): to them the execution is not there.
-    for (const token of [tokens.bob, tokens.org]) {
-      const refused = await resume(id, held.tool_call_id, true, token);
-      expect(refused.status).toBe(404);
-    }
+    // Not bob: to him the execution is not there. Not the org token, which sees it but acts with no one's account:
+    // it is told the call is alice's to decide.
+    expect((await resume(id, held.tool_call_id, true, tokens.bob)).status).toBe(404);
+    const refused = await resume(id, held.tool_call_id, true, tokens.org);
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toEqual({
+      error: "Forbidden",
+      message:
+        "Only alice, whose connected account the call of gmail/send_email would act with, may approve or deny it",
+    });
     expect(sends()).toHaveLength(before);
 
     expect((await resume(id, held.tool_call_id, true, tokens.alice)).status).toBe(200);

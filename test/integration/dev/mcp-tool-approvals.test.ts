@@ -106,10 +106,18 @@ describe("an MCP tool call that toolPolicy.requireApproval holds (server#tool)",
     expect(kb.calls).toEqual([]);
 
     const ask = { execution_id: id, task_id: "look", tool_call_id: call!.tool_call_id, human_feedback: "" };
-    // It acts with no user's account: not alice, who started the run, nor bob; an org admin.
-    for (const token of [tokens.alice, tokens.bob]) {
-      expect((await resume({ ...ask, is_approve: true }, token)).code).toBe(404);
-    }
+    // It acts with no user's account: an org admin decides it. Alice, who started the run, is told so; bob may not
+    // see the execution at all.
+    expect(await resume({ ...ask, is_approve: true }, tokens.alice)).toEqual({
+      code: 403,
+      body: {
+        error: "Forbidden",
+        message:
+          "Only an org admin (an org token, or an admin signed in to the console) may approve or deny the call of " +
+          "kb#lookup: it acts with the crew's own means, not a user's account",
+      },
+    });
+    expect((await resume({ ...ask, is_approve: true }, tokens.bob)).code).toBe(404);
     expect(kb.calls).toEqual([]);
     expect(await resume({ ...ask, is_approve: true })).toEqual({
       code: 200,

@@ -149,11 +149,18 @@ describe("a tool call that toolPolicy.requireApproval holds", () => {
     expect(JSON.stringify(await status(id))).not.toContain(SECRET);
 
     const ask = { execution_id: id, task_id: "send", tool_call_id: call!.tool_call_id, human_feedback: "" };
-    // Another user is told the execution is not there; so is alice, who started it: the call acts with no user's
-    // account, so an org admin decides it.
-    for (const token of [tokens.bob, tokens.alice]) {
-      expect((await resume({ ...ask, is_approve: true }, token)).code).toBe(404);
-    }
+    // Another user is told the execution is not there; alice, who started it and sees the call, is told who may
+    // decide it: the call acts with no user's account, so an org admin.
+    expect((await resume({ ...ask, is_approve: true }, tokens.bob)).code).toBe(404);
+    expect(await resume({ ...ask, is_approve: true }, tokens.alice)).toEqual({
+      code: 403,
+      body: {
+        error: "Forbidden",
+        message:
+          "Only an org admin (an org token, or an admin signed in to the console) may approve or deny the call of " +
+          "http_request:POST: it acts with the crew's own means, not a user's account",
+      },
+    });
     expect((await status(id)).pending_tool_calls).toHaveLength(1);
     expect(received).toEqual([]);
 
