@@ -8,13 +8,21 @@ import type { Json } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
 import { decodeFlow, decodeFlowExecution, type CachedFlow, type CachedFlowExecution } from "../kube/flow-objects.ts";
 import { methodResultName } from "../kube/flow-names.ts";
-import { FLOW_EXECUTIONS, FLOWS, LABEL_MANAGED_BY, MANAGED_BY, resourcePath } from "../kube/resources.ts";
+import {
+  ANNOTATION_TRACEPARENT,
+  FLOW_EXECUTIONS,
+  FLOWS,
+  LABEL_MANAGED_BY,
+  MANAGED_BY,
+  resourcePath,
+} from "../kube/resources.ts";
 import { isConflict, KubeClient, type KubeObject } from "../kube/runtime/client.ts";
 import type { KubeAccess } from "../kube/runtime/kubeconfig.ts";
 import { Informer } from "../kube/runtime/informer.ts";
 import { readThrough } from "../kube/runtime/read-through.ts";
 import { decodedOrUndefined, isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts";
 import type { CachedTaskResult } from "../kube/typed-objects.ts";
+import { traceparentOf } from "../platform/telemetry/trace-context.ts";
 import { ApiError } from "./errors.ts";
 import type { FlowBackend, FlowKickoffExtras, FlowRunEvent, FlowRunView, LoadedFlow } from "./flow-backend.ts";
 
@@ -78,7 +86,13 @@ export class KubernetesFlows implements FlowBackend {
     await this.client.create(resourcePath(FLOW_EXECUTIONS, this.namespace), {
       apiVersion: API_VERSION,
       kind: FLOW_EXECUTIONS.kind,
-      metadata: { name: id, namespace: this.namespace, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
+      metadata: {
+        name: id,
+        namespace: this.namespace,
+        labels: { [LABEL_MANAGED_BY]: MANAGED_BY },
+        // The trace the kickoff's span (the active one) began: the controller's spans of the run continue it.
+        ...traceAnnotation(traceparentOf()),
+      },
       spec: {
         flowRef: { name: flow.name },
         inputs: state,
@@ -150,6 +164,9 @@ export class KubernetesFlows implements FlowBackend {
     return byName;
   }
 }
+
+const traceAnnotation = (traceparent: string | undefined) =>
+  traceparent ? { annotations: { [ANNOTATION_TRACEPARENT]: traceparent } } : {};
 
 /** A Flow the API serves: one whose Ready condition is True (its document judged by the controller). */
 function loadedFlow(flow: CachedFlow | Undecodable): LoadedFlow | undefined {

@@ -12,6 +12,7 @@ import { isOwnTaskResult, type TaskResultSpec } from "../core/task-result.ts";
 import { createIfAbsent } from "../kube/apply.ts";
 import { methodExecutionName } from "../kube/flow-names.ts";
 import {
+  ANNOTATION_TRACEPARENT,
   CREW_EXECUTIONS,
   FLOW_EXECUTIONS,
   LABEL_FLOW_EXECUTION,
@@ -50,6 +51,8 @@ export interface RunRef {
   requestedBy?: Requester;
   /** The kickoff's time: CEL's now() for the whole run. */
   startTime: Date;
+  /** The kickoff's W3C traceparent (its annotation): the child executions' spans join the run's trace. */
+  traceparent?: string;
 }
 
 export type MethodProgress =
@@ -247,6 +250,7 @@ async function childRun(
         namespace: run.namespace,
         labels: { [LABEL_FLOW_EXECUTION]: run.name, [LABEL_MANAGED_BY]: MANAGED_BY },
         ownerReferences: [runOwner(run)],
+        ...(run.traceparent ? { annotations: { [ANNOTATION_TRACEPARENT]: run.traceparent } } : {}),
       },
       spec: {
         crewRef: { name: crewName() },

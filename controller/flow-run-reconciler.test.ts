@@ -148,6 +148,30 @@ describe("FlowRunReconciler against a recording client", () => {
     expect(kube.writes).toHaveLength(writes);
   });
 
+  it("starts the child execution in the run's trace: the kickoff's traceparent on it, as on the run", async () => {
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    runs.upsert(
+      kube.seed(resourcePath(FLOW_EXECUTIONS, NS), {
+        apiVersion: "kubecrew.io/v1alpha1",
+        kind: "FlowExecution",
+        metadata: { name: RUN, namespace: NS, uid: "run-uid", annotations: { "kubecrew.io/traceparent": traceparent } },
+        spec: { flowRef: { name: "chain" }, inputs: { topic: "tides" } },
+      } as KubeObject),
+    );
+    await reconciler.reconcile(`${NS}/${RUN}`);
+    expect(kube.stored(`${executions}/${methodExecutionName(RUN, "third#1")}`)).toMatchObject({
+      metadata: { annotations: { "kubecrew.io/traceparent": traceparent } },
+    });
+  });
+
+  it("starts a child execution with no trace of its own from an untraced run", async () => {
+    seedRun();
+    await reconciler.reconcile(`${NS}/${RUN}`);
+    const child = kube.stored(`${executions}/${methodExecutionName(RUN, "third#1")}`) as KubeObject;
+    expect(child.metadata?.annotations?.["kubecrew.io/traceparent"]).toBeUndefined();
+    expect(child.spec).toMatchObject({ crewRef: { name: "chain-third" } });
+  });
+
   it("never carries out again a method run whose result is recorded: the result is its end", async () => {
     // As a controller killed after recording first's result, before telling the graph, leaves it.
     seedRun({

@@ -37,6 +37,7 @@ import type { CachedTaskResult } from "../kube/typed-objects.ts";
 import type { CachedFlow, CachedFlowExecution } from "./flow-caches.ts";
 import { advanceMethod, runOwner, type MethodWorld, type RunRef } from "./flow-method.ts";
 import { applyDecision, definitionOf, finished, outcomeOf, outputsOf, withProgress } from "./flow-run-status.ts";
+import { executionTraceparent } from "./execution-trace.ts";
 
 export interface FlowRunReconcilerOptions extends Omit<MethodWorld, "client"> {
   client: Pick<KubeApi, "create" | "mergePatch">;
@@ -379,9 +380,12 @@ export class FlowRunReconciler {
       flow: run.spec.flowRef.name,
       ...(run.spec.requestedBy ? { requestedBy: run.spec.requestedBy } : {}),
       startTime: new Date(run.status?.startTime ?? run.metadata.creationTimestamp ?? 0),
+      ...traceparentField(executionTraceparent(run)),
     };
   }
 }
+
+const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
 /** How a method run ended: its output (a router's or feedback's outcome), or its error. */
 interface MethodEnd {

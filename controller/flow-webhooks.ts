@@ -12,6 +12,7 @@ import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts"
 import type { CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts";
 import { CrewSigningSecrets } from "./crew-signing-secret.ts";
 import { WEBHOOKS_ANNOTATION } from "./execution-reconciler.ts";
+import { executionTraceparent } from "./execution-trace.ts";
 import type { CachedFlow, CachedFlowExecution } from "./flow-caches.ts";
 import { WEBHOOK_SECRET_ANNOTATION, WebhookSecrets } from "./webhook-secrets.ts";
 import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webhooks.ts";
@@ -38,7 +39,9 @@ export interface FlowWebhooksOptions {
  * the hooks core/flow-webhooks.ts finds due (not yet recorded on the run) go to the one webhook dispatcher — signed
  * with the flow's secret (a Secret the Flow names, else `<flow>-flow-webhook`, generated once per Flow and owned by
  * it), retried alike, delivered at least once with a stable delivery id — and are recorded when they end, in the
- * run's `kubecrew.io/webhook-deliveries` annotation, so a restarted controller does not send them again.
+ * run's `kubecrew.io/webhook-deliveries` annotation, so a restarted controller does not send them again. With
+ * tracing on, each attempt is a span under the flow kickoff's span (the run's `kubecrew.io/traceparent`), and its
+ * request carries that span's `traceparent`.
  */
 export class FlowWebhooks {
   private readonly o: FlowWebhooksOptions;
@@ -92,6 +95,7 @@ export class FlowWebhooks {
         executionUid: run.metadata.uid ?? "",
         crew: "",
         flow: run.spec.flowRef.name,
+        ...traceparentField(executionTraceparent(run)),
       });
     }
   }
@@ -162,6 +166,9 @@ export class FlowWebhooks {
     return next;
   }
 }
+
+/** The run's trace, as the kickoff's span left it on the FlowExecution: each delivery attempt is a span in it. */
+const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
 /** A FlowExecution as the hooks read it: its methods, each method's latest output, the final output. */
 function forWebhooks(

@@ -41,7 +41,7 @@ export interface WebhookDelivery {
   payload: JsonObject;
   /** A human-input webhook's credentials (the kickoff's): the Secret holding its Authorization header. */
   authorization?: CredentialsRef;
-  /** The execution's trace (its kickoff's traceparent): each attempt is a span in it. */
+  /** The execution's (or flow run's) trace, its kickoff's traceparent: each attempt is a span in it. */
   traceparent?: string;
 }
 
@@ -154,7 +154,7 @@ export class WebhookDispatcher {
         kind: delivery.kind,
         attempt: p.attempt,
       };
-      outcome = await inWebhookSpan(delivery.traceparent, attributes, () => this.send(delivery));
+      outcome = await inWebhookSpan(delivery.traceparent, attributes, (trace) => this.send(delivery, trace));
     } catch (err) {
       // A URL the outbound policy refuses stays refused: report it once instead of retrying.
       const refused = err instanceof OutboundRefusedError;
@@ -207,7 +207,11 @@ export class WebhookDispatcher {
     return this.opts.flowSecretFor(namespace, flow);
   }
 
-  private async send(delivery: WebhookDelivery): Promise<{ ok: true } | { ok: false; retry: boolean; detail: string }> {
+  /** `trace`: the attempt span's `traceparent` header (tracing on). */
+  private async send(
+    delivery: WebhookDelivery,
+    trace: Record<string, string>,
+  ): Promise<{ ok: true } | { ok: false; retry: boolean; detail: string }> {
     const body = JSON.stringify(delivery.payload);
     const timestamp = webhookTimestamp(this.opts.now?.() ?? new Date());
     // Nothing goes out unsigned: without a secret to read this attempt fails, and the next one reads again.
@@ -228,6 +232,7 @@ export class WebhookDispatcher {
       [DELIVERY_HEADER]: deliveryId(delivery),
       [EVENT_HEADER]: delivery.kind,
       [SIGNATURE_HEADER]: signWebhook(secret, timestamp, body),
+      ...trace,
     };
     const res = await (this.opts.fetch ?? fetch)(delivery.url, {
       method: "POST",

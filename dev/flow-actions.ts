@@ -1,3 +1,4 @@
+import { context } from "@opentelemetry/api";
 import type { Crew } from "../core/crew.ts";
 import { evaluateCel, renderTemplate, type CelContext } from "../core/flow/cel.ts";
 import type { AtomicAction, EachAction, FlowDefinition } from "../core/flow/definition.ts";
@@ -6,6 +7,7 @@ import { outputText } from "../core/flow/outcomes.ts";
 import { isFinished, type Requester } from "../core/execution.ts";
 import type { Json } from "../core/json.ts";
 import { statusResponse } from "../core/status-view.ts";
+import { contextFromTraceparent } from "../platform/telemetry/trace-context.ts";
 import type { LocalExecutions } from "./local-executions.ts";
 import { KubecrewError } from "../core/errors.ts";
 
@@ -34,6 +36,8 @@ export interface ActionDeps {
   signal: AbortSignal;
   /** The kickoff's requester, handed to each child execution (whose user's apps it acts with). */
   requestedBy?: Requester;
+  /** The run's trace (its kickoff span's traceparent): each child execution's span is started under it. */
+  traceparent?: string;
 }
 
 /** What one method's action answers: its output as the flow keeps it in `outputs.<method>`, and on what it ran. */
@@ -143,7 +147,9 @@ async function runChild(deps: ActionDeps, place: ActionPlace, inputs: Record<str
     stop: false,
     ...(deps.requestedBy ? { requestedBy: deps.requestedBy } : {}),
   };
-  const { id } = await deps.executions.createExecution({ crew: crewName, spec });
+  // Under the run's trace whatever started this method (a kickoff, a resume, a timer): one trace per flow run.
+  const create = () => deps.executions.createExecution({ crew: crewName, spec });
+  const { id } = await (deps.traceparent ? context.with(contextFromTraceparent(deps.traceparent), create) : create());
   deps.onChild(id);
   for (;;) {
     const view = await deps.executions.getExecution(crewName, id);

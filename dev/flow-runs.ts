@@ -13,6 +13,7 @@ import { feedbackOnMock, mockFeedback } from "../core/flow/mock-feedback.ts";
 import { feedbackOutcome, outputText, routerOutcome } from "../core/flow/outcomes.ts";
 import type { Json } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
+import { traceparentOf } from "../platform/telemetry/trace-context.ts";
 import { runMethodAction } from "./flow-actions.ts";
 import { FlowRunWebhooks, type FlowRunHooks } from "./flow-webhooks.ts";
 import type { LocalExecutions } from "./local-executions.ts";
@@ -133,6 +134,8 @@ export class FlowRuns implements FlowBackend {
       hooksSent: new Set(),
       childRuns: new Map(),
       stepsSending: new Set(),
+      // The kickoff's span (the active one, tracing on): the run's webhook spans and child executions join its trace.
+      ...traceparentField(traceparentOf()),
     };
     this.runs.set(id, run);
     // The child executions' steps are read as they come: looked at every STEP_POLL_MS while the run goes on.
@@ -219,6 +222,7 @@ export class FlowRuns implements FlowBackend {
           eachConcurrency: this.options.eachConcurrency,
           signal: run.abort.signal,
           ...(run.requestedBy ? { requestedBy: run.requestedBy } : {}),
+          ...traceparentField(run.traceparent),
         },
         activation.method,
         { state: run.state, outputs: run.outputs },
@@ -314,6 +318,8 @@ export class FlowRuns implements FlowBackend {
     for (const listener of run.listeners) listener();
   }
 }
+
+const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
 function isOver(run: Run): boolean {
   return run.phase === "Succeeded" || run.phase === "Failed" || run.phase === "Stopped";

@@ -24,6 +24,8 @@ export interface FlowRunHooks {
   childRuns: Map<string, string>;
   /** Step webhooks being sent: the next step of the same place waits until this one is done. */
   stepsSending: Set<string>;
+  /** The kickoff span's W3C traceparent (tracing on): each delivery attempt is a span under it. */
+  traceparent?: string;
 }
 
 export interface FlowRunWebhooksOptions {
@@ -37,7 +39,9 @@ export interface FlowRunWebhooksOptions {
 /**
  * `kubecrew dev`'s flow webhooks: on each change of a run, the hooks dueFlowWebhooks() finds are sent once, signed as
  * a crew's are with a key generated per flow (GET /flows/{flow}/webhook-signing), with the same tries as a crew's. A
- * method run's steps are read from its child executions; a place's next step goes once the one before is done.
+ * method run's steps are read from its child executions; a place's next step goes once the one before is done. Each
+ * attempt is a span of the run's trace (under its kickoff's span) whose `traceparent` the request carries, as the
+ * controller's (tracing on).
  */
 export class FlowRunWebhooks {
   private readonly keys = new WebhookSigningKeys();
@@ -56,7 +60,8 @@ export class FlowRunWebhooks {
     const due = dueFlowWebhooks(view, (activation) => run.activationOutputs.get(activation), run.hooksSent);
     for (const action of due) {
       if (run.stepsSending.has(action.hook)) continue;
-      const identity = { delivery: `${run.id}/${action.hook}`, event: action.kind };
+      const trace = { traceparent: run.traceparent, execution: run.id, hook: action.hook };
+      const identity = { delivery: `${run.id}/${action.hook}`, event: action.kind, trace };
       const log = this.o.log.child({ flow: run.flow, execution: run.id, hook: action.hook });
       const deps = { fetch: this.o.fetch, now: this.o.now, log };
       const sent = deliverWebhook(action.url, action.payload, deps, this.secretFor(run.flow), identity);

@@ -11,7 +11,10 @@ import {
   webhookTimestamp,
 } from "../core/webhook-signature.ts";
 
-/** Where a delivery's attempts are traced: the execution's span (its W3C traceparent), the execution and the hook. */
+/**
+ * Where a delivery's attempts are traced: the execution's span or the flow run's trace (its W3C traceparent), the
+ * execution (or run) and the hook.
+ */
 export interface WebhookTrace {
   traceparent: string | undefined;
   execution: string;
@@ -22,7 +25,7 @@ export interface WebhookTrace {
  * Best-effort webhook delivery for the embedded default: three tries with backoff, never blocking a reconcile. Signed
  * as the controller signs (a fresh timestamp each try) with the crew's secret. `fetch` is the outbound client's: a URL
  * the policy refuses is reported once and not retried. With `trace`, each try is a span of the execution's trace, as
- * the controller's are.
+ * the controller's are, and its request carries that span's `traceparent` (tracing on).
  */
 export async function deliverWebhook(
   url: string,
@@ -43,7 +46,7 @@ export async function deliverWebhook(
   const body = JSON.stringify(payload);
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const timestamp = webhookTimestamp(deps.now?.() ?? new Date());
-    const send = async () => {
+    const send = async (traceHeaders: Record<string, string> = {}) => {
       const response = await deps.fetch(url, {
         method: "POST",
         headers: {
@@ -53,6 +56,7 @@ export async function deliverWebhook(
           [DELIVERY_HEADER]: identity.delivery,
           [EVENT_HEADER]: identity.event,
           ...(identity.authorization ? { authorization: identity.authorization } : {}),
+          ...traceHeaders,
         },
         body,
         redirect: "manual",

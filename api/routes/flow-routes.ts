@@ -14,6 +14,7 @@ import { flowKickoffRequest, flowResumeRequest, type FlowStatusResponse } from "
 import type { FlowWebhookUrls } from "../../core/flow-webhooks.ts";
 import { parseOr400 } from "../validation.ts";
 import { refuseWrongMethods } from "../../platform/http/wrong-methods.ts";
+import { inSpan } from "../../platform/telemetry/span.ts";
 
 const flowNotFound = (name: string) => new ApiError(404, "Flow not found", `No flow named "${name}"`);
 
@@ -136,7 +137,14 @@ export function flowRoutes(deps: {
       ...(user.user !== undefined ? { user: user.user } : {}),
     };
     const given = { ...(body.meta ? { meta: body.meta } : {}), ...(webhooks ? { webhooks } : {}), requestedBy };
-    res.json({ kickoff_id: await deps.flows.kickoff(flow, judged.state, given) });
+    // The kickoff's span is the run's trace's root: the run keeps its traceparent (an annotation, or kubecrew dev's
+    // run), its webhook deliveries' spans and its methods' child executions continue it.
+    const id = await inSpan(`kickoff ${flow.name}`, { "kubecrew.flow": flow.name }, async (span) => {
+      const id = await deps.flows.kickoff(flow, judged.state, given);
+      span.setAttribute("kubecrew.execution", id);
+      return id;
+    });
+    res.json({ kickoff_id: id });
   });
   router.get("/flows/:flow/webhook-signing", auth, (req, res) => {
     const flow = flowFor(req);

@@ -140,6 +140,8 @@ describe("flow webhooks in kubecrew dev", () => {
     expect(new Set(ids).size).toBe(ids.length); // the retried delivery arrived once
     expect(ids).toContain(`${id}/flow`);
     for (const hook of hooks) expect(verifies(hook, secret), hook.path).toBe(true);
+    // Tracing off (no OTLP endpoint): no trace context goes out with them.
+    for (const hook of hooks) expect(hook.headers.traceparent, hook.path).toBeUndefined();
     // Not the crews' secret: a flow's key is its own.
     const crewSecret = createHmac("sha256", "other").digest("hex");
     expect(verifies(hooks[0]!, crewSecret)).toBe(false);
