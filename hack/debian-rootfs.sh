@@ -6,6 +6,10 @@
 #                                               (--variant=minbase, plus the packages) when missing
 #   hack/debian-rootfs.sh --image <name> [package...]   the same as a Docker image, kubecrew-debian:<suite>-<name>
 #                                               (imported once; prints its name)
+#   hack/debian-rootfs.sh --mirror              prints the Debian mirror a build fetches from
+#
+# The mirror: DEBIAN_MIRROR, else the one this Debian host's apt uses (its first deb source of a suite other than the
+# security archive's, in /etc/apt/sources.list.d/*.sources, then /etc/apt/sources.list and sources.list.d/*.list).
 #
 # Cache: ${KUBECREW_CACHE:-~/.cache/kubecrew}/debian/<suite>-<name>.tar, keyed by the name and the package list (a
 # different list for the same name rebuilds). Needs root and debootstrap (installed from Debian's packages if missing).
@@ -14,13 +18,56 @@
 set -euo pipefail
 
 SUITE=bookworm
-MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 CACHE="${KUBECREW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubecrew}/debian"
 
 die() {
   echo "debian-rootfs: $*" >&2
   exit 1
 }
+
+# The mirror of the host's apt sources (no address is written here); nothing on a host that is not Debian.
+apt_mirror() {
+  [ "$(. /etc/os-release 2>/dev/null && echo "${ID:-}")" = debian ] || return 0
+  local f deb822=() one_line=()
+  for f in /etc/apt/sources.list.d/*.sources; do [ -f "$f" ] && deb822+=("$f"); done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do [ -f "$f" ] && one_line+=("$f"); done
+  {
+    # deb822 stanzas: Types, URIs, Suites, Enabled (field names in any case, values continued on indented lines).
+    [ ${#deb822[@]} -eq 0 ] || awk 'BEGIN { RS = ""; FS = "\n" }
+      {
+        delete field; key = ""
+        for (i = 1; i <= NF; i++) {
+          if ($i ~ /^#/) continue
+          if ($i ~ /^[ \t]/ && key != "") { field[key] = field[key] " " $i; continue }
+          n = index($i, ":"); if (n == 0) continue
+          key = tolower(substr($i, 1, n - 1)); field[key] = substr($i, n + 1)
+        }
+        if (field["types"] !~ /(^|[ \t])deb([ \t]|$)/ || tolower(field["enabled"]) ~ /no/) next
+        ok = 0; ns = split(field["suites"], s, /[ \t]+/)
+        for (j = 1; j <= ns; j++) if (s[j] != "" && s[j] !~ /-security$/) ok = 1
+        if (!ok) next
+        nu = split(field["uris"], u, /[ \t]+/)
+        for (j = 1; j <= nu; j++) if (u[j] ~ /^https?:\/\//) print u[j]
+      }' "${deb822[@]}"
+    # One-line entries: deb [options] URI suite component...
+    [ ${#one_line[@]} -eq 0 ] || awk '$1 == "deb" {
+        i = 2; if ($i ~ /^\[/) while ($i !~ /\]$/ && i < NF) i++
+        if ($i ~ /^\[/ || $i ~ /\]$/) i++
+        if ($i ~ /^https?:\/\// && $(i + 1) !~ /-security$/) print $i
+      }' "${one_line[@]}"
+  } | head -n 1
+}
+
+debian_mirror() {
+  local mirror="${DEBIAN_MIRROR:-$(apt_mirror)}"
+  [ -n "$mirror" ] || die "no Debian mirror: set DEBIAN_MIRROR (this host's apt sources name none)"
+  echo "$mirror"
+}
+
+if [ "${1:-}" = --mirror ]; then
+  debian_mirror
+  exit 0
+fi
 
 as_image=""
 if [ "${1:-}" = --image ]; then
@@ -50,6 +97,7 @@ if built; then
 fi
 
 [ "$(id -u)" = 0 ] || die "building a Debian root filesystem needs root (debootstrap)"
+mirror="$(debian_mirror)"
 mkdir -p "$CACHE"
 # Several root filesystems may be made at once (hack/kind-node.sh): one apt-get at a time.
 if ! command -v debootstrap >/dev/null; then
@@ -70,8 +118,8 @@ fi
 root="$(mktemp -d "$CACHE/.$name.XXXXXX")"
 trap 'rm -rf "$root"' EXIT
 start=$SECONDS
-echo "debian-rootfs: debootstrap $SUITE ($name${packages:+: $packages})" >&2
-debootstrap --variant=minbase ${packages:+--include="$packages"} "$SUITE" "$root" "$MIRROR" >"$root.log" 2>&1 || {
+echo "debian-rootfs: debootstrap $SUITE ($name${packages:+: $packages}) from $mirror" >&2
+debootstrap --variant=minbase ${packages:+--include="$packages"} "$SUITE" "$root" "$mirror" >"$root.log" 2>&1 || {
   tail -n 20 "$root.log" >&2
   rm -f "$root.log"
   die "debootstrap failed (the end of its log is above)"
