@@ -51,7 +51,7 @@ export interface RunRef {
   requestedBy?: Requester;
   /** The kickoff's time: CEL's now() for the whole run. */
   startTime: Date;
-  /** The kickoff's W3C traceparent (its annotation): the child executions' spans join the run's trace. */
+  /** The run span's W3C traceparent (flow-run-trace.ts): the child executions' spans go under it. */
   traceparent?: string;
 }
 

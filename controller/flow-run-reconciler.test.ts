@@ -1,8 +1,10 @@
+import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { beforeEach, describe, expect, it } from "vitest";
 import { decideFlow, initialFlowState } from "../core/flow/decide-flow.ts";
 import { flowDefinition } from "../core/flow/definition.ts";
 import { silentLogger } from "../core/logger.ts";
 import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
+import { startTracing } from "../platform/telemetry/tracing.ts";
 import { decodeFlow, decodeFlowExecution, type CachedFlow, type CachedFlowExecution } from "../kube/flow-objects.ts";
 import { methodExecutionName, methodResultName } from "../kube/flow-names.ts";
 import { CREW_EXECUTIONS, CREW_TASK_RESULTS, FLOW_EXECUTIONS, FLOWS, resourcePath } from "../kube/resources.ts";
@@ -13,6 +15,7 @@ import type { CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts
 import { RecordingKube } from "../test/support/recording-kube.ts";
 import { byExecution, executionForCache, resultForCache } from "./caches.ts";
 import { FlowRunReconciler } from "./flow-run-reconciler.ts";
+import { flowRunSpanId } from "./flow-run-trace.ts";
 import { applyDecision } from "./flow-run-status.ts";
 
 const NS = "team-a";
@@ -148,20 +151,41 @@ describe("FlowRunReconciler against a recording client", () => {
     expect(kube.writes).toHaveLength(writes);
   });
 
-  it("starts the child execution in the run's trace: the kickoff's traceparent on it, as on the run", async () => {
-    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    runs.upsert(
-      kube.seed(resourcePath(FLOW_EXECUTIONS, NS), {
-        apiVersion: "kubecrew.io/v1alpha1",
-        kind: "FlowExecution",
-        metadata: { name: RUN, namespace: NS, uid: "run-uid", annotations: { "kubecrew.io/traceparent": traceparent } },
-        spec: { flowRef: { name: "chain" }, inputs: { topic: "tides" } },
-      } as KubeObject),
-    );
-    await reconciler.reconcile(`${NS}/${RUN}`);
-    expect(kube.stored(`${executions}/${methodExecutionName(RUN, "third#1")}`)).toMatchObject({
-      metadata: { annotations: { "kubecrew.io/traceparent": traceparent } },
-    });
+  it("traces a run the kickoff traced: its child execution under the run's span, recorded once at its end", async () => {
+    const memory = new InMemorySpanExporter();
+    // The exporter's own shutdown forgets what it holds: keep it for the test to read.
+    const exporter = { export: memory.export.bind(memory), shutdown: async () => {} };
+    const tracing = startTracing({ env: {}, serviceName: "kubecrew-controller", exporter });
+    try {
+      const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+      const annotations = { "kubecrew.io/traceparent": `00-${trace}-00f067aa0ba902b7-01` };
+      runs.upsert(
+        kube.seed(resourcePath(FLOW_EXECUTIONS, NS), {
+          apiVersion: "kubecrew.io/v1alpha1",
+          kind: "FlowExecution",
+          metadata: { name: RUN, namespace: NS, uid: "run-uid", annotations },
+          spec: { flowRef: { name: "chain" }, inputs: { topic: "tides" } },
+        } as KubeObject),
+      );
+      await reconciler.reconcile(`${NS}/${RUN}`);
+      const runSpan = flowRunSpanId({ metadata: { uid: "run-uid" } });
+      expect(kube.stored(`${executions}/${methodExecutionName(RUN, "third#1")}`)).toMatchObject({
+        metadata: { annotations: { "kubecrew.io/traceparent": `00-${trace}-${runSpan}-01` } },
+      });
+      // Stopped while its agent runs: the write of its end records the run's span, a look after it none again.
+      const running = kube.stored(runPath) as KubeObject & { spec: Record<string, unknown> };
+      runs.upsert(kube.seed(resourcePath(FLOW_EXECUTIONS, NS), { ...running, spec: { ...running.spec, stop: true } }));
+      await reconciler.reconcile(`${NS}/${RUN}`);
+      await reconciler.reconcile(`${NS}/${RUN}`);
+      await tracing.stop();
+      const spans = memory.getFinishedSpans();
+      expect(spans.map((s) => [s.name, s.attributes["kubecrew.phase"], s.spanContext().spanId])).toEqual([
+        ["flow chain", "Stopped", runSpan],
+      ]);
+      expect(spans[0]!.parentSpanContext?.spanId).toBe("00f067aa0ba902b7");
+    } finally {
+      await tracing.stop();
+    }
   });
 
   it("starts a child execution with no trace of its own from an untraced run", async () => {

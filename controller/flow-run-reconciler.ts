@@ -37,7 +37,7 @@ import type { CachedTaskResult } from "../kube/typed-objects.ts";
 import type { CachedFlow, CachedFlowExecution } from "./flow-caches.ts";
 import { advanceMethod, runOwner, type MethodWorld, type RunRef } from "./flow-method.ts";
 import { applyDecision, definitionOf, finished, outcomeOf, outputsOf, withProgress } from "./flow-run-status.ts";
-import { executionTraceparent } from "./execution-trace.ts";
+import { flowRunSpanTraceparent, recordFlowRunSpan } from "./flow-run-trace.ts";
 
 export interface FlowRunReconcilerOptions extends Omit<MethodWorld, "client"> {
   client: Pick<KubeApi, "create" | "mergePatch">;
@@ -346,6 +346,8 @@ export class FlowRunReconciler {
     const written = await applyStatus(this.o.client, this.o.runs, FLOW_EXECUTIONS, run, status);
     if (written && isFlowRunOver(status.phase)) {
       this.o.log.info({ flowExecution: run.metadata.name, phase: status.phase, error: status.error }, "Flow run ended");
+      // Once: the write that ends the run (a later write to an ended run is not its end).
+      if (!isFlowRunOver(run.status?.phase)) recordFlowRunSpan(run, run.spec.flowRef.name, status);
     }
     return written !== undefined && !isFlowRunOver(status.phase);
   }
@@ -380,7 +382,7 @@ export class FlowRunReconciler {
       flow: run.spec.flowRef.name,
       ...(run.spec.requestedBy ? { requestedBy: run.spec.requestedBy } : {}),
       startTime: new Date(run.status?.startTime ?? run.metadata.creationTimestamp ?? 0),
-      ...traceparentField(executionTraceparent(run)),
+      ...traceparentField(flowRunSpanTraceparent(run)),
     };
   }
 }

@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { SpanKind } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import { decodeFlow, decodeFlowExecution, type CachedFlow, type CachedFlowExecution } from "../kube/flow-objects.ts";
@@ -20,14 +21,16 @@ import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts"
 import type { CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts";
 import { CrewSpecSnapshots } from "../kube/crew-spec-snapshots.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";
-import { recordSpans, type SpanRecorder } from "../test/support/span-recorder.ts";
+import { startTracing, type Tracing } from "../platform/telemetry/tracing.ts";
 import { byExecution, executionForCache, resultForCache } from "./caches.ts";
+import { flowRunSpanId, recordFlowRunSpan } from "./flow-run-trace.ts";
 import { FlowWebhooks } from "./flow-webhooks.ts";
 import { WebhookDispatcher } from "./webhooks.ts";
 
-// A flow run's webhook deliveries on a cluster are spans of the run's trace: under the flow kickoff's span, whose
-// traceparent the API left on the FlowExecution, and each request carries its attempt span's `traceparent`, so a
-// receiver that traces continues the same trace. With tracing off the request carries no `traceparent`.
+// A flow run's webhook deliveries on a cluster are spans of the run's trace: under the run's span `flow <flow>`, itself
+// under the flow kickoff's span whose traceparent the API left on the FlowExecution; each request carries its attempt
+// span's `traceparent`, so a receiver that traces continues the same trace. With tracing off the request carries no
+// `traceparent`.
 const NS = "team-a";
 const RUN = "0b7c3f0e-9a51-4c36-8f0b-5a0d2f6c1e77";
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -162,18 +165,29 @@ async function deliverAll(annotations: Record<string, string>) {
   return received.sort((a, b) => a.path.localeCompare(b.path));
 }
 
-describe("a flow run's webhook deliveries, tracing on", () => {
-  let recorder: SpanRecorder;
+describe("a flow run's trace, tracing on", () => {
+  let memory: InMemorySpanExporter;
+  let tracing: Tracing | undefined;
   beforeEach(() => {
-    recorder = recordSpans();
+    memory = new InMemorySpanExporter();
+    // The exporter's own shutdown forgets what it holds: keep it for the test to read.
+    const exporter = { export: memory.export.bind(memory), shutdown: async () => {} };
+    tracing = startTracing({ env: {}, serviceName: "kubecrew-controller", exporter });
   });
   afterEach(async () => {
-    await recorder.stop();
+    await tracing?.stop();
   });
+  /** The spans exported so far (the batch sent: tracing stopped). */
+  const exported = async (): Promise<ReadableSpan[]> => {
+    await tracing?.stop();
+    tracing = undefined;
+    return memory.getFinishedSpans();
+  };
+  const RUN_SPAN = flowRunSpanId({ metadata: { uid: "run-uid" } });
 
-  it("are client spans under the flow kickoff's span, each request carrying its own span's traceparent", async () => {
+  it("has each delivery attempt as a client span under the run's span, its request carrying its traceparent", async () => {
     const received = await deliverAll({ [ANNOTATION_TRACEPARENT]: `00-${TRACE}-${KICKOFF_SPAN}-01` });
-    const spans = recorder.spans();
+    const spans = await exported();
     expect(
       spans.map((s) => [s.name, s.kind, s.attributes["kubecrew.webhook.hook"], s.attributes["kubecrew.execution"]]),
     ).toEqual(
@@ -185,13 +199,46 @@ describe("a flow run's webhook deliveries, tracing on", () => {
     expect(spans).toHaveLength(2);
     for (const span of spans) {
       expect(span.spanContext().traceId).toBe(TRACE);
-      expect(span.parentSpanContext?.spanId).toBe(KICKOFF_SPAN);
+      expect(span.parentSpanContext?.spanId).toBe(RUN_SPAN);
     }
     const spanOf = (hook: string) => spans.find((s) => s.attributes["kubecrew.webhook.hook"] === hook)!;
     expect(received).toEqual([
       { path: "/flow", traceparent: `00-${TRACE}-${spanOf("flow").spanContext().spanId}-01` },
       { path: "/method", traceparent: `00-${TRACE}-${spanOf("method:first#1").spanContext().spanId}-01` },
     ]);
+  });
+
+  it("has the run's span, with the id its children named, under the kickoff's, an error when the run failed", async () => {
+    const run = {
+      metadata: {
+        name: RUN,
+        namespace: NS,
+        uid: "run-uid",
+        creationTimestamp: "2026-11-27T03:00:00Z",
+        annotations: { [ANNOTATION_TRACEPARENT]: `00-${TRACE}-${KICKOFF_SPAN}-01` },
+      },
+    };
+    recordFlowRunSpan(run, "chain", {
+      phase: "Failed",
+      error: "methods.first: boom",
+      completionTime: "2026-11-27T03:00:05Z",
+    });
+    recordFlowRunSpan({ metadata: { ...run.metadata, annotations: {} } }, "chain", { phase: "Succeeded" });
+    const spans = await exported();
+    expect(spans).toHaveLength(1);
+    expect(spans[0]).toMatchObject({
+      name: "flow chain",
+      attributes: {
+        "kubecrew.flow": "chain",
+        "kubecrew.execution": RUN,
+        "kubecrew.phase": "Failed",
+        "k8s.namespace.name": NS,
+      },
+      status: { code: SpanStatusCode.ERROR, message: "methods.first: boom" },
+    });
+    expect(spans[0]!.spanContext()).toMatchObject({ traceId: TRACE, spanId: RUN_SPAN });
+    expect(spans[0]!.parentSpanContext?.spanId).toBe(KICKOFF_SPAN);
+    expect(spans[0]!.duration).toEqual([5, 0]);
   });
 });
 

@@ -12,7 +12,7 @@ import { isUndecodable, type Undecodable } from "../kube/runtime/undecodable.ts"
 import type { CachedExecution, CachedTaskResult } from "../kube/typed-objects.ts";
 import { CrewSigningSecrets } from "./crew-signing-secret.ts";
 import { WEBHOOKS_ANNOTATION } from "./execution-reconciler.ts";
-import { executionTraceparent } from "./execution-trace.ts";
+import { flowRunSpanTraceparent } from "./flow-run-trace.ts";
 import type { CachedFlow, CachedFlowExecution } from "./flow-caches.ts";
 import { WEBHOOK_SECRET_ANNOTATION, WebhookSecrets } from "./webhook-secrets.ts";
 import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webhooks.ts";
@@ -40,8 +40,8 @@ export interface FlowWebhooksOptions {
  * with the flow's secret (a Secret the Flow names, else `<flow>-flow-webhook`, generated once per Flow and owned by
  * it), retried alike, delivered at least once with a stable delivery id — and are recorded when they end, in the
  * run's `kubecrew.io/webhook-deliveries` annotation, so a restarted controller does not send them again. With
- * tracing on, each attempt is a span under the flow kickoff's span (the run's `kubecrew.io/traceparent`), and its
- * request carries that span's `traceparent`.
+ * tracing on, each attempt is a span under the run's span (flow-run-trace.ts), and its request carries the attempt
+ * span's `traceparent`.
  */
 export class FlowWebhooks {
   private readonly o: FlowWebhooksOptions;
@@ -95,7 +95,7 @@ export class FlowWebhooks {
         executionUid: run.metadata.uid ?? "",
         crew: "",
         flow: run.spec.flowRef.name,
-        ...traceparentField(executionTraceparent(run)),
+        ...traceparentField(flowRunSpanTraceparent(run)),
       });
     }
   }
@@ -167,7 +167,7 @@ export class FlowWebhooks {
   }
 }
 
-/** The run's trace, as the kickoff's span left it on the FlowExecution: each delivery attempt is a span in it. */
+/** The run's span (under the kickoff's, flow-run-trace.ts): each delivery attempt is a span under it. */
 const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
 /** A FlowExecution as the hooks read it: its methods, each method's latest output, the final output. */

@@ -36,7 +36,7 @@ export interface ActionDeps {
   signal: AbortSignal;
   /** The kickoff's requester, handed to each child execution (whose user's apps it acts with). */
   requestedBy?: Requester;
-  /** The run's trace (its kickoff span's traceparent): each child execution's span is started under it. */
+  /** The run span's traceparent: each child execution's span is started under it. */
   traceparent?: string;
 }
 

@@ -13,6 +13,8 @@ import { feedbackOnMock, mockFeedback } from "../core/flow/mock-feedback.ts";
 import { feedbackOutcome, outputText, routerOutcome } from "../core/flow/outcomes.ts";
 import type { Json } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
+import type { Span } from "@opentelemetry/api";
+import { endFlowRunSpan, startFlowRunSpan } from "../platform/telemetry/flow-run-span.ts";
 import { traceparentOf } from "../platform/telemetry/trace-context.ts";
 import { runMethodAction } from "./flow-actions.ts";
 import { FlowRunWebhooks, type FlowRunHooks } from "./flow-webhooks.ts";
@@ -36,6 +38,8 @@ interface Run extends FlowRunView, FlowRunHooks {
   stepPoll?: NodeJS.Timeout;
   /** The kickoff's requester: its child executions act with its user's connected apps. */
   requestedBy?: Requester;
+  /** The run's span until it ends (a no-op span with tracing off). */
+  span: Span;
 }
 
 /** How often a run with a step webhook reads its child executions' steps. */
@@ -112,6 +116,7 @@ export class FlowRuns implements FlowBackend {
 
   kickoff(flow: LoadedFlow, state: Record<string, Json>, given: FlowKickoffExtras = {}): string {
     const id = randomUUID();
+    const span = startFlowRunSpan({ flow: flow.name, execution: id });
     const run: Run = {
       id,
       flow: flow.name,
@@ -134,8 +139,9 @@ export class FlowRuns implements FlowBackend {
       hooksSent: new Set(),
       childRuns: new Map(),
       stepsSending: new Set(),
-      // The kickoff's span (the active one, tracing on): the run's webhook spans and child executions join its trace.
-      ...traceparentField(traceparentOf()),
+      // The run's span, under the kickoff's (the active one): its webhook deliveries and child executions go under it.
+      span,
+      ...traceparentField(traceparentOf(span)),
     };
     this.runs.set(id, run);
     // The child executions' steps are read as they come: looked at every STEP_POLL_MS while the run goes on.
@@ -296,6 +302,7 @@ export class FlowRuns implements FlowBackend {
     run.abort.abort();
     clearInterval(run.stepPoll);
     for (const child of run.children) void this.stopChild(child);
+    endFlowRunSpan(run.span, phase, error);
     this.event(run, "flow_finished", undefined, { phase, ...(error ? { error } : {}) });
     this.options.log.info({ flow: run.flow, execution: run.id, phase }, "Flow finished");
     this.changed(run);

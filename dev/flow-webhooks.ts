@@ -24,7 +24,7 @@ export interface FlowRunHooks {
   childRuns: Map<string, string>;
   /** Step webhooks being sent: the next step of the same place waits until this one is done. */
   stepsSending: Set<string>;
-  /** The kickoff span's W3C traceparent (tracing on): each delivery attempt is a span under it. */
+  /** The run span's W3C traceparent (tracing on): each delivery attempt is a span under it. */
   traceparent?: string;
 }
 
@@ -40,8 +40,7 @@ export interface FlowRunWebhooksOptions {
  * `kubecrew dev`'s flow webhooks: on each change of a run, the hooks dueFlowWebhooks() finds are sent once, signed as
  * a crew's are with a key generated per flow (GET /flows/{flow}/webhook-signing), with the same tries as a crew's. A
  * method run's steps are read from its child executions; a place's next step goes once the one before is done. Each
- * attempt is a span of the run's trace (under its kickoff's span) whose `traceparent` the request carries, as the
- * controller's (tracing on).
+ * attempt is a span under the run's span whose `traceparent` the request carries, as the controller's (tracing on).
  */
 export class FlowRunWebhooks {
   private readonly keys = new WebhookSigningKeys();
