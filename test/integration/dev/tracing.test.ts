@@ -146,6 +146,10 @@ it("exports one trace: kickoff → execution → task → LLM call / tool call",
   ]);
   for (const hook of hooks)
     expect(hook).toMatchObject({ service: "kubecrew", attributes: { "kubecrew.execution": kickoff_id } });
+  // Each request names its attempt's span as its parent (W3C traceparent), for a receiver that traces.
+  const sent = receiver.hooks.map((h) => String(h.headers.traceparent ?? "").split("-"));
+  expect(sent.map(([, trace]) => trace)).toEqual(hooks.map(() => final.trace_id));
+  expect(sent.map(([, , span]) => span).sort()).toEqual(hooks.map((s) => s.spanId).sort());
   // Every line of kubecrew dev's that names the execution names its trace.
   const named = lines.filter((line) => JSON.stringify(line).includes(kickoff_id));
   expect(named.filter((line) => line.msg === "Task started")).toHaveLength(3);
