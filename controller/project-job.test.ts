@@ -3,6 +3,7 @@ import pino from "pino";
 import type { KubeObject } from "../kube/runtime/client.ts";
 import * as r from "../kube/resources.ts";
 import { RecordingKube } from "../test/support/recording-kube.ts";
+import { AppCredentials } from "./app-credentials.ts";
 import { createCaches, type Caches } from "./caches.ts";
 import { ExecutionReconciler } from "./execution-reconciler.ts";
 
@@ -51,7 +52,7 @@ describe("a whole CrewAI project's Job", () => {
     clock = T0;
   });
 
-  const reconciler = () =>
+  const reconciler = (appCredentials?: AppCredentials) =>
     new ExecutionReconciler({
       client: kube,
       caches,
@@ -61,11 +62,12 @@ describe("a whole CrewAI project's Job", () => {
       log,
       events: { record: () => undefined },
       webhooks: { enqueue: () => true },
+      ...(appCredentials ? { appCredentials } : {}),
     });
 
-  function given(execution: KubeObject): void {
+  function given(execution: KubeObject, crew = crewObject): void {
     caches.executions.upsert(kube.seed(r.resourcePath(r.CREW_EXECUTIONS, NS), execution));
-    caches.crews.upsert(kube.seed(r.resourcePath(r.CREWS, NS), crewObject));
+    caches.crews.upsert(kube.seed(r.resourcePath(r.CREWS, NS), crew));
   }
   const jobs = () => kube.writes.filter((w) => w.verb === "create" && w.path === r.resourcePath(r.JOBS, NS));
   const storedStatus = () => (kube.stored(r.resourcePath(r.CREW_EXECUTIONS, NS, ID)) as { status: unknown }).status;
@@ -95,6 +97,54 @@ describe("a whole CrewAI project's Job", () => {
     expect(job.metadata.labels).toMatchObject({ [r.LABEL_EXECUTION]: ID, [r.LABEL_TASK]: "research_task" });
     expect(kube.stored(r.resourcePath(r.JOBS, NS, `${ID}-0`))).toBeUndefined();
     expect(statusWritten()).toMatchObject({ status: { phase: "Running", currentTask: "research_task" } });
+  });
+
+  it("of a declared crew CrewAI runs whole, carries every agent's apps credential and MCP header Secrets", async () => {
+    // A hierarchical crew: its first task's agent is the manager (no apps); the second agent has apps and a server.
+    const declared: KubeObject = {
+      ...crewObject,
+      spec: {
+        runtime: "crewai",
+        process: "hierarchical",
+        llm: { provider: "openai", model: "gpt-4o-mini", apiKeySecretRef: { name: "llm", key: "key" } },
+        managerLlm: { provider: "openai", model: "gpt-4o" },
+        runner: { executionTimeoutSeconds: 600 },
+        mcpServers: [
+          {
+            name: "docs",
+            url: "http://docs.internal/mcp",
+            headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "docs-mcp", key: "token" } } }],
+          },
+        ],
+        agents: [
+          { name: "researcher", role: "Researcher", goal: "Find" },
+          { name: "mailer", role: "Mailer", goal: "Mail", apps: ["gmail"], mcps: ["docs"] },
+        ],
+        tasks: [
+          { name: "research_task", description: "Research", expectedOutput: "Bullets" },
+          { name: "mail_task", agent: "mailer", description: "Mail", expectedOutput: "Sent" },
+        ],
+      },
+    };
+    given(executionObject(), declared);
+    const settings = {
+      url: "http://integrations:8787/v1/mcp",
+      signingKey: "apps-signing-key-for-unit-tests-0123456789",
+    };
+    await reconciler(new AppCredentials({ client: kube, settings, fetch: globalThis.fetch, log })).reconcile(KEY);
+    const pod = (
+      kube.stored(r.resourcePath(r.JOBS, NS, PROJECT_JOB)) as {
+        spec: { template: { spec: { volumes: { name: string }[]; containers: { env: { name: string }[] }[] } } };
+      }
+    ).spec.template.spec;
+    expect(kube.stored(r.resourcePath(r.SECRETS, NS, `${ID}-apps`))).toBeDefined();
+    expect(pod.volumes).toContainEqual(expect.objectContaining({ name: "apps-credential" }));
+    const env = pod.containers[0]!.env;
+    expect(env).toContainEqual({ name: "KUBECREW_APPS_URL", value: settings.url });
+    expect(env).toContainEqual({
+      name: "KUBECREW_SECRET_DOCS_MCP_TOKEN",
+      valueFrom: { secretKeyRef: { name: "docs-mcp", key: "token" } },
+    });
   });
 
   it("is adopted by a restarted controller, whose caches do not show it yet: never a second Job", async () => {

@@ -144,12 +144,14 @@ export function taskConfigMap(execution: ExecutionRef, assignment: TaskAssignmen
 }
 
 /**
- * The MCP header values the task's servers take from Secrets, as the variables the runner reads them from
- * (`secretEnvName`): the kubelet resolves them, so the runner's account needs no access to Secrets.
+ * The MCP header values the task's servers take from Secrets (its agent's, and its coworkers': their work runs in the
+ * pod too, a whole run's every agent), as the variables the runner reads them from (`secretEnvName`): the kubelet
+ * resolves them, so the runner's account needs no access to Secrets.
  */
 function mcpHeaderSecretEnv(assignment: TaskAssignment) {
   const refs = new Map<string, { name: string; key: string }>();
-  for (const server of assignment.tools.mcpServers) {
+  const servers = [assignment.tools, ...(assignment.coworkers ?? []).map((c) => c.tools)].flatMap((t) => t.mcpServers);
+  for (const server of servers) {
     for (const header of server.headers) {
       const ref = header.valueFrom?.secretKeyRef;
       if (ref) refs.set(secretEnvName(ref), ref);

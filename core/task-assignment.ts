@@ -28,6 +28,10 @@ export const declaredCrew = z.object({
         agent: z.string().optional(),
         context: z.array(z.string()).optional(),
         asyncExecution: z.boolean().optional(),
+        tools: z
+          .array(z.string())
+          .optional()
+          .describe("The task's `tools`: the only tools of its agent's it may use (CrewAI's Task tools)"),
         ...taskGuardrailFields,
         ...taskPythonFields,
       }),

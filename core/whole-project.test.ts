@@ -256,18 +256,28 @@ describe("a crewai crew CrewAI runs whole from its spec (hierarchical, or agents
     expect(assignment.agent.role).toBe("Boss");
   });
 
-  it("refuses what the crewai runtime cannot give such a crew yet, saying what to do instead", () => {
-    const agents = hierarchical.agents.map((a, i) => (i === 0 ? { ...a, mcps: ["https://mcp.example/mcp"] } : a));
-    const tasks = hierarchical.tasks.map((t, i) => (i === 1 ? { ...t, tools: ["http_request"], humanInput: true } : t));
-    const why =
-      "which the crewai runtime does not give a crew it runs whole (process hierarchical or allowDelegation) yet";
-    const instead = "use runtime kubecrew, or a CrewAI project of your own (spec.runner.crew)";
-    expect(crewSpecProblems({ ...hierarchical, agents, tasks })).toEqual([
-      `agent "researcher" has mcps or apps, ${why}: ${instead}`,
-      `task "title" has tools, ${why}: ${instead}`,
-      `task "title" has humanInput, ${why}: ${instead}`,
+  it("gives its agents their mcps and apps and its tasks their tools; refuses a wait for a person, and tools without an agent", () => {
+    const agents = hierarchical.agents.map((a, i) =>
+      i === 0 ? { ...a, mcps: ["https://mcp.example/mcp"], apps: ["gmail"] } : a,
+    );
+    const tasks = hierarchical.tasks.map((t, i) => (i === 1 ? { ...t, tools: ["lookup"] } : t));
+    expect(crewSpecProblems({ ...hierarchical, agents, tasks })).toEqual([]);
+    const assignment = startOf({ ...hierarchical, agents, tasks })!;
+    // Each agent's servers are resolved for it alone; the task's tools go with the declared task.
+    expect(assignment.coworkers!.map((c) => c.tools.mcpServers.map((m) => m.url))).toEqual([
+      ["https://mcp.example/mcp"],
+      [],
     ]);
-    expect(crewSpecProblems(hierarchical)).toEqual([]);
-    expect(crewSpecProblems({ ...hierarchical, agents, tasks, runtime: "kubecrew" })).toEqual([]);
+    expect(assignment.coworkers![0]!.agent.apps).toEqual(["gmail"]);
+    expect(assignment.project!.declared!.tasks[1]!.tools).toEqual(["lookup"]);
+    expect(assignment.project!.declared!.tasks[0]!.tools).toBeUndefined();
+
+    const waiting = tasks.map((t, i) => (i === 0 ? { ...t, tools: ["lookup"] } : { ...t, humanInput: true }));
+    const whole = "a crew the crewai runtime runs whole (process hierarchical or allowDelegation)";
+    expect(crewSpecProblems({ ...hierarchical, agents, tasks: waiting })).toEqual([
+      `task "article" has tools but no agent, in ${whole}: a task's tools are tools of its agent's; name the agent (tasks[].agent) or remove tools`,
+      `task "title" has humanInput, which ${whole} cannot wait for: its one run holds every task's work; use runtime kubecrew, or remove humanInput`,
+    ]);
+    expect(crewSpecProblems({ ...hierarchical, agents, tasks: waiting, runtime: "kubecrew" })).toEqual([]);
   });
 });

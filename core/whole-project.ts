@@ -63,21 +63,28 @@ export function runsWhole(spec: WholeFields): boolean {
 }
 
 /**
- * What the crewai runtime cannot give the agents of a declared crew it runs whole yet, one line each: never left out
- * in silence.
+ * What the crewai runtime cannot give a declared crew it runs whole, one line each: never left out in silence. A task
+ * cannot wait for a person (the run holds every task's work in one pod: one task cannot be parked and run again on its
+ * own), and a hierarchical crew's task without an agent cannot have `tools`: they name tools of the task's agent
+ * (CrewAI gives a task's tools to the manager, beside its delegation to that agent).
  */
 export function declaredWholeProblems(spec: CrewSpec): string[] {
   if (!declaredWhole(spec)) return [];
-  const why =
-    "which the crewai runtime does not give a crew it runs whole (process hierarchical or allowDelegation) yet";
-  const instead = "use runtime kubecrew, or a CrewAI project of your own (spec.runner.crew)";
+  const whole = "a crew the crewai runtime runs whole (process hierarchical or allowDelegation)";
   const problems: string[] = [];
-  for (const a of [...spec.agents, ...(spec.managerAgent ? [spec.managerAgent] : [])]) {
-    if (a.mcps.length > 0 || a.apps.length > 0) problems.push(`agent "${a.name}" has mcps or apps, ${why}: ${instead}`);
-  }
   for (const t of spec.tasks) {
-    if (t.tools !== undefined) problems.push(`task "${t.name}" has tools, ${why}: ${instead}`);
-    if (t.humanInput) problems.push(`task "${t.name}" has humanInput, ${why}: ${instead}`);
+    if (t.tools !== undefined && t.agent === undefined) {
+      problems.push(
+        `task "${t.name}" has tools but no agent, in ${whole}: a task's tools are tools of its agent's; ` +
+          "name the agent (tasks[].agent) or remove tools",
+      );
+    }
+    if (t.humanInput) {
+      problems.push(
+        `task "${t.name}" has humanInput, which ${whole} cannot wait for: its one run holds every task's work; ` +
+          "use runtime kubecrew, or remove humanInput",
+      );
+    }
   }
   return problems;
 }
@@ -94,6 +101,7 @@ export function declaredCrewOf(spec: CrewSpec, inputs: JsonObject): DeclaredCrew
       ...(t.agent !== undefined ? { agent: t.agent } : {}),
       ...(t.context !== undefined ? { context: t.context } : {}),
       ...(t.asyncExecution ? { asyncExecution: true } : {}),
+      ...(t.tools !== undefined ? { tools: t.tools } : {}),
       ...(t.outputJson !== undefined ? { outputJson: t.outputJson } : {}),
       ...(t.guardrail !== undefined ? { guardrail: t.guardrail } : {}),
       ...(t.guardrails !== undefined ? { guardrails: t.guardrails } : {}),

@@ -1,10 +1,11 @@
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { mintAppCredential } from "../core/app-credential.ts";
-import { appCredentialExpiry, declaredApps } from "../core/crew-apps.ts";
+import { appCredentialExpiry, assignmentUsesApps, declaredApps } from "../core/crew-apps.ts";
 import type { CrewSpec } from "../core/crew.ts";
 import type { AppsSettings } from "../core/execution-apps.ts";
 import type { Requester } from "../core/execution.ts";
+import type { TaskAssignment } from "../core/task-assignment.ts";
 import type { Logger } from "../core/logger.ts";
 import type { Fetch } from "../platform/outbound/outbound-fetch.ts";
 
@@ -23,12 +24,15 @@ export class LocalAppCredentials {
     this.o = options;
   }
 
-  /** The runner environment of a task: the apps' URL and credential file for an agent with apps, else nothing. */
+  /**
+   * The runner environment of a task: the apps' URL and credential file when its agent, or an agent it may delegate
+   * to (a whole run's every agent), has apps; else nothing.
+   */
   async envFor(
     execution: { id: string; spec: CrewSpec; requestedBy: Requester | undefined; startTime: Date },
-    agent: { apps: string[] },
+    assignment: Pick<TaskAssignment, "agent" | "coworkers">,
   ): Promise<Record<string, string>> {
-    if (agent.apps.length === 0) return {};
+    if (!assignmentUsesApps(assignment)) return {};
     let file = this.files.get(execution.id);
     if (!file) {
       file = this.mint(execution);

@@ -323,7 +323,7 @@ export class LocalExecutions implements ExecutionBackend {
                   requestedBy: execution.spec.requestedBy,
                   startTime: started ? new Date(started) : now,
                 },
-                action.assignment.agent,
+                action.assignment,
               )
             : {};
         const crewaiEnv =

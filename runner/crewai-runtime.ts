@@ -154,29 +154,26 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
   let launch: Record<string, unknown>;
   let secrets: string[];
   try {
-    const apps = await appsMcpServer(assignment.agent, deps.apps);
-    const servers = [...assignment.tools.mcpServers, ...(apps ? [apps] : [])].map((server) => ({
-      name: server.name,
-      url: server.url,
-      transport: server.transport,
-      headers: mcpHeaders(server, deps.env),
-      ...(server.tools ? { tools: server.tools } : {}),
-      timeoutSeconds: server.timeoutSeconds,
-    }));
+    const servers = await launchServers(assignment.agent, assignment.tools, deps);
     const apiKey = apiKeyFor(llm, deps.env);
-    // A crew CrewAI runs whole from its spec (core/whole-project.ts) has every agent in the pod: each one's key.
+    // A crew CrewAI runs whole from its spec (core/whole-project.ts) has every agent in the pod: each one's key, and
+    // each one's MCP servers and connected apps (by agent name), as a task's are resolved for its one agent.
+    const crewAgents = assignment.project?.declared ? (assignment.coworkers ?? []) : [];
     const agentKeys = Object.fromEntries(
-      (assignment.project?.declared ? (assignment.coworkers ?? []) : []).flatMap(({ agent }) => {
+      crewAgents.flatMap(({ agent }) => {
         const key = agent.llm ? apiKeyFor(agent.llm, deps.env) : undefined;
         return key ? [[agent.name, key]] : [];
       }),
     );
+    const agentMcpServers: Record<string, LaunchServer[]> = {};
+    for (const { agent, tools } of crewAgents) agentMcpServers[agent.name] = await launchServers(agent, tools, deps);
+    const everyServer = [...servers, ...Object.values(agentMcpServers).flat()];
     // A server's URL may carry a key in its query (CrewAI's console prints URLs whole).
-    const queries = servers.map((s) => new URL(s.url).search.slice(1));
+    const queries = everyServer.map((s) => new URL(s.url).search.slice(1));
     secrets = [
       apiKey,
       ...Object.values(agentKeys),
-      ...servers.flatMap((s) => Object.values(s.headers)),
+      ...everyServer.flatMap((s) => Object.values(s.headers)),
       ...queries,
     ].filter((s): s is string => !!s);
     launch = {
@@ -188,6 +185,7 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
       secrets,
       ...(assignment.project ? { project: assignment.project } : {}),
       ...(Object.keys(agentKeys).length > 0 ? { agentKeys } : {}),
+      ...(crewAgents.length > 0 ? { agentMcpServers } : {}),
     };
   } catch (error) {
     return ended({ error: oneLine((error as Error).message) });
@@ -256,6 +254,33 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
     await proxy.close();
     await rm(home, { recursive: true, force: true });
   }
+}
+
+/** An MCP server as the adapter is given it: its header values resolved (mcp_servers.py). */
+interface LaunchServer {
+  name: string;
+  url: string;
+  transport: string;
+  headers: Record<string, string>;
+  tools?: string[];
+  timeoutSeconds: number;
+}
+
+/** One agent's MCP servers with its connected apps as one more (apps-source.ts), their headers resolved. */
+async function launchServers(
+  agent: TaskAssignment["agent"],
+  tools: TaskAssignment["tools"],
+  deps: CrewaiRuntimeDeps,
+): Promise<LaunchServer[]> {
+  const apps = await appsMcpServer(agent, deps.apps);
+  return [...tools.mcpServers, ...(apps ? [apps] : [])].map((server) => ({
+    name: server.name,
+    url: server.url,
+    transport: server.transport,
+    headers: mcpHeaders(server, deps.env),
+    ...(server.tools ? { tools: server.tools } : {}),
+    timeoutSeconds: server.timeoutSeconds,
+  }));
 }
 
 interface AdapterResult {

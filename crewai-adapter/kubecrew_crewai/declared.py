@@ -1,7 +1,8 @@
 """A crew declared in the Crew (not a project of the user's) that CrewAI can only run whole: its process hierarchical
 (CrewAI's manager, around managerLlm or the crew's managerAgent, hands each task's work to the agents) or agents with
-allow_delegation (their coworkers must be agents of the same Crew). The Crew is built here from the spec's agents and
-tasks and run by project.py, which reports each task as CrewAI completes it.
+allow_delegation (their coworkers must be agents of the same Crew). The Crew is built here from the spec's agents (each
+with its own tools, MCP servers and connected apps) and tasks (each with its `tools` as CrewAI's task tools) and run by
+project.py, which reports each task as CrewAI completes it.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from typing import TYPE_CHECKING, Any
 from .guardrails import Guardrail, task_guardrails
 from .launch import CrewAgent, DeclaredCrew, DeclaredTask, Launch, LlmSettings
 from .llm import LlmConfigError, build_llm
+from .mcp_servers import McpServerUnusable, McpTool, mcp_tools
 from . import references
 from .task import TaskFailed
 
 if TYPE_CHECKING:
     from crewai import Agent, Crew, Task
     from crewai.llms.base_llm import BaseLLM
+    from crewai.tools import BaseTool
 
 
 def model(settings: LlmSettings | None, who: str) -> BaseLLM:
@@ -29,6 +32,8 @@ def model(settings: LlmSettings | None, who: str) -> BaseLLM:
 
 
 def crew_agent(spec: CrewAgent) -> Agent:
+    """The agent with its tools: http_request when it has it, and its MCP servers' tools (its `mcps` and its connected
+    apps), found through CrewAI's MCP support as a task's agent's are (mcp_servers.py)."""
     from crewai import Agent
 
     tools: list[Any] = []
@@ -36,7 +41,7 @@ def crew_agent(spec: CrewAgent) -> Agent:
         from .http_request_tool import HttpRequestTool
 
         tools.append(HttpRequestTool(allowed_hosts=spec.allowed_hosts))
-    return Agent(
+    agent = Agent(
         role=spec.role,
         goal=spec.goal,
         backstory=spec.backstory,
@@ -46,6 +51,32 @@ def crew_agent(spec: CrewAgent) -> Agent:
         allow_delegation=spec.allow_delegation,
         verbose=False,
     )
+    try:
+        agent.tools = [*tools, *mcp_tools(agent, spec.mcp_servers, None)]
+    except McpServerUnusable as error:
+        raise TaskFailed(f'agent "{spec.name}": {error}') from error
+    return agent
+
+
+def task_tools(task: DeclaredTask, agent: Agent | None) -> list[BaseTool]:
+    """The tools of its agent's a task's `tools` names (by the name on its server, or as CrewAI names it), as CrewAI's
+    Task tools: they replace the agent's own for the task (in a hierarchical crew CrewAI gives them to the manager,
+    beside its delegation to the task's agent). CrewAI takes an empty list for none given, so a task that names none
+    of its agent's tools fails rather than run with all of them."""
+    if task.tools is None:
+        return []
+    if agent is None:
+        raise TaskFailed(f'task "{task.name}" has tools but no agent whose tools they would be')
+    named = set(task.tools)
+    own: list[BaseTool] = list(agent.tools or [])
+    chosen = [t for t in own if t.name in named or (isinstance(t, McpTool) and t.original_name in named)]
+    if own and not chosen:
+        offered = ", ".join(sorted(t.original_name if isinstance(t, McpTool) else t.name for t in own))
+        raise TaskFailed(
+            f'task "{task.name}" has tools ({", ".join(task.tools)}), none of which its agent "{task.agent}" has '
+            f"(it has {offered})"
+        )
+    return chosen
 
 
 def checks(task: DeclaredTask, function: Any, llm: BaseLLM) -> list[Guardrail]:
@@ -89,6 +120,9 @@ def crew_task(task: DeclaredTask, agent: Agent | None, earlier: dict[str, Task],
             fields["guardrail_max_retries"] = task.guardrail_max_retries
     if task.context is not None:
         fields["context"] = [earlier[name] for name in task.context]
+    narrowed = task_tools(task, agent)
+    if narrowed:
+        fields["tools"] = [*fields.get("tools", []), *narrowed]
     return Task(
         name=task.name,
         description=task.description,

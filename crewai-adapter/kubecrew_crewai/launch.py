@@ -63,6 +63,8 @@ class DeclaredTask:
     #: Names of the tasks whose outputs it takes; None: CrewAI's default (every earlier output).
     context: list[str] | None = None
     async_execution: bool = False
+    #: The task's `tools`: the only tools of its agent's it may use; all of them when None.
+    tools: list[str] | None = None
     guardrail: str | None = None
     guardrails: list[GuardrailCheck] = field(default_factory=list)
     guardrail_max_retries: int | None = None
@@ -83,6 +85,8 @@ class CrewAgent:
     allow_delegation: bool
     llm: LlmSettings | None
     allowed_hosts: list[str]
+    #: Its MCP servers (its `mcps`, and its connected apps' endpoint), resolved by the runner as a task's are.
+    mcp_servers: list[McpServer] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -235,7 +239,7 @@ def parse_launch(text: str) -> Launch:
         output_json=_opt(_get(assignment, "task", dict), "outputJson", dict),
         guardrail=_opt(_get(assignment, "task", dict), "guardrail", str),
         guardrails=_guardrails(_get(assignment, "task", dict).get("guardrails")),
-        project=_project(raw.get("project"), assignment, raw.get("agentKeys") or {}),
+        project=_project(raw.get("project"), assignment, raw.get("agentKeys") or {}, raw.get("agentMcpServers") or {}),
         env=_env(raw.get("env")),
     )
 
@@ -265,7 +269,9 @@ def _env(raw: Any) -> dict[str, str]:
     return {str(k): v for k, v in raw.items()}
 
 
-def _project(raw: Any, assignment: dict[str, Any], keys: dict[str, Any]) -> Project | None:
+def _project(
+    raw: Any, assignment: dict[str, Any], keys: dict[str, Any], servers: dict[str, Any]
+) -> Project | None:
     if raw is None:
         return None
     if not isinstance(raw, dict):
@@ -279,14 +285,17 @@ def _project(raw: Any, assignment: dict[str, Any], keys: dict[str, Any]) -> Proj
         crew=crew,
         tasks=[ProjectTask(name=_get(t, "name", str), index=_get(t, "index", int)) for t in _get(raw, "tasks", list)],
         inputs=inputs,
-        declared=None if declared is None else _declared(declared, assignment.get("coworkers") or [], keys),
+        declared=None if declared is None else _declared(declared, assignment.get("coworkers") or [], keys, servers),
     )
 
 
-def _declared(raw: Any, coworkers: list[Any], keys: dict[str, Any]) -> DeclaredCrew:
+def _declared(raw: Any, coworkers: list[Any], keys: dict[str, Any], servers: dict[str, Any]) -> DeclaredCrew:
+    if not isinstance(servers, dict):
+        raise LaunchError("the launch message's agentMcpServers is not an object")
     tasks = []
     for t in _get(raw, "tasks", list):
         context = _opt(t, "context", list)
+        only = _opt(t, "tools", list)
         tasks.append(
             DeclaredTask(
                 name=_get(t, "name", str),
@@ -295,6 +304,7 @@ def _declared(raw: Any, coworkers: list[Any], keys: dict[str, Any]) -> DeclaredC
                 agent=_opt(t, "agent", str),
                 context=None if context is None else [str(c) for c in context],
                 async_execution=bool(t.get("asyncExecution")),
+                tools=None if only is None else [str(x) for x in only],
                 guardrail=_opt(t, "guardrail", str),
                 guardrails=_guardrails(t.get("guardrails")),
                 guardrail_max_retries=_opt(t, "guardrailMaxRetries", int),
@@ -321,9 +331,17 @@ def _declared(raw: Any, coworkers: list[Any], keys: dict[str, Any]) -> DeclaredC
                 allow_delegation=bool(agent.get("allowDelegation")),
                 llm=llm,
                 allowed_hosts=[str(h) for h in (c.get("tools") or {}).get("allowedHosts") or []],
+                mcp_servers=[_mcp_server(s) for s in _agent_servers(servers, name)],
             )
         )
     return DeclaredCrew(process=_get(raw, "process", str), manager=_opt(raw, "manager", str), tasks=tasks, agents=agents)
+
+
+def _agent_servers(servers: dict[str, Any], name: str) -> list[Any]:
+    own = servers.get(name) or []
+    if not isinstance(own, list):
+        raise LaunchError(f"the launch message's agentMcpServers.{name} is not a list")
+    return own
 
 
 def _python(raw: Any) -> PythonReferences | None:

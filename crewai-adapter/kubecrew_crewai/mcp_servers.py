@@ -53,6 +53,8 @@ class McpTool(BaseTool):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     native: Any
+    #: The tool's name on its server (CrewAI's name may carry the server's): what a task's `tools` names.
+    original_name: str = ""
 
     def _run(self, **kwargs: Any) -> Any:
         context = contextvars.copy_context()
@@ -71,6 +73,13 @@ def mcp_tools(agent: Agent, servers: list[McpServer], only: list[str] | None) ->
             where = f'MCP server "{server.name}" ({parts.scheme}://{parts.netloc}{parts.path})'
             raise McpServerUnusable(f"{where}: cannot be used: {error}") from error
         tools.extend(
-            McpTool(name=t.name, description=t.description, args_schema=t.args_schema, native=t) for t in natives
+            McpTool(
+                name=t.name,
+                description=t.description,
+                args_schema=t.args_schema,
+                native=t,
+                original_name=str(getattr(t, "original_tool_name", None) or t.name),
+            )
+            for t in natives
         )
     return tools

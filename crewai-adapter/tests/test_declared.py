@@ -2,12 +2,14 @@
 by the adapter from the spec and run by the real CrewAI against an OpenAI-compatible server on loopback."""
 
 import json
+import socket
 from typing import Any
 
 from crewai.tools.agent_tools.agent_tools import AgentTools
 from crewai.utilities.string_utils import sanitize_tool_name
 
 from .conftest import ChatServer, launch_message
+from .mcp_fixture import McpFixture, mcp_server  # noqa: F401 (a fixture)
 from .test_main import SECRET, run_adapter
 
 
@@ -151,3 +153,122 @@ def test_a_managers_agent_of_the_crews_own_leads_a_hierarchical_crew(chat_server
     # The manager is the crew's own agent, offered CrewAI's delegation tool over the writer.
     assert "Editor in Chief" in text(chat_server, 0) and "Publish good articles" in text(chat_server, 0)
     assert delegate_tool() in [t["function"]["name"] for t in chat_server.requests[0]["body"].get("tools") or []]
+
+
+def mcp_tool_name(server: dict[str, Any], tool: str) -> str:
+    """The name the model is offered an MCP server's tool by, as CrewAI names it (found through the adapter's code)."""
+    from crewai import LLM, Agent
+    from crewai.utilities.string_utils import sanitize_tool_name
+
+    from kubecrew_crewai.launch import McpServer
+    from kubecrew_crewai.mcp_servers import McpTool, mcp_tools
+
+    spec = McpServer(server["name"], server["url"], server["transport"], server["headers"], None, 10)
+    model = LLM(model="openai/x", base_url="http://127.0.0.1:9", api_key="k")
+    who = Agent(role="R", goal="g", backstory="b", llm=model)
+    tools = mcp_tools(who, [spec], None)
+    return next(sanitize_tool_name(t.name) for t in tools if isinstance(t, McpTool) and t.original_name == tool)
+
+
+def offered(chat_server: ChatServer, index: int) -> list[str]:
+    return [t["function"]["name"] for t in chat_server.requests[index]["body"].get("tools") or []]
+
+
+MCP_SECRET = "mcp-header-secret-0123456789"
+
+
+def fixture_server(mcp_server: McpFixture) -> dict[str, Any]:
+    return {
+        "name": "docs",
+        "url": mcp_server.url,
+        "transport": "streamable-http",
+        "headers": {"Authorization": f"Bearer {MCP_SECRET}"},
+        "timeoutSeconds": 10,
+    }
+
+
+def test_an_agent_of_a_hierarchical_crew_calls_its_own_mcp_servers_tools(
+    chat_server: ChatServer, mcp_server: McpFixture
+) -> None:
+    server = fixture_server(mcp_server)
+    lookup = mcp_tool_name(server, "lookup")
+    chat_server.answers = [
+        {"name": delegate_tool(), "arguments": {"task": "Look tides up", "context": "", "coworker": "Researcher"}},
+        {"name": lookup, "arguments": {"key": "tides"}},
+        "Tides: value of tides.",
+        "The article on tides.",
+    ]
+    declared = {
+        "process": "hierarchical",
+        "manager": "llm",
+        "tasks": [{"name": "article", "description": "Write about tides", "expectedOutput": "An article"}],
+    }
+    agents = [agent("researcher", "Researcher", chat_server.base_url), agent("writer", "Writer", chat_server.base_url)]
+    message = declared_launch(chat_server, declared, agents)
+    message["agentMcpServers"] = {"researcher": [server]}
+    message["secrets"].append(MCP_SECRET)
+    code, lines, stderr = run_adapter(message)
+    assert code == 0, stderr
+    assert lines[-1]["outcome"]["output"] == "The article on tides."
+    # The researcher was offered its server's tool and called it; the manager was not offered it.
+    assert lookup in offered(chat_server, 1) and lookup not in offered(chat_server, 0)
+    assert mcp_server.calls == [("lookup", {"key": "tides"})]
+    assert f"Bearer {MCP_SECRET}" in mcp_server.authorizations
+    tools = [line for line in lines if "step" in line and line["step"]["kind"] == "tool"]
+    assert [(t["taskIndex"], t["step"]["tool"], t["step"]["output"]) for t in tools] == [(0, lookup, "value of tides")]
+    assert MCP_SECRET not in json.dumps(lines) + stderr
+
+
+def test_a_tasks_tools_narrow_its_agents_for_that_task_only(chat_server: ChatServer, mcp_server: McpFixture) -> None:
+    server = fixture_server(mcp_server)
+    shout = mcp_tool_name(server, "shout")
+    lookup = mcp_tool_name(server, "lookup")
+    chat_server.answers = [{"name": shout, "arguments": {"text": "tides"}}, "TIDES", "Looked up."]
+    declared: dict[str, Any] = {
+        "process": "sequential",
+        "tasks": [
+            {"name": "loud", "description": "Shout", "expectedOutput": "Text", "agent": "writer", "tools": ["shout"]},
+            {"name": "plain", "description": "Look up", "expectedOutput": "Text", "agent": "writer"},
+        ],
+    }
+    agents = [
+        agent("researcher", "Researcher", chat_server.base_url),
+        agent("writer", "Writer", chat_server.base_url, allowDelegation=True, tools=["http_request"]),
+    ]
+    message = declared_launch(chat_server, declared, agents)
+    message["agentMcpServers"] = {"writer": [server]}
+    code, lines, stderr = run_adapter(message)
+    assert code == 0, stderr
+    assert [line["outcome"]["output"] for line in lines if "outcome" in line] == ["TIDES", "Looked up."]
+    # The first task offered only the tool it names (and CrewAI's delegation); the second all of the writer's.
+    assert shout in offered(chat_server, 0) and delegate_tool() in offered(chat_server, 0)
+    assert lookup not in offered(chat_server, 0) and "http_request" not in offered(chat_server, 0)
+    assert {shout, lookup, "http_request"} <= set(offered(chat_server, 2))
+    assert mcp_server.calls == [("shout", {"text": "tides"})]
+
+    declared["tasks"][0]["tools"] = ["search"]
+    message = declared_launch(chat_server, declared, agents)
+    code, lines, _ = run_adapter(message | {"agentMcpServers": {"writer": [server]}})
+    assert code == 1
+    assert lines[-1]["outcome"]["error"] == (
+        'task "loud" has tools (search), none of which its agent "writer" has (it has http_request, lookup, shout)'
+    )
+
+
+def test_an_mcp_server_an_agent_cannot_use_fails_the_run_naming_it_and_the_server(chat_server: ChatServer) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    declared = {
+        "process": "sequential",
+        "tasks": [{"name": "write", "description": "Write", "expectedOutput": "Text", "agent": "writer"}],
+    }
+    agents = [agent("writer", "Writer", chat_server.base_url, allowDelegation=True)]
+    message = declared_launch(chat_server, declared, agents)
+    down = {"name": "docs", "url": f"http://127.0.0.1:{port}/mcp", "transport": "streamable-http", "headers": {}}
+    message["agentMcpServers"] = {"writer": [down | {"timeoutSeconds": 5}]}
+    code, lines, _ = run_adapter(message)
+    assert code == 1
+    error = lines[-1]["outcome"]["error"]
+    assert error.startswith(f'agent "writer": MCP server "docs" (http://127.0.0.1:{port}/mcp): cannot be used:'), error
+    assert chat_server.requests == []

@@ -8,9 +8,11 @@ import {
   answer,
   startLlmFixture,
   toolCalls,
+  toolsOffered,
   type LlmFixture,
   type RecordedRequest,
 } from "../../support/llm-fixture.ts";
+import { startFixtureMcpServer, type FixtureMcpServer } from "../../support/mcp-servers.ts";
 
 // A Crew manifest on the crewai runtime (no runner.crew) whose process CrewAI can only run whole — hierarchical, with
 // managerLlm — run by `kubecrew dev` as one adapter process for the execution: CrewAI's manager delegates to the
@@ -20,6 +22,8 @@ const run = promisify(execFile);
 let dev: RunningDev;
 let llm: LlmFixture;
 let python: string;
+let mcp: FixtureMcpServer;
+const MCP_SECRET = "mcp-header-secret-0123456789";
 
 const crew = () => `apiVersion: kubecrew.io/v1alpha1
 kind: Crew
@@ -43,6 +47,51 @@ spec:
       guardrails: [{ maxLength: 12 }]
 `;
 
+// The same crew's shape with tools: the researcher uses an MCP server of the crew's (the repository's fixture server),
+// and the second task names the one tool of the researcher's it may use. CrewAI gives a hierarchical crew's task the
+// tools of its agent (all of them, or those the task names) and hands them to the manager, beside its delegation.
+const tooled = () => `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata: { name: tooled }
+spec:
+  runtime: crewai
+  process: hierarchical
+  llm: { provider: openai-compatible, model: gpt-4o-mini, baseURL: "${llm.baseURL}" }
+  managerLlm: { provider: openai-compatible, model: gpt-4o, baseURL: "${llm.baseURL}" }
+  runner: { retries: 0 }
+  mcpServers:
+    - name: docs
+      url: "${mcp.url}"
+      tools: [lookup, broken]
+      headers: [{ name: Authorization, value: "Bearer ${MCP_SECRET}" }]
+  agents:
+    - { name: researcher, role: Researcher, goal: "Find facts", mcps: [docs] }
+    - { name: writer, role: Writer, goal: "Write" }
+  tasks:
+    - { name: facts, agent: researcher, description: "Find facts about tides", expectedOutput: "Facts" }
+    - { name: check, agent: researcher, description: "Check the moon", expectedOutput: "A check", tools: [lookup] }
+`;
+
+/** The names CrewAI offers the fixture server's `lookup` and `broken` tools by (found through the adapter's code). */
+async function serverTools(): Promise<[string, string]> {
+  const code = [
+    "import sys",
+    "from crewai import Agent, LLM",
+    "from crewai.utilities.string_utils import sanitize_tool_name",
+    "from kubecrew_crewai.launch import McpServer",
+    "from kubecrew_crewai.mcp_servers import mcp_tools",
+    "a = Agent(role='R', goal='g', backstory='b', llm=LLM(model='openai/x', base_url='http://127.0.0.1:9', api_key='k'))",
+    "s = McpServer('docs', sys.argv[1], 'streamable-http', {}, None, 10)",
+    "names = {t.original_name: sanitize_tool_name(t.name) for t in mcp_tools(a, [s], None)}",
+    "print(names['lookup'], names['broken'])",
+  ].join("\n");
+  const env = { ...process.env, CREWAI_DISABLE_TELEMETRY: "true", OTEL_SDK_DISABLED: "true" };
+  // CrewAI's console may print before the names: they are the last line.
+  const { stdout } = await run(python, ["-c", code, mcp.url], { env });
+  const [lookup = "", broken = ""] = stdout.trim().split("\n").at(-1)!.split(" ");
+  return [lookup, broken];
+}
+
 /** CrewAI's own delegation tool's name as its native tool calling sends it, read from the package. */
 async function delegateTool(): Promise<string> {
   const code = [
@@ -59,13 +108,15 @@ async function delegateTool(): Promise<string> {
 beforeAll(async () => {
   python = crewaiPython();
   llm = await startLlmFixture();
+  mcp = await startFixtureMcpServer();
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.KUBECREW_CREWAI_PYTHON;
-  dev = await startTestDev({ "managed.yaml": crew() }, { runnerEnv: env });
+  dev = await startTestDev({ "managed.yaml": crew(), "tooled.yaml": tooled() }, { runnerEnv: env });
 }, 180_000);
 afterAll(async () => {
   await dev?.stop();
   await llm?.stop();
+  await mcp?.stop();
 });
 
 interface Status {
@@ -81,8 +132,8 @@ const auth = { authorization: `Bearer ${tokens.org}` };
 const text = (r: RecordedRequest) => JSON.stringify(r.body.messages);
 
 /** The execution's event stream, read to its final event. */
-async function events(id: string): Promise<Frame[]> {
-  const res = await fetch(`${dev.url}/crews/managed/status/${id}/events`, { headers: auth });
+async function events(id: string, crewName = "managed"): Promise<Frame[]> {
+  const res = await fetch(`${dev.url}/crews/${crewName}/status/${id}/events`, { headers: auth });
   const reader = res.body!.getReader();
   let raw = "";
   const frames = () =>
@@ -159,5 +210,59 @@ describe("a declared hierarchical crew on the crewai runtime in kubecrew dev", {
       ["title", "the answer has 29 characters, more than 12"],
       ["title", "passed"],
     ]);
+  });
+
+  it("gives each agent its MCP servers, and a task's tools to its manager, in the one run", async () => {
+    const delegate = await delegateTool();
+    const [lookup, broken] = await serverTools();
+    const before = llm.requests.length;
+    llm.enqueue(
+      toolCalls({ name: delegate, input: { task: "Look tides up", context: "", coworker: "Researcher" } }),
+      toolCalls({ name: lookup, input: { key: "tides" } }),
+      answer("Tides: value of tides."),
+      answer("Facts on tides."),
+      // The check task: its tools went to the manager (CrewAI's Task tools), which calls the tool itself.
+      toolCalls({ name: lookup, input: { key: "moon" } }),
+      answer("Checked: value of moon."),
+    );
+    const res = await fetch(`${dev.url}/crews/tooled/kickoff`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ inputs: {} }),
+    });
+    expect(res.status).toBe(200);
+    const id = ((await res.json()) as { kickoff_id: string }).kickoff_id;
+    const final = await waitFor(async () => {
+      const s = (await (await fetch(`${dev.url}/crews/tooled/status/${id}`, { headers: auth })).json()) as Status;
+      return s.status === "running" ? undefined : s;
+    }, 200_000);
+    expect(final.error).toBeUndefined();
+    expect(final.result!.tasks.map((t) => [t.task_id, t.output])).toEqual([
+      ["facts", "Facts on tides."],
+      ["check", "Checked: value of moon."],
+    ]);
+    const requests = llm.requests.slice(before);
+    expect(requests).toHaveLength(6);
+    const offered = (r: RecordedRequest) => toolsOffered(r.body).map((t) => t.name);
+    // The researcher has both tools of its server's allow-list, and so has the first task's manager (CrewAI's own
+    // way: the task takes its agent's tools); the second task's manager only the one the task names.
+    expect(offered(requests[1]!)).toEqual(expect.arrayContaining([lookup, broken]));
+    expect(offered(requests[0]!)).toEqual(expect.arrayContaining([delegate, lookup, broken]));
+    expect(offered(requests[4]!)).toEqual(expect.arrayContaining([delegate, lookup]));
+    expect(offered(requests[4]!)).not.toContain(broken);
+    expect(mcp.calls).toEqual([
+      { tool: "lookup", arguments: { key: "tides" } },
+      { tool: "lookup", arguments: { key: "moon" } },
+    ]);
+    expect(mcp.requests.some((h) => h.authorization === `Bearer ${MCP_SECRET}`)).toBe(true);
+
+    const steps = (await events(id, "tooled"))
+      .filter((f) => f.event === "step")
+      .map((f) => [f.data.task_id, f.data.step as { kind: string; tool?: string; output?: string }] as const);
+    expect(steps.filter(([, s]) => s.kind === "tool").map(([task, s]) => [task, s.tool, s.output])).toEqual([
+      ["facts", lookup, "value of tides"],
+      ["check", lookup, "value of moon"],
+    ]);
+    expect(JSON.stringify(final) + JSON.stringify(steps)).not.toContain(MCP_SECRET);
   });
 });
