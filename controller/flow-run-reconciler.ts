@@ -37,6 +37,7 @@ import type { CachedTaskResult } from "../kube/typed-objects.ts";
 import type { CachedFlow, CachedFlowExecution } from "./flow-caches.ts";
 import { advanceMethod, runOwner, type MethodWorld, type RunRef } from "./flow-method.ts";
 import { applyDecision, definitionOf, finished, outcomeOf, outputsOf, withProgress } from "./flow-run-status.ts";
+import { executionLogger } from "./execution-trace.ts";
 import { flowRunSpanTraceparent, recordFlowRunSpan } from "./flow-run-trace.ts";
 
 export interface FlowRunReconcilerOptions extends Omit<MethodWorld, "client"> {
@@ -122,7 +123,8 @@ export class FlowRunReconciler {
             ? mockFeedback(method)
             : undefined;
         if (!answer) continue;
-        if (!given) this.o.log.info({ flowExecution: run.metadata.name, activation: activation.id }, "Mock feedback");
+        if (!given)
+          this.logFor(run).info({ flowExecution: run.metadata.name, activation: activation.id }, "Mock feedback");
         const outcome = answer.outcome;
         const output = {
           output: status.waiting.output ?? null,
@@ -210,7 +212,7 @@ export class FlowRunReconciler {
     if (!verdict.ok) {
       return this.write(run, finished({ startTime: now }, "Failed", verdict.problems.join("; "), now, now));
     }
-    this.o.log.info({ flowExecution: name, flow: run.spec.flowRef.name }, "Flow run started");
+    this.logFor(run).info({ flowExecution: name, flow: run.spec.flowRef.name }, "Flow run started");
     const decision = decideFlow(verdict.definition, initialFlowState(), { type: "kickoff" });
     const status: FlowExecutionStatus = {
       phase: "Running",
@@ -259,7 +261,7 @@ export class FlowRunReconciler {
         now,
       );
     }
-    this.o.log.info(
+    this.logFor(run).info(
       { flowExecution: run.metadata.name, activation, failed: event.type === "failed" },
       "Flow method ended",
     );
@@ -345,7 +347,8 @@ export class FlowRunReconciler {
   private async write(run: CachedFlowExecution, status: FlowExecutionStatus): Promise<boolean> {
     const written = await applyStatus(this.o.client, this.o.runs, FLOW_EXECUTIONS, run, status);
     if (written && isFlowRunOver(status.phase)) {
-      this.o.log.info({ flowExecution: run.metadata.name, phase: status.phase, error: status.error }, "Flow run ended");
+      const line = { flowExecution: run.metadata.name, phase: status.phase, error: status.error };
+      this.logFor(run).info(line, "Flow run ended");
       // Once: the write that ends the run (a later write to an ended run is not its end).
       if (!isFlowRunOver(run.status?.phase)) recordFlowRunSpan(run, run.spec.flowRef.name, status);
     }
@@ -372,6 +375,11 @@ export class FlowRunReconciler {
     const byName = new Map<string, CachedTaskResult>();
     for (const r of this.o.results.byIndex(key)) if (!isUndecodable(r)) byName.set(r.metadata.name, r);
     return byName;
+  }
+
+  /** The run's lines name its trace (`trace_id`) when its kickoff was traced, as an execution's do. */
+  private logFor(run: CachedFlowExecution): Logger {
+    return executionLogger(this.o.log, run);
   }
 
   private refOf(run: CachedFlowExecution): RunRef {

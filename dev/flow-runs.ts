@@ -15,7 +15,7 @@ import type { Json } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
 import type { Span } from "@opentelemetry/api";
 import { endFlowRunSpan, startFlowRunSpan } from "../platform/telemetry/flow-run-span.ts";
-import { traceparentOf } from "../platform/telemetry/trace-context.ts";
+import { traceIdOf, traceparentOf } from "../platform/telemetry/trace-context.ts";
 import { runMethodAction } from "./flow-actions.ts";
 import { FlowRunWebhooks, type FlowRunHooks } from "./flow-webhooks.ts";
 import type { LocalExecutions } from "./local-executions.ts";
@@ -146,7 +146,7 @@ export class FlowRuns implements FlowBackend {
     this.runs.set(id, run);
     // The child executions' steps are read as they come: looked at every STEP_POLL_MS while the run goes on.
     if (run.webhooks?.step) run.stepPoll = setInterval(() => this.webhooks.deliverDue(run), STEP_POLL_MS).unref();
-    this.options.log.info({ flow: flow.name, execution: id }, "Flow kicked off");
+    logOf(run, this.options.log).info({ flow: flow.name, execution: id }, "Flow kicked off");
     this.apply(run, decideFlow(run.definition, run.graph, { type: "kickoff" }));
     return id;
   }
@@ -176,7 +176,7 @@ export class FlowRuns implements FlowBackend {
     const timer = setTimeout(() => {
       if (run.waitingActivation !== activation || isOver(run)) return;
       const { feedback, outcome } = mockFeedback(method);
-      this.options.log.info(
+      logOf(run, this.options.log).info(
         { flow: run.flow, execution: run.id, method: run.waiting?.method, outcome },
         "Mock feedback",
       );
@@ -304,7 +304,7 @@ export class FlowRuns implements FlowBackend {
     for (const child of run.children) void this.stopChild(child);
     endFlowRunSpan(run.span, phase, error);
     this.event(run, "flow_finished", undefined, { phase, ...(error ? { error } : {}) });
-    this.options.log.info({ flow: run.flow, execution: run.id, phase }, "Flow finished");
+    logOf(run, this.options.log).info({ flow: run.flow, execution: run.id, phase }, "Flow finished");
     this.changed(run);
   }
 
@@ -327,6 +327,12 @@ export class FlowRuns implements FlowBackend {
 }
 
 const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
+
+/** The run's lines name its trace (`trace_id`) when it has one, as an execution's do. */
+function logOf(run: Run, log: Logger): Logger {
+  const traceId = traceIdOf(run.traceparent);
+  return traceId ? log.child({ trace_id: traceId }) : log;
+}
 
 function isOver(run: Run): boolean {
   return run.phase === "Succeeded" || run.phase === "Failed" || run.phase === "Stopped";

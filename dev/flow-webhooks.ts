@@ -7,6 +7,7 @@ import {
 import type { Json, JsonObject } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
 import { stepWireForm } from "../core/task-step.ts";
+import { traceIdOf } from "../platform/telemetry/trace-context.ts";
 import type { LocalExecutions } from "./local-executions.ts";
 import { deliverWebhook } from "./webhook.ts";
 import { WebhookSigningKeys } from "./webhook-signing-keys.ts";
@@ -61,7 +62,9 @@ export class FlowRunWebhooks {
       if (run.stepsSending.has(action.hook)) continue;
       const trace = { traceparent: run.traceparent, execution: run.id, hook: action.hook };
       const identity = { delivery: `${run.id}/${action.hook}`, event: action.kind, trace };
-      const log = this.o.log.child({ flow: run.flow, execution: run.id, hook: action.hook });
+      const traceId = traceIdOf(run.traceparent);
+      const named = { flow: run.flow, execution: run.id, hook: action.hook, ...(traceId ? { trace_id: traceId } : {}) };
+      const log = this.o.log.child(named);
       const deps = { fetch: this.o.fetch, now: this.o.now, log };
       const sent = deliverWebhook(action.url, action.payload, deps, this.secretFor(run.flow), identity);
       if (action.kind !== "step") {

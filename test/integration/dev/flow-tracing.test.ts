@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { createLogger } from "../../../core/logger.ts";
 import type { RunningDev } from "../../../dev/start.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../../e2e/support/webhook-receiver.ts";
 import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
@@ -45,9 +46,11 @@ afterAll(async () => {
 const headers = { authorization: `Bearer ${tokens.org}`, "content-type": "application/json" };
 
 it("exports one trace per flow run: kickoff → run → webhook deliveries (their traceparent sent), child execution", async () => {
+  const lines: Record<string, unknown>[] = [];
+  const log = createLogger({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   dev = await startTestDev(
     { "traced-flow.yaml": FLOW },
-    { runnerEnv: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpEndpoint } },
+    { log, runnerEnv: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpEndpoint } },
   );
   const res = await fetch(`${dev.url}/flows/traced-flow/kickoff`, {
     method: "POST",
@@ -113,4 +116,8 @@ it("exports one trace per flow run: kickoff → run → webhook deliveries (thei
     service: "kubecrew-runner",
   });
   expect(JSON.stringify(spans)).not.toContain(WEBHOOK_TOKEN);
+  // Every line of kubecrew dev's that names the run names its trace.
+  const named = lines.filter((line) => JSON.stringify(line).includes(kickoff_id));
+  expect(named.map((line) => line.msg)).toEqual(expect.arrayContaining(["Flow kicked off", "Flow finished"]));
+  for (const line of named) expect(line).toMatchObject({ trace_id: kickoff.traceId });
 }, 120_000);
