@@ -40,7 +40,10 @@ export const LEASE_GROUP_LABEL = "kubecrew.io/controller-leases";
 export const LABEL_IDEMPOTENCY_KEY = "kubecrew.io/idempotency-key";
 export const ANNOTATION_IDEMPOTENCY_KEY = "kubecrew.io/idempotency-key-sha256";
 export const ANNOTATION_IDEMPOTENCY_REQUEST = "kubecrew.io/idempotency-request-sha256";
-/** The W3C traceparent of the kickoff that created a CrewExecution (tracing on): its trace's id and root. */
+/**
+ * The W3C traceparent a CrewExecution or FlowExecution was created under (tracing on): the kickoff's, or for a
+ * CrewExecution a flow method started, its flow run's span. Its trace's id and the object's parent span.
+ */
 export const ANNOTATION_TRACEPARENT = "kubecrew.io/traceparent";
 
 export const FLOWS = resourceType(API_GROUP, CRD_VERSION, "flows", "Flow");
