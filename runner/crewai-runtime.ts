@@ -146,6 +146,7 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
     ...recorder.summary(),
   });
   if (!llm) {
+    await dropEarlyAdapter(deps.python);
     return ended({
       error: `Agent "${assignment.agent.name}" has no LLM configured (set the crew's llm or the agent's llm)`,
     });
@@ -188,6 +189,7 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
       ...(crewAgents.length > 0 ? { agentMcpServers } : {}),
     };
   } catch (error) {
+    await dropEarlyAdapter(deps.python);
     return ended({ error: oneLine((error as Error).message) });
   }
   const redact = redactor(secrets);
@@ -254,6 +256,17 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
     await proxy.close();
     await rm(home, { recursive: true, force: true });
   }
+}
+
+/**
+ * A task that fails before its launch (no model, a header Secret or the apps credential missing) ends the adapter
+ * started early for it: waiting for its launch on stdin, it would keep the runner from exiting.
+ */
+async function dropEarlyAdapter(python: string): Promise<void> {
+  const early = takeEarlyAdapter(python);
+  if (!early) return;
+  early.child.kill("SIGKILL");
+  await rm(early.home, { recursive: true, force: true });
 }
 
 /** An MCP server as the adapter is given it: its header values resolved (mcp_servers.py). */

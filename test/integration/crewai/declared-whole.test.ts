@@ -1,8 +1,7 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningDev } from "../../../dev/start.ts";
 import { crewaiPython } from "../../support/crewai.ts";
+import { crewaiDelegateTool, crewaiMcpToolNames } from "../../support/crewai-tool-names.ts";
 import { startTestDev, tokens, waitFor } from "../../support/dev-server.ts";
 import {
   answer,
@@ -18,7 +17,6 @@ import { startFixtureMcpServer, type FixtureMcpServer } from "../../support/mcp-
 // managerLlm — run by `kubecrew dev` as one adapter process for the execution: CrewAI's manager delegates to the
 // crew's two agents through its own delegation tool, each task is reported as CrewAI completes it, and a task's
 // guardrail fails once and sends the answer back with its reason. The OpenAI-compatible fixture sees CrewAI's requests.
-const run = promisify(execFile);
 let dev: RunningDev;
 let llm: LlmFixture;
 let python: string;
@@ -72,38 +70,27 @@ spec:
     - { name: check, agent: researcher, description: "Check the moon", expectedOutput: "A check", tools: [lookup] }
 `;
 
-/** The names CrewAI offers the fixture server's `lookup` and `broken` tools by (found through the adapter's code). */
-async function serverTools(): Promise<[string, string]> {
-  const code = [
-    "import sys",
-    "from crewai import Agent, LLM",
-    "from crewai.utilities.string_utils import sanitize_tool_name",
-    "from kubecrew_crewai.launch import McpServer",
-    "from kubecrew_crewai.mcp_servers import mcp_tools",
-    "a = Agent(role='R', goal='g', backstory='b', llm=LLM(model='openai/x', base_url='http://127.0.0.1:9', api_key='k'))",
-    "s = McpServer('docs', sys.argv[1], 'streamable-http', {}, None, 10)",
-    "names = {t.original_name: sanitize_tool_name(t.name) for t in mcp_tools(a, [s], None)}",
-    "print(names['lookup'], names['broken'])",
-  ].join("\n");
-  const env = { ...process.env, CREWAI_DISABLE_TELEMETRY: "true", OTEL_SDK_DISABLED: "true" };
-  // CrewAI's console may print before the names: they are the last line.
-  const { stdout } = await run(python, ["-c", code, mcp.url], { env });
-  const [lookup = "", broken = ""] = stdout.trim().split("\n").at(-1)!.split(" ");
-  return [lookup, broken];
-}
+// An agent whose server takes a header from a Secret the runner was not given: the one run cannot be launched.
+const unready = () => `apiVersion: kubecrew.io/v1alpha1
+kind: Crew
+metadata: { name: unready }
+spec:
+  runtime: crewai
+  process: hierarchical
+  llm: { provider: openai-compatible, model: gpt-4o-mini, baseURL: "${llm.baseURL}" }
+  managerLlm: { provider: openai-compatible, model: gpt-4o, baseURL: "${llm.baseURL}" }
+  runner: { retries: 0, taskTimeoutSeconds: 90 }
+  mcpServers:
+    - name: docs
+      url: "${mcp.url}"
+      headers: [{ name: Authorization, valueFrom: { secretKeyRef: { name: docs-mcp, key: token } } }]
+  agents:
+    - { name: researcher, role: Researcher, goal: "Find facts", mcps: [docs] }
+  tasks:
+    - { name: facts, description: "Find facts about tides", expectedOutput: "Facts" }
+`;
 
-/** CrewAI's own delegation tool's name as its native tool calling sends it, read from the package. */
-async function delegateTool(): Promise<string> {
-  const code = [
-    "from crewai import Agent, LLM",
-    "from crewai.tools.agent_tools.agent_tools import AgentTools",
-    "from crewai.utilities.string_utils import sanitize_tool_name",
-    "a = Agent(role='R', goal='g', backstory='b', llm=LLM(model='openai/x', base_url='http://127.0.0.1:9', api_key='k'))",
-    "print(sanitize_tool_name(AgentTools(agents=[a]).tools()[0].name))",
-  ].join("\n");
-  const env = { ...process.env, CREWAI_DISABLE_TELEMETRY: "true", OTEL_SDK_DISABLED: "true" };
-  return (await run(python, ["-c", code], { env })).stdout.trim();
-}
+const delegateTool = () => crewaiDelegateTool(python);
 
 beforeAll(async () => {
   python = crewaiPython();
@@ -111,7 +98,11 @@ beforeAll(async () => {
   mcp = await startFixtureMcpServer();
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.KUBECREW_CREWAI_PYTHON;
-  dev = await startTestDev({ "managed.yaml": crew(), "tooled.yaml": tooled() }, { runnerEnv: env });
+  delete env.KUBECREW_SECRET_DOCS_MCP_TOKEN;
+  dev = await startTestDev(
+    { "managed.yaml": crew(), "tooled.yaml": tooled(), "unready.yaml": unready() },
+    { runnerEnv: env },
+  );
 }, 180_000);
 afterAll(async () => {
   await dev?.stop();
@@ -214,7 +205,8 @@ describe("a declared hierarchical crew on the crewai runtime in kubecrew dev", {
 
   it("gives each agent its MCP servers, and a task's tools to its manager, in the one run", async () => {
     const delegate = await delegateTool();
-    const [lookup, broken] = await serverTools();
+    const names = await crewaiMcpToolNames(python, mcp.url);
+    const [lookup, broken] = [names.lookup!, names.broken!];
     const before = llm.requests.length;
     llm.enqueue(
       toolCalls({ name: delegate, input: { task: "Look tides up", context: "", coworker: "Researcher" } }),
@@ -264,5 +256,27 @@ describe("a declared hierarchical crew on the crewai runtime in kubecrew dev", {
       ["check", lookup, "value of moon"],
     ]);
     expect(JSON.stringify(final) + JSON.stringify(steps)).not.toContain(MCP_SECRET);
+  });
+
+  it("fails at once, naming the Secret, when an agent's server header cannot be resolved", async () => {
+    const before = llm.requests.length;
+    const res = await fetch(`${dev.url}/crews/unready/kickoff`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ inputs: {} }),
+    });
+    const id = ((await res.json()) as { kickoff_id: string }).kickoff_id;
+    const final = await waitFor(async () => {
+      const s = (await (await fetch(`${dev.url}/crews/unready/status/${id}`, { headers: auth })).json()) as Status & {
+        execution_time: number;
+      };
+      return s.status === "running" ? undefined : s;
+    }, 120_000);
+    expect(final.error).toBe(
+      'Task "facts" failed: MCP server "docs": header "Authorization" comes from Secret docs-mcp/token, but KUBECREW_SECRET_DOCS_MCP_TOKEN is not set for the runner',
+    );
+    // Not the task's timeout: the adapter started early for the run is ended with it.
+    expect(final.execution_time).toBeLessThan(60);
+    expect(llm.requests.length).toBe(before);
   });
 });
