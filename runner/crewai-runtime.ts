@@ -17,7 +17,7 @@ import {
 import { taskStep, type TaskStep } from "../core/task-step.ts";
 import { appsMcpServer, type AppsSettings } from "./apps-source.ts";
 import { adapterEnv, makeAdapterHome, proxyEnv, spawnAdapter, takeEarlyAdapter } from "./crewai-adapter-start.ts";
-import { startEgressProxy } from "./egress-proxy.ts";
+import { REFUSED_PREFIX, startEgressProxy } from "./egress-proxy.ts";
 import { apiKeyFor, modelLabel, type Env } from "./llm.ts";
 import { mcpHeaders } from "./mcp-headers.ts";
 import { StepRecorder, type StepSummary, type StepTask } from "./step-recorder.ts";
@@ -115,9 +115,13 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
   const failedTask = new AbortController();
   let last: TaskOutcome | undefined;
   let failure: TaskOutcome | undefined;
+  // A connection the egress proxy refused reaches CrewAI's clients as a bare 403 (an MCP client takes it for bad
+  // credentials): a failure that names a 403 but not the policy gets the policy's message (set once the proxy runs).
+  let explained = (error: string) => error;
   const taskEnded = (outcome: TaskOutcome) => {
     reported.add(outcome.taskIndex);
-    const whole = withinOutputLimit({ ...outcome, ...recorderFor(outcome.taskIndex).summary() });
+    const error = outcome.error !== undefined ? { error: explained(outcome.error) } : {};
+    const whole = withinOutputLimit({ ...outcome, ...error, ...recorderFor(outcome.taskIndex).summary() });
     last = whole;
     if (assignment.project && deps.onTaskOutcome) reports.push(deps.onTaskOutcome(whole));
     if (assignment.project && whole.error !== undefined && !failure) {
@@ -195,6 +199,10 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
   const redact = redactor(secrets);
 
   const proxy = await startEgressProxy(deps.policy, deps.resolver ? { resolver: deps.resolver } : {});
+  explained = (error) => {
+    const refusal = proxy.refusals().at(-1);
+    return refusal && /\b403\b/.test(error) && !error.includes(REFUSED_PREFIX) ? `${error} (${refusal})` : error;
+  };
   // The adapter the runner started as it started (crewai-adapter-start.ts), else one started now; either way with a
   // private home (CrewAI keeps its user data there), and the proxy and the task span's traceparent in the launch.
   const early = takeEarlyAdapter(deps.python);
@@ -242,7 +250,7 @@ export async function runCrewaiTask(assignment: TaskAssignment, deps: CrewaiRunt
       return { ...ended({ error }), ...openTask };
     }
     if (outcome.error !== undefined || outcome.output === undefined) {
-      const error = outcome.error ?? "The CrewAI adapter reported neither an output nor an error";
+      const error = explained(outcome.error ?? "The CrewAI adapter reported neither an output nor an error");
       log.warn({ model, error, refusals: proxy.refusals() }, "Task failed");
       return ended({ error, tokenUsage: outcome.tokenUsage });
     }
