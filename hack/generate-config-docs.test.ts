@@ -63,6 +63,8 @@ function variablesRead(text: string): Set<string> {
  * value READS finds (`_ENV = "NAME"`), so it may be read anywhere.
  */
 const COMPUTED_READS: Record<string, string> = {
+  "cli/model-pull.ts": "the hub's variables, KUBECREW_HUGGING_FACE_URL then HF_ENDPOINT (HUGGING_FACE_ENV)",
+  "cli/package-index.ts": "the index's variables, KUBECREW_PACKAGE_INDEX_URL then PIP_INDEX_URL",
   "core/config.ts": "variable()'s reader: each name is a field's variable, in a component's schema",
   "dev/embedded-integrations-config.ts":
     "given(name): the integrations service's KUBECREW_* names, literal at each call",

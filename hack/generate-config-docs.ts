@@ -10,6 +10,7 @@ import { format, resolveConfig } from "prettier";
 import { apiConfigSchema } from "../api/config.ts";
 import { adminCliConfigSchema } from "../cli/token-store-session.ts";
 import { clientConfigSchema } from "../cli/client-config.ts";
+import { modelSourceVariables } from "../cli/model-source-variables.ts";
 import { controllerConfigSchema } from "../controller/config.ts";
 import { modelDirVariables } from "../core/local-models.ts";
 import { devConfigSchema } from "../dev/config.ts";
@@ -62,7 +63,7 @@ export const COMPONENTS: ComponentVariables[] = [
   {
     component: "cli",
     title: "The commands (`kubecrew run`, `status`, `login`, `token`, `client`, `model`, …)",
-    schemas: [clientConfigSchema, adminCliConfigSchema, modelDirVariables],
+    schemas: [clientConfigSchema, adminCliConfigSchema, modelDirVariables, modelSourceVariables],
   },
 ];
 
