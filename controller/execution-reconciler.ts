@@ -39,8 +39,7 @@ import { withUsage } from "../core/execution-usage.ts";
 import { runsWhole } from "../core/whole-project.ts";
 import { countFinishedExecution, resultsByTask, type UsageCounters } from "./usage-metrics.ts";
 import { executionLogger, executionSpanTraceparent, recordExecutionSpan } from "./execution-trace.ts";
-
-const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
+import { traceparentField } from "../platform/telemetry/trace-context.ts";
 
 /** Annotation recording which webhooks were delivered (or given up), so a restarted controller does not resend them. */
 export const WEBHOOKS_ANNOTATION = "kubecrew.io/webhook-deliveries";

@@ -36,9 +36,19 @@ import type { ReconcileResult } from "../kube/runtime/worker.ts";
 import type { CachedTaskResult } from "../kube/typed-objects.ts";
 import type { CachedFlow, CachedFlowExecution } from "./flow-caches.ts";
 import { advanceMethod, runOwner, type MethodWorld, type RunRef } from "./flow-method.ts";
-import { applyDecision, definitionOf, finished, outcomeOf, outputsOf, withProgress } from "./flow-run-status.ts";
+import {
+  applyDecision,
+  definitionOf,
+  finished,
+  methodEnded,
+  outcomeOf,
+  outputsOf,
+  WAITING_CONDITION,
+  withProgress,
+} from "./flow-run-status.ts";
 import { executionLogger } from "./execution-trace.ts";
 import { flowRunSpanTraceparent, recordFlowRunSpan } from "./flow-run-trace.ts";
+import { traceparentField } from "../platform/telemetry/trace-context.ts";
 
 export interface FlowRunReconcilerOptions extends Omit<MethodWorld, "client"> {
   client: Pick<KubeApi, "create" | "mergePatch">;
@@ -54,9 +64,6 @@ export interface FlowRunReconcilerOptions extends Omit<MethodWorld, "client"> {
    */
   mockFeedbackAfterMs?: number;
 }
-
-/** The condition a run holds while a human_feedback waits: its lastTransitionTime is when the wait began. */
-const WAITING_CONDITION = "WaitingForInput";
 
 /** How often a run under way is looked at when nothing about it changed. */
 const RESYNC_MS = 60_000;
@@ -239,28 +246,8 @@ export class FlowRunReconciler {
     decision: FlowDecision,
   ): FlowExecutionStatus {
     const now = this.o.now().toISOString();
-    const status = structuredClone(run.status!);
     const activation = event.activation;
-    status.methods = (status.methods ?? []).map((m) =>
-      m.id !== activation
-        ? m
-        : {
-            ...m,
-            phase: event.type === "failed" ? "Failed" : "Succeeded",
-            completionTime: now,
-            ...(event.type === "failed" ? { error: event.error } : {}),
-            ...(event.type === "completed" && event.outcome !== undefined ? { outcome: event.outcome } : {}),
-          },
-    );
-    if (status.waiting?.activation === activation) {
-      delete status.waiting;
-      status.phase = "Running";
-      status.conditions = setCondition(
-        status.conditions,
-        { type: WAITING_CONDITION, status: "False", reason: "Answered", message: "" },
-        now,
-      );
-    }
+    const status = methodEnded(run.status!, event, now);
     this.logFor(run).info(
       { flowExecution: run.metadata.name, activation, failed: event.type === "failed" },
       "Flow method ended",
@@ -394,8 +381,6 @@ export class FlowRunReconciler {
     };
   }
 }
-
-const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
 /** How a method run ended: its output (a router's or feedback's outcome), or its error. */
 interface MethodEnd {

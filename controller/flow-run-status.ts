@@ -1,4 +1,5 @@
-import type { FlowDecision, FlowRunState } from "../core/flow/decide-flow.ts";
+import { setCondition } from "../core/conditions.ts";
+import type { FlowDecision, FlowEvent, FlowRunState } from "../core/flow/decide-flow.ts";
 import { flowDefinition, type FlowDefinition } from "../core/flow/definition.ts";
 import type { FlowExecutionStatus, MethodRunStatus } from "../core/flow/flow-resources.ts";
 import type { Json } from "../core/json.ts";
@@ -102,4 +103,41 @@ export function outputsOf(
     outputs[taskName] = (jsonDict.output ?? null) as Json;
   }
   return outputs;
+}
+
+/** The condition a run holds while a human_feedback waits: its lastTransitionTime is when the wait began. */
+export const WAITING_CONDITION = "WaitingForInput";
+
+/**
+ * The run's status once a method run ended, before the graph decides what comes next: the method marked, and a wait
+ * it held for feedback answered.
+ */
+export function methodEnded(
+  current: FlowExecutionStatus,
+  event: Exclude<FlowEvent, { type: "kickoff" }>,
+  now: string,
+): FlowExecutionStatus {
+  const status = structuredClone(current);
+  const activation = event.activation;
+  status.methods = (status.methods ?? []).map((m) =>
+    m.id !== activation
+      ? m
+      : {
+          ...m,
+          phase: event.type === "failed" ? "Failed" : "Succeeded",
+          completionTime: now,
+          ...(event.type === "failed" ? { error: event.error } : {}),
+          ...(event.type === "completed" && event.outcome !== undefined ? { outcome: event.outcome } : {}),
+        },
+  );
+  if (status.waiting?.activation === activation) {
+    delete status.waiting;
+    status.phase = "Running";
+    status.conditions = setCondition(
+      status.conditions,
+      { type: WAITING_CONDITION, status: "False", reason: "Answered", message: "" },
+      now,
+    );
+  }
+  return status;
 }

@@ -16,6 +16,7 @@ import { flowRunSpanTraceparent } from "./flow-run-trace.ts";
 import type { CachedFlow, CachedFlowExecution } from "./flow-caches.ts";
 import { WEBHOOK_SECRET_ANNOTATION, WebhookSecrets } from "./webhook-secrets.ts";
 import type { DeliveryResult, WebhookDelivery, WebhookDispatcher } from "./webhooks.ts";
+import { traceparentField } from "../platform/telemetry/trace-context.ts";
 
 /** The Secret whose key signs a flow's webhooks: the one its annotation names, else `<flow>-flow-webhook`. */
 export const flowSigningSecretName = (flow: string, annotations: Record<string, string> | undefined) =>
@@ -168,7 +169,6 @@ export class FlowWebhooks {
 }
 
 /** The run's span (under the kickoff's, flow-run-trace.ts): each delivery attempt is a span under it. */
-const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
 /** A FlowExecution as the hooks read it: its methods, each method's latest output, the final output. */
 function forWebhooks(

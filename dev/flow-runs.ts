@@ -15,7 +15,7 @@ import type { Json } from "../core/json.ts";
 import type { Logger } from "../core/logger.ts";
 import type { Span } from "@opentelemetry/api";
 import { endFlowRunSpan, startFlowRunSpan } from "../platform/telemetry/flow-run-span.ts";
-import { traceIdOf, traceparentOf } from "../platform/telemetry/trace-context.ts";
+import { traceIdOf, traceparentField, traceparentOf } from "../platform/telemetry/trace-context.ts";
 import { runMethodAction } from "./flow-actions.ts";
 import { FlowRunWebhooks, type FlowRunHooks } from "./flow-webhooks.ts";
 import type { LocalExecutions } from "./local-executions.ts";
@@ -325,8 +325,6 @@ export class FlowRuns implements FlowBackend {
     for (const listener of run.listeners) listener();
   }
 }
-
-const traceparentField = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
 /** The run's lines name its trace (`trace_id`) when it has one, as an execution's do. */
 function logOf(run: Run, log: Logger): Logger {

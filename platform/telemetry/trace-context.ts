@@ -24,3 +24,7 @@ export function traceparentOf(span: Span | undefined = trace.getActiveSpan()): s
 export function traceIdOf(traceparent: string | undefined): string | undefined {
   return trace.getSpanContext(contextFromTraceparent(traceparent))?.traceId;
 }
+
+/** `{traceparent}` when there is one, else nothing: to spread into an object that carries it only when traced. */
+export const traceparentField = (traceparent: string | undefined): { traceparent?: string } =>
+  traceparent ? { traceparent } : {};
