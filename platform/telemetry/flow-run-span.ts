@@ -1,5 +1,5 @@
-import { trace, type Attributes, type Context, type Span } from "@opentelemetry/api";
-import { endExecutionSpan } from "./execution-span.ts";
+import { trace, type Span } from "@opentelemetry/api";
+import { endExecutionSpan, type FinishedExecution } from "./execution-span.ts";
 import { startSpanWithId } from "./span-ids.ts";
 import { TRACER_NAME } from "./tracing.ts";
 
@@ -23,20 +23,8 @@ export function endFlowRunSpan(span: Span, phase: string, error?: string): void 
   endExecutionSpan(span, phase, error);
 }
 
-/** A run that has ended, as its span is recorded after the fact. */
-export interface FinishedFlowRun {
-  flow: string;
-  execution: string;
-  /** The span's id, chosen before: the run's deliveries and child executions named it as their parent. */
-  spanId: string;
-  /** The context of the span's parent (the kickoff's). */
-  parent: Context;
-  startTime: Date;
-  endTime: Date;
-  phase: string;
-  error?: string;
-  attributes?: Attributes;
-}
+/** A run that has ended, as its span is recorded after the fact: an execution's record, named by its flow. */
+export type FinishedFlowRun = Omit<FinishedExecution, "crew"> & { flow: string };
 
 /** Records the run's span at once, with the id given (the controller, whose reconciles come and go). */
 export function recordFinishedFlowRunSpan(run: FinishedFlowRun): void {
